@@ -1,0 +1,100 @@
+"""The MySQL / MariaDB dialect: settings and data (sqlglot style), no parsing code.
+
+Manual references: MariaDB 10.11 and MySQL 8.0 reference manuals; each setting names its
+section.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ddlcore import Dialect, FilterRule, SplitRules, StatementFilter
+from ddlcore.model import TableId, casefold_key, lower_table_key
+
+__all__ = ["MySqlDialect", "STATEMENT_FILTER"]
+
+_DEFINER = r"(?:(?!\b(?:TRIGGER|PROCEDURE|FUNCTION|EVENT|TABLE)\b)[^;])*?"
+_SESSION = r"(?:(?:SESSION|LOCAL)\s+|@@(?:SESSION\.|LOCAL\.)?)?"
+
+#: Which statements can change a table (parsed) and which cannot (skipped without lexing).
+#: MySQL manual 15.1 "Data Definition Statements" and 15.7.6.1 "SET Syntax for Variable
+#: Assignment" (charset variables: 12.4 "Connection Character Sets", 12.3.2 server charset).
+STATEMENT_FILTER = StatementFilter([
+    FilterRule(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?TABLE\b", True),
+    FilterRule(r"CREATE\s+(?:DATABASE|SCHEMA)\b", True),
+    FilterRule(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+|OFFLINE\s+)?(?:UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?INDEX\b", True),
+    FilterRule(r"CREATE\s+(?:OR\s+REPLACE\s+)?" + _DEFINER + r"\bVIEW\b", True),
+    FilterRule(r"ALTER\s+(?:ONLINE\s+)?(?:IGNORE\s+)?TABLE\b", True),
+    FilterRule(r"ALTER\s+(?:DATABASE|SCHEMA)\b", True),
+    FilterRule(r"ALTER\s+" + _DEFINER + r"\bVIEW\b", True),
+    FilterRule(r"DROP\s+(?:TEMPORARY\s+)?TABLES?\b", True),
+    FilterRule(r"DROP\s+(?:DATABASE|SCHEMA)\b", True),
+    FilterRule(r"DROP\s+(?:ONLINE\s+|OFFLINE\s+)?INDEX\b", True),
+    FilterRule(r"DROP\s+VIEW\b", True),
+    FilterRule(r"RENAME\s+TABLES?\b", True),
+    FilterRule(r"TRUNCATE\b", True),
+    FilterRule(r"USE\b", True),
+    FilterRule(r"SET\s+(?:NAMES|CHARACTER\s+SET|CHARSET)\b", True),
+    FilterRule(r"SET\s+" + _SESSION + r"(?:character_set_server|collation_server|character_set_database|collation_database)\b", True),
+    FilterRule(r"SET\s+" + _SESSION + r"(?:character_set_\w+|collation_\w+)\b", True),
+    FilterRule(r"(?:BEGIN|START\s+TRANSACTION|COMMIT|ROLLBACK|XA)\b", False, "transaction control"),
+    FilterRule(r"(?:INSERT|REPLACE|UPDATE|DELETE|SELECT|WITH|LOAD|CALL|DO|HANDLER|VALUES|TABLE)\b", False, "data manipulation"),
+    FilterRule(r"(?:GRANT|REVOKE|CREATE\s+(?:USER|ROLE)|DROP\s+(?:USER|ROLE)|ALTER\s+USER|RENAME\s+USER|SET\s+(?:PASSWORD|ROLE|DEFAULT\s+ROLE))\b", False, "account management"),
+    FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?" + _DEFINER + r"\b(?:TRIGGER|PROCEDURE|FUNCTION|EVENT)\b", False, "stored program"),
+    FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:SEQUENCE|SERVER|TABLESPACE|LOGFILE|SPATIAL\s+REFERENCE|RESOURCE\s+GROUP|PACKAGE)\b", False, "object that holds no rows of a table"),
+    FilterRule(r"(?:LOCK|UNLOCK|FLUSH|ANALYZE|OPTIMIZE|REPAIR|CHECK|CHECKSUM|SHOW|DESCRIBE|DESC|EXPLAIN|HELP|KILL|RESET|PURGE|CHANGE|INSTALL|UNINSTALL|SET|SAVEPOINT|RELEASE|PREPARE|EXECUTE|DEALLOCATE|SIGNAL|RESIGNAL|GET|SOURCE|STOP|START|BINLOG|CACHE|SHUTDOWN|RESTART|CLONE|IMPORT)\b", False, "administration or session statement"),
+])
+
+
+class MySqlDialect(Dialect):
+    """MySQL 8.0 and MariaDB 10.11.
+
+    Options (``get_dialect("mysql").parser(**options)``):
+
+    * ``flavor``: ``"mariadb"`` (default) renders ``column_type`` / ``column_default`` as
+      MariaDB 10.11's ``information_schema.COLUMNS``; ``"mysql"`` as MySQL 8.0's (no integer
+      display widths, ``json`` type, ``utf8mb4_0900_ai_ci``).
+    * ``character_set_server`` / ``collation_server``: server defaults (MariaDB 10.11's
+      Debian package: ``utf8mb4`` / ``utf8mb4_general_ci``); inherited by databases created
+      without a charset.
+    * ``lower_case_table_names``: 0 (default, case-sensitive as on Linux), 1 or 2.
+    * ``ansi_quotes``: ``sql_mode`` ANSI_QUOTES (``"x"`` is an identifier).
+    * ``no_backslash_escapes``: ``sql_mode`` NO_BACKSLASH_ESCAPES.
+    * ``server_version``: ``MMmmpp`` deciding which ``/*!NNNNN */`` comments run
+      (default 101100).
+    * ``lenient``: record unparsable statements and go on.
+    """
+
+    name = "mysql"
+    aliases = ("mariadb",)
+    description = "MySQL 8.0 / MariaDB 10.11 (ANTLR grammar grammars/mysql)"
+    generated_package = "ddlcore_mysql._generated"
+    grammar_name = "MySql"
+    entry_rule = "ddlStatement"
+    visitor_class = "ddlcore_mysql.visitor:MySqlDdlVisitor"
+    split_rules = SplitRules()
+    statement_filter = STATEMENT_FILTER
+    column_key = staticmethod(casefold_key)  # column names are case-insensitive (manual 11.2.3)
+    default_options: Mapping[str, Any] = {
+        "flavor": "mariadb",
+        "character_set_server": "utf8mb4",
+        "collation_server": None,  # None: the charset's default (utf8mb4_general_ci)
+        "lower_case_table_names": 0,
+        "ansi_quotes": False,
+        "no_backslash_escapes": False,
+        "server_version": None,  # None: 101100 for mariadb, 80099 for mysql
+    }
+
+    def split_rules_for(self, options: Mapping[str, Any]) -> SplitRules:
+        """Splitting follows ``no_backslash_escapes``, ``flavor`` and ``server_version``."""
+        mariadb = options.get("flavor", "mariadb") != "mysql"
+        version = options.get("server_version") or (101100 if mariadb else 80099)
+        return SplitRules(backslash_escapes=not options.get("no_backslash_escapes", False),
+                          server_version=version, mariadb=mariadb)
+
+    def table_key(self, options: Mapping[str, Any]):
+        """``lower_case_table_names`` 1 or 2: table and database names compare in lower case
+        (manual 11.2.3 "Identifier Case Sensitivity")."""
+        if int(options.get("lower_case_table_names") or 0) in (1, 2):
+            return lower_table_key
+        return super().table_key(options)

@@ -1,0 +1,13 @@
+"""Entry point of the ``ddlcore-mysql`` distribution (entry-point group ``ddlcore``)."""
+
+from __future__ import annotations
+
+import ddlcore
+
+from .dialect import MySqlDialect
+
+
+@ddlcore.hookimpl
+def ddlcore_dialects():
+    """The MySQL / MariaDB dialect."""
+    return [MySqlDialect()]

@@ -1,0 +1,137 @@
+"""``Dialect``: what a plugin provides for one SQL dialect.
+
+Owns: the description of a dialect as data (sqlglot-style: settings and small overrides) —
+its name, its splitter rules, the statement filter, where its generated ANTLR lexer/parser
+live, its default visitor class, its identifier rules and default parser options.
+Must not know: any particular dialect.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
+
+from .model import TableId, Tables, casefold_key
+from .splitter import SplitRules
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .parsing import DdlParser
+    from .visitor import DdlVisitor
+
+__all__ = ["Dialect", "StatementFilter", "FilterRule"]
+
+
+@dataclass(frozen=True)
+class FilterRule:
+    """One row of a statement filter: statements whose start matches ``pattern`` (a regex
+    over the first words, case-insensitive) are ``parse``d or skipped with ``reason``."""
+
+    pattern: str
+    parse: bool
+    reason: str = ""
+
+
+class StatementFilter:
+    """Decides from a statement's leading words, without lexing it, whether it can change a
+    table (then it is parsed) or not (then it is skipped).
+
+    ``rules`` are tried in order; the first match decides.  A statement no rule matches is
+    skipped as ``"not DDL of interest"``.  The leading comments and white space are skipped
+    with one regex; the cost is a few regex matches per statement (DESIGN.md: skipping must
+    cost about what lexing costs)."""
+
+    _LEAD = re.compile(r"(?:\s+|--[^\n]*|#[^\n]*|/\*.*?\*/)*", re.DOTALL)
+
+    def __init__(self, rules: Sequence[FilterRule]):
+        self.rules = tuple(rules)
+        self._compiled = [(re.compile(r.pattern, re.IGNORECASE | re.DOTALL), r) for r in self.rules]
+
+    def classify(self, text: str) -> tuple[bool, str]:
+        """``(True, "")`` to parse ``text``, or ``(False, reason)`` to skip it."""
+        start = self._LEAD.match(text).end()
+        for rx, rule in self._compiled:
+            if rx.match(text, start):
+                return rule.parse, rule.reason
+        head = " ".join(text[start:start + 40].split()[:2]).upper()
+        return False, f"not DDL of interest ({head or 'empty'})"
+
+
+class Dialect:
+    """A SQL dialect as a plugin provides it.  Subclass and set the class attributes:
+
+    * ``name`` / ``aliases`` / ``description``
+    * ``generated_package``: dotted name of the package holding the generated ANTLR code,
+      with modules ``<grammar_name>Lexer``, ``<grammar_name>Parser``,
+      ``<grammar_name>ParserVisitor``; ``grammar_name`` e.g. ``"MySql"``; ``entry_rule``
+      the parser rule that parses one statement.
+    * ``visitor_class``: dotted path ``"module:Class"`` of the default visitor.
+    * ``split_rules``: ``SplitRules``; ``statement_filter``: ``StatementFilter``.
+    * ``default_options``: parser options and their defaults (``DdlParser`` rejects others).
+    * ``column_key``: how two column names compare.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+    generated_package: ClassVar[str] = ""
+    grammar_name: ClassVar[str] = ""
+    entry_rule: ClassVar[str] = "ddlStatement"
+    visitor_class: ClassVar[str] = ""
+    split_rules: ClassVar[SplitRules] = SplitRules()
+    statement_filter: ClassVar[StatementFilter] = StatementFilter(())
+    default_options: ClassVar[Mapping[str, Any]] = {}
+    column_key: ClassVar[Callable[[str], str]] = staticmethod(casefold_key)
+
+    _generated: tuple[type, type, type] | None = None
+
+    # -- generated code ----------------------------------------------------------------------
+
+    def generated(self) -> tuple[type, type, type]:
+        """``(Lexer, Parser, ParserVisitor)`` classes generated from the dialect's grammar.
+
+        Raises ``ImportError`` with the command that rebuilds them if they are missing."""
+        if self._generated is None:
+            pkg, g = self.generated_package, self.grammar_name
+            try:
+                lexer = importlib.import_module(f"{pkg}.{g}Lexer")
+                parser = importlib.import_module(f"{pkg}.{g}Parser")
+                visitor = importlib.import_module(f"{pkg}.{g}ParserVisitor")
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise ImportError(
+                    f"the {self.name} parser has not been generated ({exc}); it is built from "
+                    f"grammars/ when the plugin is installed: reinstall it (pip install -e "
+                    f"plugins/{self.name}) with Java 11+ on PATH") from exc
+            type(self)._generated = (getattr(lexer, f"{g}Lexer"), getattr(parser, f"{g}Parser"),
+                                     getattr(visitor, f"{g}ParserVisitor"))
+        return self._generated  # type: ignore[return-value]
+
+    def default_visitor_class(self) -> "type[DdlVisitor]":
+        module, _, cls = self.visitor_class.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+    # -- API -----------------------------------------------------------------------------------
+
+    def parser(self, visitor_class: "type[DdlVisitor] | None" = None, **options: Any) -> "DdlParser":
+        """A ``DdlParser`` for this dialect using ``visitor_class`` (a subclass of the dialect's
+        visitor; default: the dialect's own) and ``options`` (see ``default_options``; unknown
+        options raise ``TypeError``)."""
+        from .parsing import DdlParser
+
+        return DdlParser(self, visitor_class or self.default_visitor_class(), options)
+
+    def split_rules_for(self, options: Mapping[str, Any]) -> SplitRules:
+        """The splitter rules under parser ``options`` (default: ``split_rules``)."""
+        return self.split_rules
+
+    def new_tables(self, **options: Any) -> Tables:
+        """An empty ``Tables`` registry with this dialect's identifier rules."""
+        return Tables(self.table_key(options))
+
+    def table_key(self, options: Mapping[str, Any]) -> Callable[[TableId], TableId]:
+        """The table-name comparison of this dialect under ``options`` (identity by default)."""
+        return lambda tid: tid
+
+    def __repr__(self) -> str:
+        return f"<Dialect {self.name}>"

@@ -1,0 +1,76 @@
+"""Exceptions of ddlcore.
+
+Owns: the error types users catch.  Every parse failure is a ``DdlParseError``; nothing else
+escapes ``DdlParser.parse`` (see DESIGN.md, "Errors")."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = ["DdlCoreError", "DdlParseError", "DialectNotFound", "RowConversionError"]
+
+
+class DdlCoreError(Exception):
+    """Base class of ddlcore's errors."""
+
+
+class DdlParseError(DdlCoreError):
+    """A statement that could not be parsed or applied.
+
+    Attributes: ``line`` and ``column`` (1-based line, 0-based column, in the whole input
+    text, as ANTLR counts them), ``offending`` (the offending token's text, ``"<EOF>"`` at the
+    end), ``expected`` (token names the grammar would have accepted there, possibly empty),
+    ``statement`` (the statement's text), ``statement_index`` (0-based index of the statement in
+    the input), ``reason`` (a sentence saying why)."""
+
+    def __init__(self, reason: str, *, line: int | None = None, column: int | None = None,
+                 offending: str | None = None, expected: Sequence[str] = (),
+                 statement: str | None = None, statement_index: int | None = None):
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.offending = offending
+        self.expected = tuple(expected)
+        self.statement = statement
+        self.statement_index = statement_index
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = ""
+        if self.line is not None:
+            where = f"line {self.line}, column {self.column}: "
+        msg = f"{where}{self.reason}"
+        if self.offending is not None:
+            msg += f" (at {self.offending!r})"
+        if self.expected:
+            shown = ", ".join(self.expected[:12]) + (", ..." if len(self.expected) > 12 else "")
+            msg += f"; expected one of: {shown}"
+        if self.statement is not None:
+            stmt = " ".join(self.statement.split())
+            if len(stmt) > 160:
+                stmt = stmt[:157] + "..."
+            msg += f"\n  in statement: {stmt}"
+        return msg
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason, "line": self.line, "column": self.column,
+                "offending": self.offending, "expected": list(self.expected),
+                "statement": self.statement, "statement_index": self.statement_index}
+
+
+class DialectNotFound(DdlCoreError, LookupError):
+    """``get_dialect(name)`` found no installed plugin providing ``name``."""
+
+
+class RowConversionError(DdlCoreError):
+    """A raw row value that cannot be converted: ``column`` (name), ``position`` (0-based
+    ordinal index), ``value`` (the raw value) and ``reason``."""
+
+    def __init__(self, reason: str, *, column: str | None = None, position: int | None = None,
+                 value: Any = None):
+        self.reason = reason
+        self.column = column
+        self.position = position
+        self.value = value
+        where = f"column {column!r} (position {position})" if column is not None else "row"
+        super().__init__(f"{where}: {reason}; raw value {value!r}")

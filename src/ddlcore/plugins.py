@@ -1,0 +1,107 @@
+"""Plugin hooks: the one module a dialect author reads.
+
+Dialects are discovered with pluggy through the entry-point group ``ddlcore``: a distribution
+declares, in its ``pyproject.toml``::
+
+    [project.entry-points.ddlcore]
+    mysql = "ddlcore_mysql.plugin"
+
+and that module defines functions marked ``@ddlcore.hookimpl`` named after the hooks below.
+Core never imports a dialect package by name: ``get_dialect("mysql")`` finds it through the
+entry point.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import pluggy
+
+from .errors import DialectNotFound
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dialect import Dialect
+
+__all__ = ["hookspec", "hookimpl", "get_dialect", "available_dialects", "plugin_manager",
+           "DdlcoreSpecs", "PROJECT"]
+
+#: pluggy project name and entry-point group
+PROJECT = "ddlcore"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class DdlcoreSpecs:
+    """Hook specifications."""
+
+    # -- dialects ------------------------------------------------------------------------
+
+    @hookspec
+    def ddlcore_dialects(self) -> "list[Dialect]":
+        """Return the dialects this plugin provides: a list of ``ddlcore.Dialect`` instances,
+        each with a unique ``name`` (lower case, e.g. ``"mysql"``).  Called once per process,
+        when a dialect is first looked up."""
+
+
+_lock = threading.Lock()
+_pm: pluggy.PluginManager | None = None
+_dialects: dict[str, "Dialect"] | None = None
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager, with every installed ``ddlcore`` entry point loaded."""
+    global _pm
+    with _lock:
+        if _pm is None:
+            pm = pluggy.PluginManager(PROJECT)
+            pm.add_hookspecs(DdlcoreSpecs)
+            pm.load_setuptools_entrypoints(PROJECT)
+            _pm = pm
+        return _pm
+
+
+def _collect() -> dict[str, "Dialect"]:
+    global _dialects
+    if _dialects is None:
+        found: dict[str, Dialect] = {}
+        for provided in plugin_manager().hook.ddlcore_dialects():
+            for dialect in provided or ():
+                found.setdefault(dialect.name, dialect)
+        _dialects = found
+    return _dialects
+
+
+def available_dialects() -> "dict[str, Dialect]":
+    """Every installed dialect by name (sorted)."""
+    return dict(sorted(_collect().items()))
+
+
+def get_dialect(name: str) -> "Dialect":
+    """The installed dialect called ``name`` (case-insensitive; ``mariadb`` is an alias a
+    dialect may declare).  Raises ``DialectNotFound`` naming what is installed."""
+    dialects = _collect()
+    key = name.lower()
+    if key in dialects:
+        return dialects[key]
+    for d in dialects.values():
+        if key in d.aliases:
+            return d
+    installed = ", ".join(sorted(dialects)) or "none"
+    raise DialectNotFound(
+        f"no dialect {name!r} is installed (installed: {installed}); "
+        f"install its plugin, e.g. pip install ddlcore-{key}")
+
+
+def register_plugin(module_or_object: object, name: str | None = None) -> None:
+    """Register a plugin object in this process without an entry point (tests, notebooks)."""
+    global _dialects
+    plugin_manager().register(module_or_object, name=name)
+    _dialects = None
+
+
+def unregister_plugin(module_or_object: object) -> None:
+    global _dialects
+    plugin_manager().unregister(module_or_object)
+    _dialects = None
