@@ -94,6 +94,15 @@ def get_dialect(name: str) -> "Dialect":
         f"install its plugin, e.g. pip install ddlcore-{key}")
 
 
+def reload_plugins() -> None:
+    """Forget the loaded plugins; the next lookup scans the entry points again (after a plugin
+    was installed into the running process, e.g. in a notebook or a test)."""
+    global _pm, _dialects
+    with _lock:
+        _pm = None
+        _dialects = None
+
+
 def register_plugin(module_or_object: object, name: str | None = None) -> None:
     """Register a plugin object in this process without an entry point (tests, notebooks)."""
     global _dialects

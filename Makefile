@@ -1,0 +1,37 @@
+# Fresh machine → working checkout: every target sets itself up from the checkout alone.
+PY     ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.ddlcore-installed
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+GRAMMARS := $(wildcard grammars/*/*.g4)
+
+.PHONY: venv test demo grammar bench clean
+
+$(STAMP): pyproject.toml $(PLUGINS) $(GRAMMARS)
+	@command -v java >/dev/null || { echo "ddlcore needs Java 11+ (the ANTLR tool builds the parsers; Spark runs on it): apt-get install openjdk-17-jre-headless" >&2; exit 1; }
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[spark,test]' $(foreach p,$(PLUGINS),-e $(dir $(p)))
+	touch $@
+
+venv: $(STAMP)
+
+# The whole suite.  Tests that need MariaDB start their own server (installed with apt-get
+# when missing and running as root).  HYPOTHESIS_PROFILE=dev runs the longer profile.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# The main job on the bundled example.
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
+
+# Regenerate the parsers in place after editing a grammar (pip install -e does it too).
+grammar: $(STAMP)
+	$(BIN)/python plugins/mysql/hatch_build.py
+
+bench: $(STAMP)
+	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) demo-out plugins/*/src/*/_generated
