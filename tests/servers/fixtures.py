@@ -1,0 +1,89 @@
+"""pytest fixtures for the MariaDB oracle; import them into ``tests/conftest.py``::
+
+    from tests.servers.fixtures import mariadb, mariadb_db  # noqa: F401
+
+``mariadb`` (session scope) yields a started :class:`MariaDbServer`. When MariaDB is not
+installed and cannot be (not root) the tests that use it are skipped with the reason — except
+under ``CI=true``, where that is a failure: CI must run the oracle. Any other start failure
+is an error everywhere.
+
+``mariadb_db`` (function scope) yields a :class:`MariaDbDatabase`: a fresh, uniquely named
+database on that server (``.name``, ``.connect()``), dropped afterwards together with every
+connection it handed out.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import pytest
+
+from .mariadb import MariaDbNotAvailable, MariaDbServer
+
+__all__ = ["mariadb", "mariadb_db", "MariaDbDatabase", "in_ci"]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@dataclass
+class MariaDbDatabase:
+    """A throwaway database on the session's server."""
+
+    server: MariaDbServer
+    name: str
+    _conns: list[Any] = field(default_factory=list, repr=False)
+
+    def connect(self, **kw: Any) -> Any:
+        """A new pymysql connection with this database selected (closed at teardown)."""
+        conn = self.server.connect(self.name, **kw)
+        self._conns.append(conn)
+        return conn
+
+    def __str__(self) -> str:
+        return self.name
+
+    def _close(self) -> None:
+        for conn in self._conns:
+            try:
+                conn.close()
+            except Exception:
+                pass
+        self._conns.clear()
+
+
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[MariaDbServer]:
+    server = MariaDbServer()
+    try:
+        server.start()
+    except MariaDbNotAvailable as exc:
+        if in_ci():
+            pytest.fail(f"MariaDB oracle unavailable in CI: {exc}", pytrace=False)
+        pytest.skip(f"MariaDB oracle unavailable: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def mariadb_db(mariadb: MariaDbServer) -> Iterator[MariaDbDatabase]:
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = mariadb.connect()
+    try:
+        with admin.cursor() as cur:
+            cur.execute(f"CREATE DATABASE `{name}`")
+        db = MariaDbDatabase(mariadb, name)
+        try:
+            yield db
+        finally:
+            db._close()
+            with admin.cursor() as cur:
+                cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        admin.close()
