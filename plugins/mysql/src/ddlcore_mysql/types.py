@@ -377,14 +377,30 @@ def quote_string(text: str) -> str:
 
 def _fmt_decimal(d: decimal.Decimal, scale: int) -> str:
     q = d.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    if q == 0:
+        q = abs(q)  # MariaDB has no negative zero: -0 → 0.00
     return format(q, "f")
 
 
-def _fmt_float(x: float, single: bool) -> str:
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
+def _fmt_float(x: float, single: bool, scale: int | None) -> str:
+    """MariaDB's rendering of a FLOAT/DOUBLE default: fixed notation for moderate values
+    (``1e3`` → ``1000``, ``1.0e-10`` → ``0.0000000001``), ``1e20`` style from 1e15 up;
+    FLOAT keeps 6 significant digits (FLT_DIG), DOUBLE 17; ``FLOAT(M,D)`` rounds to D."""
+    if scale is not None:
+        x = round(x, scale)
     text = f"{x:.6g}" if single else repr(x)
-    return text
+    d = decimal.Decimal(text)
+    if x != 0 and abs(x) >= 1e15:
+        mant, _, exp = f"{d:e}".partition("e")
+        mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+        return f"{mant}e{int(exp)}"
+    out = format(d, "f")
+    if "." in out:
+        out = out.rstrip("0").rstrip(".")
+    return "0" if out in ("-0", "") else out
+
+
+_EXPR_ESCAPES = str.maketrans({"\\": "\\\\", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", "'": "\\'"})
 
 
 def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str | None:
@@ -409,6 +425,7 @@ def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str 
         return value
     if kind == "expression":
         return f"({value})" if not value.startswith("(") else value
+    zerofill_width = fields.get("zerofill") and _display_width(fields["column_type"])
     try:
         if fam == "bit":
             n = _as_int(kind, value)
@@ -422,15 +439,22 @@ def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str 
                 n += 2000
             elif fam == "year" and 70 <= n < 100:
                 n += 1900
+            if zerofill_width:
+                return str(n).rjust(zerofill_width, "0")
             return str(n)
         if fam == "decimal":
             d = decimal.Decimal(str(value).strip()) if kind != "hex" else decimal.Decimal(int.from_bytes(value, "big"))
             return _fmt_decimal(d, fields["numeric_scale"] or 0)
         if fam == "float":
             x = float(value) if kind != "hex" else float(int.from_bytes(value, "big"))
-            return _fmt_float(x, fields["data_type"] == "float")
+            return _fmt_float(x, fields["data_type"] == "float", fields.get("numeric_scale"))
     except (ValueError, decimal.InvalidOperation, ArithmeticError):
         pass
+    if fam in ("blob", "text"):
+        # TEXT/BLOB defaults are printed by the expression printer: X'..' for bytes, \' for quotes
+        if kind == "hex":
+            return "X'" + value.hex() + "'"
+        return "'" + str(value).translate(_EXPR_ESCAPES) + "'"
     if kind == "hex":
         value = value.decode("latin-1")
     elif kind == "bit":
@@ -438,9 +462,16 @@ def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str 
     elif kind == "bool":
         value = value
     text = str(value)
+    if fields["data_type"] == "char":
+        text = text.rstrip(" ")  # CHAR values lose trailing spaces (manual 13.3.2)
     if fam == "date" or fam == "time":
         text = _normalize_temporal(fields["data_type"], text, fields.get("datetime_precision") or 0)
     return quote_string(text)
+
+
+def _display_width(column_type: str) -> int | None:
+    m = re.match(r"\w+\((\d+)\)", column_type)
+    return int(m.group(1)) if m else None
 
 
 def _as_int(kind: str, value: Any) -> int:
