@@ -20,43 +20,25 @@ Event (one JSON object per line; DESIGN.md "Change log")::
   gave them: an UNSIGNED column may hold a negative number, an ENUM its 1-based index, a SET
   its bitmask, a string column bytes in the column's charset.
 
-Tagged encoding (a JSON object with exactly one key that starts with ``$``):
-
-================  =====================================  ==================================
-tag               value                                   Python value
-================  =====================================  ==================================
-``$bytes``        base64 (RFC 4648, with padding)         ``bytes``
-``$decimal``      decimal text, e.g. ``"-12.340"``        ``decimal.Decimal``
-``$int``          integer text outside int64              ``int``
-``$float``        ``"NaN"``, ``"Infinity"``, ``"-Infinity"``  ``float``
-``$date``         ``"YYYY-MM-DD"`` (zero parts allowed)   ``str`` kept as text
-``$datetime``     ``"YYYY-MM-DD hh:mm:ss[.ffffff]"``       ``str`` kept as text
-``$time``         ``"[-]hhh:mm:ss[.ffffff]"``              ``str`` kept as text
-``$json``         JSON document as text                   ``str``
-``$labels``       list of strings (SET/ENUM labels when   ``list[str]``
-                  the source already decoded them)
-================  =====================================  ==================================
-
-Plain JSON carries the rest: ``null``, booleans, integers within int64, finite floats,
-strings (already-decoded text).  Temporal values stay text because MySQL's zero and invalid
-dates (``0000-00-00``) have no Python or Spark value; the converter decides what they become.
+Raw values are written with the tagged encoding of ``ddlcore.raw`` (its module docstring is
+the specification: ``{"$b64": ...}`` bytes, ``{"$dec": ...}`` decimals, ``{"$date": ...}``,
+``{"$dt": ...}``, ``{"$time": ...}`` temporal text including MySQL's zero dates, ``{"$s": ...}``
+for a string that would otherwise read as a number); the same encoding feeds
+``ddlcore.spark.RowConverter.columns`` when Spark reads the arrays as ``array<string>``.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import datetime as _dt
-import decimal
 import gzip
 import io
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import raw
 from .errors import DdlCoreError
 
 __all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "encode_value", "decode_value",
@@ -118,83 +100,22 @@ class BadEvent:
 
 
 def encode_value(value: Any) -> Any:
-    """A Python raw value → its JSON-ready encoding (the table in the module docstring).
-
-    Raises ``TypeError`` for a value of no known encoding."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value if INT64_MIN <= value <= INT64_MAX else {"$int": str(value)}
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return {"$float": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, decimal.Decimal):
-        return {"$decimal": format(value, "f")}
-    if isinstance(value, _dt.datetime):
-        return {"$datetime": value.isoformat(sep=" ", timespec="microseconds" if value.microsecond else "seconds")}
-    if isinstance(value, _dt.date):
-        return {"$date": value.isoformat()}
-    if isinstance(value, _dt.timedelta):
-        return {"$time": format_time(value)}
-    if isinstance(value, _dt.time):
-        return {"$time": value.isoformat()}
-    if isinstance(value, (set, frozenset)):
-        return {"$labels": sorted(value)}
-    if isinstance(value, (dict, list)):
-        return {"$json": json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
-    raise TypeError(f"no change-log encoding for {type(value).__name__}: {value!r}")
-
-
-def format_time(td: _dt.timedelta) -> str:
-    """A ``timedelta`` as MySQL TIME text ``[-]hhh:mm:ss[.ffffff]``."""
-    micros = td.days * 86_400_000_000 + td.seconds * 1_000_000 + td.microseconds
-    sign = "-" if micros < 0 else ""
-    micros = abs(micros)
-    secs, frac = divmod(micros, 1_000_000)
-    h, rem = divmod(secs, 3600)
-    m, s = divmod(rem, 60)
-    return f"{sign}{h:02d}:{m:02d}:{s:02d}" + (f".{frac:06d}" if frac else "")
-
-
-_DECODERS = {
-    "$bytes": lambda v: base64.b64decode(v, validate=True),
-    "$decimal": decimal.Decimal,
-    "$int": int,
-    "$float": float,
-    "$date": str,
-    "$datetime": str,
-    "$time": str,
-    "$json": str,
-    "$labels": list,
-}
+    """A Python raw value → its JSON-ready tagged encoding (``ddlcore.raw.encode_json``).
+    Raises ``TypeError`` / ``ValueError`` for a value no raw kind holds."""
+    return raw.encode_json(value)
 
 
 def decode_value(value: Any) -> Any:
-    """Inverse of ``encode_value`` for the tagged forms (temporal tags decode to their text).
-
-    Raises ``ValueError`` for an unknown tag or a malformed tagged value."""
-    if isinstance(value, dict):
-        if len(value) != 1:
-            raise ValueError(f"a tagged value has exactly one key, got {sorted(value)}")
-        (tag, payload), = value.items()
-        try:
-            dec = _DECODERS[tag]
-        except KeyError:
-            raise ValueError(f"unknown value tag {tag!r}") from None
-        try:
-            return dec(payload)
-        except (ValueError, TypeError, decimal.InvalidOperation, base64.binascii.Error) as exc:
-            raise ValueError(f"malformed {tag} value {payload!r}: {exc}") from None
-    if isinstance(value, list):
-        raise ValueError("a raw value is never a bare list (use {\"$labels\": [...]})")
-    return value
+    """Inverse of ``encode_value`` (``ddlcore.raw.decode_json``); raises ``ValueError`` for an
+    unknown tag or a malformed tagged value."""
+    try:
+        return raw.decode_json(value)
+    except (TypeError, KeyError) as exc:
+        raise ValueError(str(exc)) from None
 
 
 def encode_row(values: Iterable[Any] | None) -> list | None:
-    return None if values is None else [encode_value(v) for v in values]
+    return raw.encode_row(values)
 
 
 def decode_row(values: list | None) -> list | None:
