@@ -24,6 +24,7 @@ CASES = [
     (DataTypeSpec("BIGINT", 21), ("bigint", "bigint(21)", N, 19, 0, N, N, N)),
     (DataTypeSpec("SERIAL"), ("bigint", "bigint(20) unsigned", N, 20, 0, N, N, N)),
     (DataTypeSpec("MIDDLEINT"), ("mediumint", "mediumint(9)", N, 7, 0, N, N, N)),
+    (DataTypeSpec("MEDIUMINT", unsigned=True), ("mediumint", "mediumint(8) unsigned", N, 8, 0, N, N, N)),
     (DataTypeSpec("INT1"), ("tinyint", "tinyint(4)", N, 3, 0, N, N, N)),
     (DataTypeSpec("SMALLINT", unsigned=True), ("smallint", "smallint(5) unsigned", N, 5, 0, N, N, N)),
     (DataTypeSpec("TINYINT", 2, unsigned=True), ("tinyint", "tinyint(2) unsigned", N, 3, 0, N, N, N)),

@@ -47,7 +47,7 @@ _T = TypeInfo
 TYPES: dict[str, TypeInfo] = {t.name: t for t in (
     _T("tinyint", "integer", (4, 3), 3, 3),
     _T("smallint", "integer", (6, 5), 5, 5),
-    _T("mediumint", "integer", (9, 8), 7, 7),
+    _T("mediumint", "integer", (9, 8), 7, 8),
     _T("int", "integer", (11, 10), 10, 10),
     _T("bigint", "integer", (20, 20), 19, 20),
     _T("decimal", "decimal"),
