@@ -31,10 +31,13 @@ options { tokenVocab = MySqlLexer; }
 
 // ======================================================================= entry
 
+// One statement as the splitter hands it over (its delimiter removed; a trailing ';' is allowed).
 ddlStatement
     : statement SEMI? EOF
     ;
 
+// MySQL 15.1 Data Definition Statements (those that change tables, databases or views),
+// 15.8.4 USE, 15.7.6 SET (character-set variables only).
 statement
     : createTable
     | alterTable
@@ -62,7 +65,8 @@ statement
 createTable
     : CREATE (OR REPLACE)? TEMPORARY? TABLE ifNotExists? tableName
       ( createTableLike
-      | createDefinitions? tableOptions? partitionOptions? createTableSelect?
+      | createDefinitions tableOptions? partitionOptions? createTableSelect?
+      | tableOptions? partitionOptions? createTableSelect
       )
     ;
 
@@ -228,6 +232,7 @@ referenceDefinition
     : REFERENCES tableName keyPartList? (MATCH identifier)? referenceAction*
     ;
 
+// MySQL 15.1.20: [ON DELETE reference_option] [ON UPDATE reference_option], in either order.
 referenceAction
     : ON action=(DELETE | UPDATE) referenceOption
     ;
@@ -264,6 +269,7 @@ tableOption
       EQ? tableOptionValue                                              #tableOptionGeneric
     ;
 
+// MySQL 15.1.20: the value of a table_option: a name, a literal, NULL or DEFAULT.
 tableOptionValue
     : identifier
     | literal
@@ -295,6 +301,8 @@ selectStatement
     : SELECT selectSpec* selectElements ((FROM | UNION) balancedTokens)?
     ;
 
+// MySQL 15.2.13: [ALL | DISTINCT | DISTINCTROW] [HIGH_PRIORITY] [STRAIGHT_JOIN] [SQL_SMALL_RESULT]
+// [SQL_BIG_RESULT] [SQL_BUFFER_RESULT] [SQL_NO_CACHE] [SQL_CALC_FOUND_ROWS]
 selectSpec
     : ALL
     | DISTINCT
@@ -309,6 +317,7 @@ selectSpec
     | SQL_CALC_FOUND_ROWS
     ;
 
+// MySQL 15.2.13: select_expr [, select_expr] ...
 selectElements
     : (STAR | selectElement) (COMMA selectElement)*
     ;
@@ -322,6 +331,7 @@ selectElement
     | selectExpression (AS alias)?                                      #selectExpressionElement
     ;
 
+// Any other select_expr, kept as text (it cannot start with '*' or a select option).
 selectExpression
     : ( ~(COMMA | LPAREN | RPAREN | FROM | AS | SEMI | UNION | STAR | ALL | DISTINCT | DISTINCTROW
         | HIGH_PRIORITY | STRAIGHT_JOIN | SQL_SMALL_RESULT | SQL_BIG_RESULT | SQL_BUFFER_RESULT
@@ -331,6 +341,7 @@ selectExpression
       (~(COMMA | LPAREN | RPAREN | FROM | AS | SEMI | UNION) | LPAREN balancedTokens RPAREN)*
     ;
 
+// MySQL 15.2.13: [AS] alias_name (a name or a string).
 alias
     : identifier
     | STRING_LITERAL
@@ -420,6 +431,7 @@ renameTable
     : RENAME (TABLE | TABLES) ifExists? renameTableClause (COMMA renameTableClause)*
     ;
 
+// MySQL 15.1.36: tbl_name TO new_tbl_name
 renameTableClause
     : oldName=tableName waitOption? TO newName=tableName
     ;
@@ -511,15 +523,18 @@ sqlSecurity
     : SQL SECURITY identifier
     ;
 
+// MySQL 8.2.4 Specifying Account Names: 'user_name'@'host_name', CURRENT_USER[()]
 userName
     : (identifier | STRING_LITERAL) (AT (identifier | STRING_LITERAL))?
     | CURRENT_USER (LPAREN RPAREN)?
     ;
 
+// MySQL 15.1.23: AS select_statement [WITH [CASCADED | LOCAL] CHECK OPTION], kept as text.
 viewBody
     : balancedTokens
     ;
 
+// MySQL 15.1.23: [(column_list)]
 columnList
     : LPAREN columnName (COMMA columnName)* RPAREN
     ;
@@ -533,6 +548,7 @@ setCharacterSet
     : SET setOption (COMMA setOption)*
     ;
 
+// One assignment of a SET statement (MySQL 15.7.6.1 SET Syntax for Variable Assignment).
 setOption
     : NAMES (charsetName | DEFAULT) (COLLATE (collationName | DEFAULT))?    #setNames
     | characterSet (charsetName | DEFAULT)                                  #setCharacterSetOption
@@ -551,6 +567,7 @@ variableReference
     | AT (identifier | STRING_LITERAL)
     ;
 
+// MySQL 15.7.6.1: GLOBAL | SESSION | LOCAL | PERSIST | PERSIST_ONLY
 variableScope
     : GLOBAL
     | SESSION
@@ -559,6 +576,7 @@ variableScope
     | PERSIST_ONLY
     ;
 
+// MySQL 15.7.6.1: the value of a character-set variable (a name, DEFAULT, another variable, ...).
 variableValue
     : charsetName
     | DEFAULT
@@ -643,18 +661,21 @@ characterSet
     | CHARSET
     ;
 
+// MySQL 12.2: charset_name (a name, a string, or BINARY)
 charsetName
     : identifier
     | STRING_LITERAL
     | BINARY
     ;
 
+// MySQL 12.2: collation_name
 collationName
     : identifier
     | STRING_LITERAL
     | BINARY
     ;
 
+// MySQL 15.1.20: ENGINE [=] engine_name
 engineName
     : identifier
     | STRING_LITERAL
@@ -677,23 +698,28 @@ columnRef
     : identifier dottedId*
     ;
 
+// MySQL 15.1.20: index_name
 indexName
     : identifier
     ;
 
+// A dotted name (function names in DEFAULT clauses).
 qualifiedName
     : identifier dottedId*
     ;
 
+// '.name' after a qualifier (MySQL 11.2.2 Identifier Qualifiers; whitespace around the dot allowed).
 dottedId
     : DOT_ID
     | DOT identifier
     ;
 
+// [IF EXISTS]
 ifExists
     : IF EXISTS
     ;
 
+// [IF NOT EXISTS]
 ifNotExists
     : IF NOT EXISTS
     ;
@@ -743,6 +769,7 @@ stringLiteral
     : (STRING_LITERAL | DQUOTE_STRING | NATIONAL_STRING | INTRODUCED_STRING) (STRING_LITERAL | DQUOTE_STRING)*
     ;
 
+// MySQL 11.1.2 Numeric Literals, with an optional sign.
 signedNumber
     : (MINUS | PLUS)? (DECIMAL_LITERAL | REAL_LITERAL)
     ;

@@ -22,14 +22,13 @@ Event (one JSON object per line; DESIGN.md "Change log")::
 
 Raw values are written with the tagged encoding of ``ddlcore.raw`` (its module docstring is
 the specification: ``{"$b64": ...}`` bytes, ``{"$dec": ...}`` decimals, ``{"$date": ...}``,
-``{"$dt": ...}``, ``{"$time": ...}`` temporal text including MySQL's zero dates, ``{"$s": ...}``
+``{"$datetime": ...}``, ``{"$time": ...}`` temporal text including MySQL's zero dates, ``{"$s": ...}``
 for a string that would otherwise read as a number); the same encoding feeds
 ``ddlcore.spark.RowConverter.columns`` when Spark reads the arrays as ``array<string>``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import io
 import json
@@ -78,7 +77,10 @@ class ChangeEvent:
     after: list | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # a plain dict, not dataclasses.asdict: that deep-copies every row image (capture's hot path)
+        return {"seq": self.seq, "position": self.position, "ts": self.ts, "op": self.op,
+                "database": self.database, "table": self.table, "ddl": self.ddl,
+                "before": self.before, "after": self.after}
 
     def to_line(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

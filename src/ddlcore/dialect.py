@@ -42,7 +42,7 @@ class StatementFilter:
     with one regex; the cost is a few regex matches per statement (DESIGN.md: skipping must
     cost about what lexing costs)."""
 
-    _LEAD = re.compile(r"(?:\s+|--[^\n]*|#[^\n]*|/\*.*?\*/)*", re.DOTALL)
+    _LEAD = re.compile(r"(?:\s|--[^\n]*|#[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)*")
 
     def __init__(self, rules: Sequence[FilterRule]):
         self.rules = tuple(rules)
@@ -135,3 +135,29 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
+
+    # -- Spark type rules (issue #5) ---------------------------------------------------------
+
+    #: dotted name of the module holding the dialect's Spark type rules (a module-level
+    #: ``SPARK_RULES``, a ``ddlcore.spark.SparkRules``); ``None``: the ``spark_types`` module
+    #: of the package the dialect class is defined in (``ddlcore_mysql.spark_types``)
+    spark_types_module: ClassVar[str | None] = None
+
+    def spark_rules(self) -> Any:
+        """The dialect's Spark type mapping and raw-value decoders: a
+        ``ddlcore.spark.SparkRules`` (imported from ``spark_types_module``, so the Spark
+        extra is only needed when Spark is used), or ``None`` if the dialect ships none.
+        ``ddlcore.spark.struct_type`` / ``RowConverter`` call it."""
+        name = self.spark_types_module
+        if name is None:
+            package = type(self).__module__.rpartition(".")[0]
+            if not package:
+                return None
+            name = f"{package}.spark_types"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                return None
+            raise
+        return getattr(module, "SPARK_RULES", None)

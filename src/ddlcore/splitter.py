@@ -262,10 +262,20 @@ def _open_versioned(chunk: str, start: int, blanks: list[tuple[int, int]]) -> st
     return "".join(chars)
 
 
-_COMMENT_ONLY = re.compile(r"\s*(?:(?:--[^\n]*|#[^\n]*|/\*.*?\*/)\s*)*\Z", re.DOTALL)
+# comments unrolled ("/*", non-stars, stars not followed by "/", "*/"): no nested quantifier can
+# backtrack exponentially on a long statement that is not only comments
+_BLOCK_COMMENT = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+_COMMENT_TOKEN = re.compile(r"\s+|--[^\n]*|#[^\n]*|" + _BLOCK_COMMENT)
 
 
 def _only_comments(chunk: str, rules: SplitRules) -> bool:
+    """True when ``chunk`` holds only white space and comments (one linear scan)."""
     if "--" not in chunk and "#" not in chunk and "/*" not in chunk:
         return False
-    return bool(_COMMENT_ONLY.match(chunk))
+    pos, n = 0, len(chunk)
+    while pos < n:
+        m = _COMMENT_TOKEN.match(chunk, pos)
+        if m is None or m.end() == pos:
+            return False
+        pos = m.end()
+    return True

@@ -29,7 +29,7 @@ def test_encode_decode_round_trip(value):
 
 def test_temporal_values_are_tagged_text_and_zero_dates_survive():
     assert encode_value(dt.date(2020, 1, 2)) == {"$date": "2020-01-02"}
-    assert encode_value(dt.datetime(2020, 1, 2, 3, 4, 5, 120)) == {"$dt": "2020-01-02 03:04:05.000120"}
+    assert encode_value(dt.datetime(2020, 1, 2, 3, 4, 5, 120)) == {"$datetime": "2020-01-02 03:04:05.000120"}
     assert encode_value(dt.timedelta(hours=-838, minutes=-59, seconds=-59)) == {"$time": "-838:59:59"}
     assert encode_value("12") == {"$s": "12"}  # a string that would read as a number
     assert decode_value({"$date": "0000-00-00"}) == "0000-00-00"

@@ -79,3 +79,11 @@ def test_postgres_rules_dollar_quotes_and_nested_comments():
 def test_unterminated_quote_runs_to_the_end_and_comment_only_statements_vanish():
     assert texts("SELECT 'abc; SELECT 2") == ["SELECT 'abc; SELECT 2"]
     assert texts("-- only a comment\n;  ;\n/* x */;") == []
+
+
+def test_comment_detection_does_not_backtrack_on_long_statements():
+    import time
+    text = "CREATE TABLE t (\n" + "  a int, -- c\n  /* x */ b int,\n" * 400 + " z int)"
+    t0 = time.perf_counter()
+    assert len(split_statements(text)) == 1
+    assert time.perf_counter() - t0 < 1.0

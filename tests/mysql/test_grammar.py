@@ -349,3 +349,38 @@ def test_long_view_and_wide_table_parse_fast():
         parse(sql)
         took = time.perf_counter() - t0
         assert took < 0.5, f"{took:.3f}s for {len(sql)} characters"
+
+
+def _lexer_keywords() -> tuple[list[str], list[str]]:
+    """(reserved, non-reserved) keyword token names, read from the two sections of the lexer."""
+    from pathlib import Path
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "grammars" / "mysql" / "MySqlLexer.g4").read_text()
+    reserved_part = text.split("// reserved\n", 1)[1].split("// non-reserved", 1)[0]
+    nonreserved_part = text.split("// non-reserved", 1)[1].split("// ----", 1)[0]
+    rx = re.compile(r"^([A-Z_0-9]+)\s*:\s*'([A-Z_0-9]+)';", re.M)
+    return [w for _, w in rx.findall(reserved_part)], [w for _, w in rx.findall(nonreserved_part)]
+
+
+RESERVED, NON_RESERVED = _lexer_keywords()
+
+
+def test_keyword_sections_are_complete():
+    assert len(RESERVED) > 90 and len(NON_RESERVED) > 100
+    rule = P.ruleNames.index("nonReservedKeyword")
+    assert rule >= 0
+
+
+@pytest.mark.parametrize("word", NON_RESERVED)
+def test_non_reserved_keyword_is_an_identifier(word):
+    parse(f"CREATE TABLE {word} ({word} int, {word.lower()}2 int, KEY {word} ({word}))")
+    parse(f"ALTER TABLE {word}.{word} ADD COLUMN {word} int AFTER {word}, DROP {word}, MODIFY {word} int")
+
+
+@pytest.mark.parametrize("word", RESERVED)
+def test_reserved_word_needs_backquotes(word):
+    with pytest.raises(ParseCancellationException):
+        parse(f"CREATE TABLE t (a int, {word} int)")
+    parse(f"CREATE TABLE t (a int, `{word}` int)")
+    parse(f"CREATE TABLE db.{word} (a int)")  # any word after a dot

@@ -171,3 +171,7 @@ MORE_DEFAULTS = [
 @pytest.mark.parametrize("spec,default,expected", MORE_DEFAULTS, ids=[str(i) for i in range(len(MORE_DEFAULTS))])
 def test_render_default_more_mariadb_facts(spec, default, expected):
     assert render_default(default, column_fields(spec)) == expected
+
+
+def test_float_with_scale_default_is_padded_like_mariadb():
+    assert render_default(DefaultValue("number", "1.5"), column_fields(DataTypeSpec("DOUBLE", 10, 2))) == "1.50"

@@ -386,8 +386,10 @@ def _fmt_float(x: float, single: bool, scale: int | None) -> str:
     """MariaDB's rendering of a FLOAT/DOUBLE default: fixed notation for moderate values
     (``1e3`` → ``1000``, ``1.0e-10`` → ``0.0000000001``), ``1e20`` style from 1e15 up;
     FLOAT keeps 6 significant digits (FLT_DIG), DOUBLE 17; ``FLOAT(M,D)`` rounds to D."""
-    if scale is not None:
-        x = round(x, scale)
+    if scale is not None:  # FLOAT(M,D) / DOUBLE(M,D): exactly D decimals ('1.50')
+        out = format(decimal.Decimal(repr(x)).quantize(decimal.Decimal(1).scaleb(-scale),
+                                                       rounding=decimal.ROUND_HALF_UP), "f")
+        return "0" + out[2:] if out.startswith("-0") and decimal.Decimal(out) == 0 else out
     text = f"{x:.6g}" if single else repr(x)
     d = decimal.Decimal(text)
     if x != 0 and abs(x) >= 1e15:
