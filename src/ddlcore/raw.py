@@ -22,14 +22,17 @@ str        ``str`` (see *ambiguous* below)                string ``"abc"``      
 bytes      ``bytes``, ``bytearray``, ``memoryview``       ``{"$b64": "AAE="}``     ``{"$b64":"AAE="}``
 decimal    ``decimal.Decimal``                            ``{"$dec": "-1.50"}``    ``{"$dec":"-1.50"}``
 date       ``datetime.date``, ``RawDate``                 ``{"$date": "2024-02-29"}``  same, compact
-datetime   ``datetime.datetime``, ``RawDateTime``         ``{"$dt": "2024-02-29 13:14:15.123456"}``  same
+datetime   ``datetime.datetime``, ``RawDateTime``         ``{"$datetime": "2024-02-29 13:14:15.123456"}``
 time       ``datetime.timedelta``, ``datetime.time``,     ``{"$time": "-838:59:59.000000"}``  same
            ``RawTime``
+json       ``dict``, ``list``, ``tuple`` (a parsed JSON   ``{"$json": "{\"a\": 1}"}``  same, compact
+           document), ``RawJson`` (its text)
 =========  =============================================  =======================  ======================
 
 Rules of the encoding:
 
-* Tag payloads are text in the source's own notation: decimals in plain notation (no
+* Tag payloads are text in the source's own notation (only ``$s`` and ``$json`` payloads can
+  need JSON escapes): decimals in plain notation (no
   exponent); dates ``YYYY-MM-DD``; datetimes ``YYYY-MM-DD hh:mm:ss[.ffffff]`` (an aware
   datetime is converted to UTC first, a naive one is written as is); times
   ``[-]h:mm:ss[.ffffff]`` with as many hour digits as needed.  Zero and invalid dates
@@ -43,7 +46,10 @@ Rules of the encoding:
 * Derived Python values are written as the kind MySQL itself would give them as text: a
   ``set``/``frozenset`` of labels (what mysql-replication returns for a ``SET``) as the string
   of its labels joined by ``,`` (sorted); a ``dict``/``list``/``tuple`` (a parsed JSON document)
-  as its JSON text (``json.dumps`` with MySQL's separators ``", "`` / ``": "``).
+  as its JSON text (``json.dumps`` with MySQL's separators ``", "`` / ``": "``, the text
+  ``SELECT`` shows for MySQL's binary JSON), kind json.
+* An object with ``tag`` and ``text`` attributes (a capture's tagged value, e.g.
+  ``Tagged("$date", "0000-00-00")``) is the kind its tag names, holding that text.
 * Non-finite floats and other Python types raise ``ValueError`` / ``TypeError``: no source
   column holds them.
 
@@ -65,17 +71,17 @@ import re
 from typing import Any, Iterable
 
 __all__ = [
-    "KINDS", "TAGS", "NUMBER_RX", "INT_RX", "RawDate", "RawDateTime", "RawTime",
+    "KINDS", "TAGS", "NUMBER_RX", "INT_RX", "RawDate", "RawDateTime", "RawTime", "RawJson",
     "kind_of", "canonical", "encode_json", "decode_json", "text_form", "from_text",
     "encode_row", "decode_row", "text_row", "date_text", "datetime_text", "time_text",
 ]
 
 #: the kinds of raw value, in the order of the table above
-KINDS = ("null", "int", "float", "str", "bytes", "decimal", "date", "datetime", "time")
+KINDS = ("null", "int", "float", "str", "bytes", "decimal", "date", "datetime", "time", "json")
 
 #: JSON tag → kind
-TAGS = {"$b64": "bytes", "$dec": "decimal", "$date": "date", "$dt": "datetime",
-        "$time": "time", "$s": "str"}
+TAGS = {"$b64": "bytes", "$dec": "decimal", "$date": "date", "$datetime": "datetime",
+        "$time": "time", "$json": "json", "$s": "str"}
 _KIND_TAG = {v: k for k, v in TAGS.items() if k != "$s"}
 
 #: a JSON number's text (what a str must not look like to be written as a plain string)
@@ -103,6 +109,13 @@ class RawDateTime(str):
 
 class RawTime(str):
     """A ``time`` raw value given as text (``"-838:59:59"``) that is not a valid duration text."""
+
+    __slots__ = ()
+
+
+class RawJson(str):
+    """A ``json`` raw value: the text of a JSON document (what ``decode_json`` returns for
+    ``{"$json": ...}``)."""
 
     __slots__ = ()
 
@@ -177,6 +190,8 @@ def canonical(value: Any) -> tuple[str, Any]:
         return "datetime", value
     if isinstance(value, RawTime):
         return "time", value
+    if isinstance(value, RawJson):
+        return "json", value
     if isinstance(value, str):
         return "str", str(value)
     if isinstance(value, int):
@@ -201,7 +216,10 @@ def canonical(value: Any) -> tuple[str, Any]:
     if isinstance(value, (set, frozenset)):
         return "str", _set_text(value)
     if isinstance(value, (dict, list, tuple)):
-        return "str", json.dumps(value, ensure_ascii=False, default=_json_default)
+        return "json", json.dumps(value, ensure_ascii=False, default=_json_default)
+    tag, text = getattr(value, "tag", None), getattr(value, "text", None)
+    if isinstance(tag, str) and isinstance(text, str) and tag in TAGS:
+        return canonical(_from_payload(TAGS[tag], text))
     raise TypeError(f"{t.__name__} is not a raw value kind ({', '.join(KINDS)})")
 
 
@@ -229,6 +247,8 @@ def _payload(kind: str, value: Any) -> str:
         return value if isinstance(value, str) else datetime_text(value)
     if kind == "time":
         return value if isinstance(value, str) else time_text(value)
+    if kind == "json":
+        return value
     raise AssertionError(kind)
 
 
@@ -305,6 +325,8 @@ def _from_payload(kind: str, payload: str) -> Any:
         except ValueError:
             pass
         return RawDateTime(payload)
+    if kind == "json":
+        return RawJson(payload)
     if kind == "time":
         m = _TIME_RX.match(payload)
         if not m or int(m[3]) > 59 or int(m[4]) > 59:
@@ -331,6 +353,8 @@ def text_form(value: Any) -> str | None:
         return repr(v)
     if kind == "str":
         return json.dumps({"$s": v}, ensure_ascii=False, separators=_COMPACT) if _ambiguous(v) else v
+    if kind == "json":
+        return json.dumps({"$json": v}, ensure_ascii=False, separators=_COMPACT)
     return '{"' + _KIND_TAG[kind] + '":"' + _payload(kind, v) + '"}'
 
 
