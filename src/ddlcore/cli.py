@@ -4,7 +4,8 @@ Owns: argument handling and terminal rendering.  Must not know: any dialect by n
 come from plugins).
 
 Commands: ``ddlcore dialects``; ``ddlcore parse --dialect D [--lenient] [--format json|table]
-[--database DB] [--option NAME=VALUE ...] FILE...``; ``ddlcore history ...`` (schema history).
+[--database DB] [--option NAME=VALUE ...] FILE...``; ``ddlcore history ...`` (schema history);
+``ddlcore capture SOURCE ...`` (commands from plugins' ``ddlcore_capture_commands`` hook).
 Exit status: 0 success, 1 a statement failed (strict mode), 2 usage errors.
 """
 
@@ -169,6 +170,31 @@ def parse_cmd(dialect_name: str, lenient: bool, fmt: str, database: str | None,
         render_tables(Console(), tables)
     if failed:
         err.print(f"{failed} statement(s) could not be parsed (--lenient)")
+
+
+from .history_cli import history; main.add_command(history)  # noqa: E402,E702
+from .run_cli import run_cmd; main.add_command(run_cmd)  # noqa: E402,E702
+
+
+class _CaptureGroup(click.Group):
+    """``ddlcore capture``: its commands come from plugins (hook ``ddlcore_capture_commands``),
+    loaded when the group is listed or invoked."""
+
+    def _plugin_commands(self) -> dict[str, click.Command]:
+        from .plugins import capture_commands
+        return {**capture_commands(), **self.commands}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._plugin_commands())
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._plugin_commands().get(name)
+
+
+@main.group("capture", cls=_CaptureGroup)
+def capture_group() -> None:
+    """Capture a database's change stream into a change log (sources come from plugins,
+    e.g. `ddlcore capture mysql`)."""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,10 +21,12 @@ import pluggy
 from .errors import DialectNotFound
 
 if TYPE_CHECKING:  # pragma: no cover
+    import click
+
     from .dialect import Dialect
 
 __all__ = ["hookspec", "hookimpl", "get_dialect", "available_dialects", "plugin_manager",
-           "DdlcoreSpecs", "PROJECT"]
+           "capture_commands", "DdlcoreSpecs", "PROJECT"]
 
 #: pluggy project name and entry-point group
 PROJECT = "ddlcore"
@@ -43,6 +45,15 @@ class DdlcoreSpecs:
         """Return the dialects this plugin provides: a list of ``ddlcore.Dialect`` instances,
         each with a unique ``name`` (lower case, e.g. ``"mysql"``).  Called once per process,
         when a dialect is first looked up."""
+
+    # -- command line ------------------------------------------------------------------------
+
+    @hookspec
+    def ddlcore_capture_commands(self) -> "list[click.Command]":
+        """Return the click commands (or groups) this plugin adds under ``ddlcore capture``,
+        each named after its source (``ddlcore capture mysql ...``).  Called when the
+        ``capture`` group is listed or invoked (possibly more than once: return the same
+        commands each time); keep heavy imports inside the commands."""
 
 
 _lock = threading.Lock()
@@ -92,6 +103,16 @@ def get_dialect(name: str) -> "Dialect":
     raise DialectNotFound(
         f"no dialect {name!r} is installed (installed: {installed}); "
         f"install its plugin, e.g. pip install ddlcore-{key}")
+
+
+def capture_commands() -> "dict[str, click.Command]":
+    """Every ``ddlcore capture`` command the installed plugins provide, by name (the first
+    plugin to claim a name wins)."""
+    found: dict[str, click.Command] = {}
+    for provided in plugin_manager().hook.ddlcore_capture_commands():
+        for cmd in provided or ():
+            found.setdefault(cmd.name, cmd)
+    return dict(sorted(found.items()))
 
 
 def reload_plugins() -> None:

@@ -11,3 +11,11 @@ from .dialect import MySqlDialect
 def ddlcore_dialects():
     """The MySQL / MariaDB dialect."""
     return [MySqlDialect()]
+
+
+@ddlcore.hookimpl
+def ddlcore_capture_commands():
+    """``ddlcore capture mysql``: the binlog capture (``capture_cli``)."""
+    from .capture_cli import mysql_capture_command
+
+    return [mysql_capture_command]

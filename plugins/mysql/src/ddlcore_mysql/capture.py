@@ -1,0 +1,1170 @@
+"""Capture a MySQL / MariaDB binlog into a ddlcore change log, as a replica.
+
+Owns: the capture loop — an optional consistent snapshot (schema and rows), then the binlog
+stream over the replication protocol (``pymysqlreplication``); turning query events into
+``ddl`` events and row events into ``c``/``u``/``d`` events with raw values
+(``binlog_values``); the capture's own schema history and drift checks (``drift``); the
+checkpoint that makes a capture resumable without losing or repeating an event.
+Must not know: the converter, Spark, the grammar (DDL text goes to the history as is).
+
+Output directory ``DIR``::
+
+    changelog.jsonl     the change log (``ddlcore.changelog``), seq 1, 2, 3, ... without gaps
+    checkpoint.json     last committed seq, binlog file and position of the next event to read,
+                        byte length of changelog.jsonl that the checkpoint covers
+    history.sqlite      the schema history of the DDL events written (``ddlcore.history``)
+    capture.log         warnings (schema drift, DDL the history could not parse), appended
+
+Checkpoints are written at transaction boundaries (XID event, ``COMMIT`` query, a DDL or any
+statement outside a transaction), after ``changelog.jsonl`` has been flushed and fsync'ed, by
+writing ``checkpoint.json.tmp``, fsync, and renaming it over ``checkpoint.json``.  A restart
+truncates ``changelog.jsonl`` to the checkpointed length and streams from the checkpointed
+position: the events after the checkpoint are produced again, identically (seq included).
+See docs/capture.md.
+
+Python API::
+
+    from ddlcore_mysql.capture import CaptureOptions, ConnectionSettings, MySqlCapture
+    opts = CaptureOptions(ConnectionSettings(socket="/run/mysqld/mysqld.sock", user="cdc"),
+                          server_id=4242, out="cdc-out", until_end=True)
+    stats = MySqlCapture(opts).run()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import threading
+import time
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ddlcore.changelog import ChangeEvent, ChangeLogWriter, encode_value
+from ddlcore.errors import DdlCoreError
+from ddlcore.model import Table, TableId
+
+from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
+from .charsets import python_codec
+from .dialect import STATEMENT_FILTER
+from .drift import DriftWarning, binlog_columns, compare_table
+
+__all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
+           "CaptureFilter", "CaptureHistory", "ServerInfo", "MySqlCapture", "capture",
+           "parse_position", "SYSTEM_DATABASES", "SNAPSHOT_MODES"]
+
+SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
+SNAPSHOT_MODES = ("initial", "schema_only", "never")
+CHECKPOINT_FORMAT = 1
+
+CHANGELOG_NAME = "changelog.jsonl"
+CHECKPOINT_NAME = "checkpoint.json"
+HISTORY_NAME = "history.sqlite"
+LOG_NAME = "capture.log"
+LOCK_NAME = "capture.lock"
+
+
+class CaptureError(DdlCoreError):
+    """The capture cannot start or go on: a server not set up for row-based replication, an
+    output directory that is not a capture's, a checkpoint that does not match the files."""
+
+
+def parse_position(text: str) -> tuple[str, int]:
+    """``"mariadb-bin.000003:1234"`` → ``("mariadb-bin.000003", 1234)``; raises ``ValueError``."""
+    file, sep, pos = text.rpartition(":")
+    if not sep or not file or not pos.isdigit():
+        raise ValueError(f"not a binlog position {text!r} (expected FILE:POS, e.g. mariadb-bin.000003:1234)")
+    return file, int(pos)
+
+
+# ============================================================================ settings
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How to reach the source server: ``socket`` (a Unix socket; then host/port are unused)
+    or ``host``/``port``; ``user``/``password``.  The account needs ``REPLICATION SLAVE``,
+    ``REPLICATION CLIENT`` / ``BINLOG MONITOR``, ``SELECT`` (and ``RELOAD`` on MySQL for the
+    snapshot's brief ``FLUSH TABLES WITH READ LOCK``)."""
+
+    host: str = "127.0.0.1"
+    port: int = 3306
+    user: str = "root"
+    password: str = ""
+    socket: str | None = None
+
+    def pymysql_kwargs(self, **extra: Any) -> dict[str, Any]:
+        kw: dict[str, Any] = dict(user=self.user, password=self.password, charset="utf8mb4",
+                                  connect_timeout=10)
+        if self.socket:
+            kw["unix_socket"] = self.socket
+        else:
+            kw.update(host=self.host, port=self.port)
+        kw.update(extra)
+        return kw
+
+    def connect(self, **extra: Any) -> Any:
+        import pymysql
+
+        return pymysql.connect(**self.pymysql_kwargs(**extra))
+
+    def __repr__(self) -> str:  # never show the password
+        where = self.socket or f"{self.host}:{self.port}"
+        return f"ConnectionSettings({self.user}@{where})"
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    """What to capture and how.
+
+    * ``snapshot``: ``initial`` (schema and rows in a consistent snapshot, then stream),
+      ``schema_only`` (schema only, then stream), ``never`` (stream only, from ``start`` or
+      the server's current position).  Only the first run of an output directory snapshots;
+      a restart resumes from the checkpoint whatever these say.
+    * ``start``: ``"FILE:POS"`` to stream from (``never`` only).
+    * ``until_end``: stop when the stream reaches the current end of the binlog.
+    * ``include`` / ``exclude``: table patterns (``db.table``, ``db.*``, ``db.prefix%``,
+      ``%.table``) selecting the tables whose rows are captured; without ``include`` every
+      table outside the system databases.  DDL events are always all written (the history
+      and the pipeline need every rename and every database default).
+    * ``checkpoint_interval``: seconds between checkpoints (one is always written at the end).
+    * ``heartbeat``: seconds between server heartbeats while waiting (blocking mode).
+    * ``progress``: show events/s and lag on stderr (rich), when it is a terminal.
+    * ``stop_after_events``: stop (cleanly, at the next transaction boundary) after writing
+      this many events in this run (tests).
+    """
+
+    connection: ConnectionSettings
+    server_id: int
+    out: Path | str
+    snapshot: str = "initial"
+    start: str | None = None
+    until_end: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    checkpoint_interval: float = 0.5
+    heartbeat: float = 1.0
+    progress: bool = True
+    snapshot_retries: int = 5
+    stop_after_events: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.snapshot not in SNAPSHOT_MODES:
+            raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_MODES)}, not {self.snapshot!r}")
+        if self.start is not None:
+            parse_position(self.start)
+            if self.snapshot != "never":
+                raise ValueError("--start needs --snapshot never (a snapshot takes its own position)")
+        if not 1 <= int(self.server_id) <= 2 ** 32 - 1:
+            raise ValueError("server_id must be between 1 and 4294967295")
+        object.__setattr__(self, "out", Path(self.out))
+        object.__setattr__(self, "include", tuple(self.include))
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+
+
+# ============================================================================ state
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a restart needs: ``seq`` (last committed seq, 0 before any), ``binlog_file`` /
+    ``binlog_position`` (the next event to read), ``changelog_bytes`` (the length of
+    changelog.jsonl holding exactly the events up to ``seq``), ``phase`` (``snapshot`` while
+    the initial snapshot runs — a restart then starts over — or ``streaming``), and the
+    settings the output was made with (``parser_options`` of the history, filters)."""
+
+    seq: int
+    binlog_file: str
+    binlog_position: int
+    changelog_bytes: int
+    phase: str = "streaming"
+    parser_options: dict[str, Any] = field(default_factory=dict)
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    server_id: int | None = None
+    updated: str | None = None
+
+    @property
+    def position(self) -> str:
+        return f"{self.binlog_file}:{self.binlog_position}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": CHECKPOINT_FORMAT, "seq": self.seq, "binlog_file": self.binlog_file,
+                "binlog_position": self.binlog_position, "changelog_bytes": self.changelog_bytes,
+                "phase": self.phase, "parser_options": self.parser_options,
+                "include": list(self.include), "exclude": list(self.exclude),
+                "server_id": self.server_id, "updated": self.updated}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Checkpoint":
+        if d.get("format") != CHECKPOINT_FORMAT:
+            raise CaptureError(f"unknown checkpoint format {d.get('format')!r}")
+        return cls(int(d["seq"]), str(d["binlog_file"]), int(d["binlog_position"]),
+                   int(d["changelog_bytes"]), d.get("phase", "streaming"),
+                   dict(d.get("parser_options") or {}), tuple(d.get("include") or ()),
+                   tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"))
+
+    @classmethod
+    def load(cls, path: Path) -> "Checkpoint | None":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return cls.from_json(json.loads(text))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
+
+    def save(self, path: Path) -> None:
+        """Atomically replace ``path``: write a temporary file, fsync it, rename, fsync the
+        directory."""
+        data = json.dumps({**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                          indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+@dataclass
+class CaptureStats:
+    """What one run did.  ``ops``: events written by op; ``skipped_statements``: query events
+    that are not DDL of interest (``BEGIN``, statement-format DML, ``GRANT``, ...);
+    ``ddl_failed``: DDL events the history could not parse (written all the same);
+    ``drift``: schema drift warnings; ``warnings``: every warning as text."""
+
+    ops: Counter = field(default_factory=Counter)
+    transactions: int = 0
+    skipped_statements: int = 0
+    ddl_failed: int = 0
+    snapshot_tables: int = 0
+    snapshot_rows: int = 0
+    checkpoints: int = 0
+    first_seq: int | None = None
+    last_seq: int = 0
+    position: str | None = None
+    resumed_from: str | None = None
+    lag_seconds: float | None = None
+    seconds: float = 0.0
+    drift: list[DriftWarning] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def events(self) -> int:
+        return sum(self.ops.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"events": self.events, "ops": dict(self.ops), "transactions": self.transactions,
+                "skipped_statements": self.skipped_statements, "ddl_failed": self.ddl_failed,
+                "snapshot_tables": self.snapshot_tables, "snapshot_rows": self.snapshot_rows,
+                "checkpoints": self.checkpoints, "first_seq": self.first_seq,
+                "last_seq": self.last_seq, "position": self.position,
+                "resumed_from": self.resumed_from, "lag_seconds": self.lag_seconds,
+                "seconds": round(self.seconds, 3), "drift": [d.to_json() for d in self.drift],
+                "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """The facts about the source the capture depends on."""
+
+    version: str
+    flavor: str  # "mariadb" | "mysql"
+    binlog_format: str
+    binlog_row_image: str
+    binlog_row_metadata: str | None
+    character_set_server: str
+    collation_server: str
+    lower_case_table_names: int
+    log_bin: bool
+
+    @property
+    def version_number(self) -> int:
+        m = re.match(r"(\d+)\.(\d+)\.(\d+)", self.version)
+        return int(m.group(1)) * 10000 + int(m.group(2)) * 100 + int(m.group(3)) if m else 0
+
+    def parser_options(self) -> dict[str, Any]:
+        """The MySQL parser options that make the history read DDL as this server does."""
+        return {"flavor": self.flavor, "character_set_server": self.character_set_server,
+                "collation_server": self.collation_server,
+                "lower_case_table_names": self.lower_case_table_names,
+                "server_version": self.version_number or None}
+
+    @classmethod
+    def read(cls, cur: Any) -> "ServerInfo":
+        def var(name: str) -> str | None:
+            cur.execute("SHOW GLOBAL VARIABLES LIKE %s", (name,))
+            row = cur.fetchone()
+            return None if row is None else str(row[1])
+
+        version = var("version") or ""
+        return cls(version=version, flavor="mariadb" if "mariadb" in version.lower() else "mysql",
+                   binlog_format=(var("binlog_format") or "").upper(),
+                   binlog_row_image=(var("binlog_row_image") or "FULL").upper(),
+                   binlog_row_metadata=(var("binlog_row_metadata") or None),
+                   character_set_server=var("character_set_server") or "utf8mb4",
+                   collation_server=var("collation_server") or "utf8mb4_general_ci",
+                   lower_case_table_names=int(var("lower_case_table_names") or 0),
+                   log_bin=(var("log_bin") or "OFF").upper() in ("ON", "1"))
+
+
+# ============================================================================ filter & history
+
+
+class CaptureFilter:
+    """Which tables' rows are captured: ``include`` patterns (none: every table outside the
+    system databases) minus ``exclude`` patterns.  Patterns as ``ddlcore.history.filters``
+    (``db.table``, ``db.*``, ``db.prefix%``, ``%.table``), whose ``TableFilter`` this reuses."""
+
+    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = (), *,
+                 case_sensitive: bool = True):
+        from ddlcore.history.filters import TableFilter
+
+        self.include = TableFilter(list(include), case_sensitive=case_sensitive)
+        self.exclude = TableFilter(list(exclude), case_sensitive=case_sensitive)
+        self._cache: dict[tuple[str, str], bool] = {}
+
+    def captures(self, database: str, table: str) -> bool:
+        key = (database, table)
+        hit = self._cache.get(key)
+        if hit is None:
+            tid = TableId(database, None, table)
+            if self.include:
+                hit = self.include.matches(tid)
+            else:
+                hit = database.lower() not in SYSTEM_DATABASES
+            if hit and self.exclude and self.exclude.matches(tid):
+                hit = False
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+
+class CaptureHistory:
+    """The capture's schema history (``ddlcore.history.SchemaHistory`` in ``history.sqlite``):
+    ``record`` every DDL event written, ``table_at`` for the drift checks.  Lenient: DDL it
+    cannot parse is recorded as failed and reported, never stops the capture.
+
+    When the history (or the MySQL parser) cannot be loaded, it degrades to recording nothing;
+    ``unavailable`` says why and drift checks are off."""
+
+    def __init__(self, path: Path, parser_options: dict[str, Any]):
+        self.unavailable: str | None = None
+        self._h: Any = None
+        try:
+            from ddlcore.history import SchemaHistory
+
+            self._h = SchemaHistory.open(path, dialect="mysql", options=parser_options, lenient=True)
+        except Exception as exc:  # history module or parser not installed: capture still works
+            self.unavailable = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def available(self) -> bool:
+        return self._h is not None
+
+    def record(self, event: ChangeEvent) -> str | None:
+        """Record one ``ddl`` event; returns a warning text when the history could not apply
+        it (``None`` when it did)."""
+        if self._h is None:
+            return None
+        result = self._h.record({"seq": event.seq, "ddl": event.ddl, "position": event.position,
+                                 "database": event.database, "ts": event.ts})
+        if result.status == "failed":
+            err = result.error or {}
+            return (f"history could not parse DDL at seq {event.seq} ({event.position}): "
+                    f"{err.get('message') or err}")
+        return None
+
+    def table_at(self, table_id: TableId, seq: int) -> Table | None:
+        return None if self._h is None else self._h.table_at(table_id, seq)
+
+    def close(self) -> None:
+        if self._h is not None:
+            self._h.close()
+            self._h = None
+
+
+def _remove_history(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass
+
+
+# ============================================================================ progress
+
+
+class _Progress:
+    """events/s and lag on stderr (rich Live) when stderr is a terminal."""
+
+    def __init__(self, enabled: bool):
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self._live: Any = None
+        self._last = time.monotonic()
+        self._last_events = 0
+        self.rate = 0.0
+
+    def start(self) -> None:
+        if self.enabled:
+            from rich.live import Live
+
+            self._live = Live("", console=self.console, refresh_per_second=4, transient=True)
+            self._live.start()
+
+    def update(self, stats: CaptureStats, phase: str, force: bool = False) -> None:
+        now = time.monotonic()
+        dt = now - self._last
+        if dt < 0.25 and not force:
+            return
+        events = stats.events
+        if dt > 0:
+            self.rate = (events - self._last_events) / dt
+        self._last, self._last_events = now, events
+        if self._live is not None:
+            from rich.text import Text
+
+            lag = "-" if stats.lag_seconds is None else f"{stats.lag_seconds:,.1f} s"
+            self._live.update(Text.assemble(
+                (f"{phase} ", "bold cyan"), f"{events:,} events  ", (f"{self.rate:,.0f} ev/s", "green"),
+                f"  lag {lag}  seq {stats.last_seq}  at {stats.position or '-'}"))
+
+    def print(self, *args: Any, **kw: Any) -> None:
+        self.console.print(*args, **kw)
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+# ============================================================================ the capture
+
+
+#: binlog events that carry rows or statements the replication library cannot decode
+#: (MySQL ``binary_log::Log_event_type``, MariaDB ``Log_event_type``): stop rather than drop
+UNREADABLE_EVENTS = {
+    0x14: "PRE_GA_WRITE_ROWS", 0x15: "PRE_GA_UPDATE_ROWS", 0x16: "PRE_GA_DELETE_ROWS",
+    0x28: "TRANSACTION_PAYLOAD (MySQL binlog_transaction_compression=ON)",
+    0xA5: "QUERY_COMPRESSED (MariaDB log_bin_compress=ON)",
+    **{t: "a compressed ROWS event (MariaDB log_bin_compress=ON)" for t in range(0xA6, 0xAC)},
+}
+
+_TX_BEGIN = re.compile(r"\s*(?:BEGIN|START\s+TRANSACTION|XA\s+START|XA\s+BEGIN)\b", re.I)
+_TX_END = re.compile(r"\s*(?:COMMIT|ROLLBACK|XA\s+COMMIT|XA\s+ROLLBACK)\b", re.I)
+_USE_PREFIX = re.compile(r"\s*use\s+`(?:[^`]|``)*`\s*;\s*", re.I)
+
+
+class _DirectoryLock:
+    """An exclusive ``flock`` on ``DIR/capture.lock`` for the length of a run: two captures
+    writing one change log would corrupt it.  The kernel drops the lock when the process
+    dies, however it dies."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> "_DirectoryLock":
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise CaptureError(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = None
+
+
+class _Stop(Exception):
+    """Internal: leave the stream loop (stop requested)."""
+
+
+class MySqlCapture:
+    """One capture of one source into one output directory (see the module docstring).
+
+    ``run()`` snapshots (first run only), streams, and returns ``CaptureStats``; ``stop()``
+    (from another thread or a signal handler) ends the run at the next event, keeping the last
+    committed transaction's checkpoint."""
+
+    def __init__(self, options: CaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        self.options = options
+        self.out = Path(options.out)
+        self.stats = CaptureStats()
+        self._on_warning = on_warning
+        self._stop = threading.Event()
+        self._writer: ChangeLogWriter | None = None
+        self._writer_file: Any = None
+        self._count_lines = True
+        self._history: CaptureHistory | None = None
+        self._progress: _Progress | None = None
+        self._seq = 0
+        self._bytes = 0
+        self._pending: tuple[int, str, int, int] | None = None  # seq, file, pos, bytes
+        self._last_checkpoint = 0.0
+        self._checkpoint: Checkpoint | None = None
+        self._drift_seen: set[tuple] = set()
+        self._written_this_run = 0
+        self.server: ServerInfo | None = None
+        self.filter: CaptureFilter | None = None
+
+    # -- public -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the run to end (thread- and signal-safe)."""
+        self._stop.set()
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        """The last checkpoint written (or loaded)."""
+        return self._checkpoint
+
+    @property
+    def changelog_path(self) -> Path:
+        return self.out / CHANGELOG_NAME
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.out / CHECKPOINT_NAME
+
+    def run(self) -> CaptureStats:
+        t0 = time.monotonic()
+        self.out.mkdir(parents=True, exist_ok=True)
+        with _DirectoryLock(self.out / LOCK_NAME):
+            return self._run(t0)
+
+    def _run(self, t0: float) -> CaptureStats:
+        opts = self.options
+        with opts.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
+            self.server = ServerInfo.read(cur)
+            self._check_server(self.server)
+        cp = self._prepare_output()
+        self.filter = CaptureFilter(cp.include, cp.exclude,
+                                    case_sensitive=self.server.lower_case_table_names == 0)
+        self._history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
+        if self._history.unavailable:
+            self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
+        self._open_writer(cp.seq or None)
+        self._progress = _Progress(opts.progress)
+        self._progress.start()
+        try:
+            if cp.phase == "snapshot":
+                cp = self._snapshot(cp)
+            self._stream(cp)
+        except _Stop:
+            pass
+        finally:
+            self._progress.update(self.stats, "done", force=True)
+            self._progress.stop()
+            self._finish()
+            self.stats.seconds = time.monotonic() - t0
+        return self.stats
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _check_server(self, s: ServerInfo) -> None:
+        if not s.log_bin:
+            raise CaptureError("the server's binary log is off (log_bin); capture needs log_bin=ON")
+        if s.binlog_format != "ROW":
+            self._warn(f"binlog_format is {s.binlog_format}, not ROW: statement-format DML is "
+                       f"skipped, so rows written that way are not captured")
+        if s.binlog_row_image != "FULL":
+            self._warn(f"binlog_row_image is {s.binlog_row_image}, not FULL: columns missing from a "
+                       f"row image are written as null")
+
+    def _prepare_output(self) -> Checkpoint:
+        """Resume from the checkpoint (truncating the change log to it), or start afresh."""
+        opts, s = self.options, self.server
+        assert s is not None
+        cp = Checkpoint.load(self.checkpoint_path)
+        log = self.changelog_path
+        if cp is not None and cp.phase == "streaming":
+            size = log.stat().st_size if log.exists() else 0
+            if size < cp.changelog_bytes:
+                raise CaptureError(f"{log} holds {size} bytes but the checkpoint covers "
+                                   f"{cp.changelog_bytes}: the change log was truncated or replaced")
+            if size > cp.changelog_bytes:
+                os.truncate(log, cp.changelog_bytes)
+            self._seq, self._bytes = cp.seq, cp.changelog_bytes
+            self.stats.resumed_from = cp.position
+            self.stats.last_seq = cp.seq
+            self._checkpoint = cp
+            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
+                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
+                           f"exclude={list(cp.exclude)} (the options given differ)")
+            if opts.start:
+                self._warn(f"--start {opts.start} ignored: resuming from the checkpoint at {cp.position}")
+            return cp
+        if cp is None and log.exists() and log.stat().st_size > 0:
+            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's "
+                               f"output directory (or its checkpoint was removed); refusing to overwrite")
+        # a fresh start (or a snapshot interrupted before it completed: start over)
+        with open(log, "wb"):
+            pass
+        _remove_history(self.out / HISTORY_NAME)
+        base = Checkpoint(0, "", 0, 0, "snapshot", s.parser_options(), tuple(opts.include),
+                          tuple(opts.exclude), opts.server_id)
+        if opts.snapshot == "never":
+            if opts.start:
+                file, pos = parse_position(opts.start)
+            else:
+                with opts.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
+                    file, pos = _master_position(cur)
+            base = replace(base, binlog_file=file, binlog_position=pos, phase="streaming")
+        base.save(self.checkpoint_path)
+        self._checkpoint = base
+        return base
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _emit(self, op: str, position: str, ts: int | None, database: str | None = None,
+              table: str | None = None, ddl: str | None = None, before: list | None = None,
+              after: list | None = None) -> ChangeEvent:
+        self._seq += 1
+        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after)
+        assert self._writer is not None
+        self._writer.write(ev)
+        if self._count_lines:
+            self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        st = self.stats
+        st.ops[op] += 1
+        if st.first_seq is None:
+            st.first_seq = ev.seq
+        st.last_seq = ev.seq
+        st.position = position
+        self._written_this_run += 1
+        if op == "ddl" and self._history is not None:
+            problem = self._history.record(ev)
+            if problem:
+                st.ddl_failed += 1
+                self._warn(problem)
+        return ev
+
+    def _log_bytes(self) -> int:
+        """The length of changelog.jsonl with everything written so far.  Read from the
+        writer's file position (its buffered file object, opened for appending) rather than
+        by serialising every event twice; counted per event when that is not available
+        (a gzip log)."""
+        if not self._count_lines:
+            return self._writer_file.tell()  # type: ignore[union-attr]
+        return self._bytes
+
+    def _open_writer(self, last_seq: int | None) -> None:
+        self._writer = ChangeLogWriter(self.changelog_path, last_seq=last_seq)
+        fh = getattr(self._writer, "_fh", None)
+        if fh is not None and fh is getattr(self._writer, "_raw", None) and hasattr(fh, "tell"):
+            self._writer_file, self._count_lines = fh, False
+        else:
+            self._writer_file, self._count_lines = None, True
+
+    def _boundary(self, file: str, pos: int) -> None:
+        """A transaction ended: everything written so far is committed; the next event to
+        read is ``file:pos``."""
+        self._bytes = self._log_bytes()
+        self._pending = (self._seq, file, pos, self._bytes)
+        self.stats.transactions += 1
+        if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
+            self._write_checkpoint()
+        limit = self.options.stop_after_events
+        if limit is not None and self._written_this_run >= limit:
+            self._write_checkpoint()
+            raise _Stop()
+
+    def _write_checkpoint(self) -> None:
+        if self._pending is None:
+            return
+        seq, file, pos, nbytes = self._pending
+        assert self._writer is not None and self._checkpoint is not None
+        self._writer.flush()
+        cp = replace(self._checkpoint, seq=seq, binlog_file=file, binlog_position=pos,
+                     changelog_bytes=nbytes, phase="streaming")
+        cp.save(self.checkpoint_path)
+        self._checkpoint = cp
+        self._pending = None
+        self._last_checkpoint = time.monotonic()
+        self.stats.checkpoints += 1
+
+    def _finish(self) -> None:
+        """Checkpoint the last committed transaction, cut what follows it (a transaction
+        whose end was not read) from the change log, close everything."""
+        try:
+            if self._writer is not None:
+                if self._pending is not None:
+                    self._write_checkpoint()
+                self._writer.close()
+                cp = self._checkpoint
+                if cp is not None and cp.phase == "streaming" and self.changelog_path.stat().st_size > cp.changelog_bytes:
+                    os.truncate(self.changelog_path, cp.changelog_bytes)
+                    self._seq = cp.seq
+                    self.stats.last_seq = cp.seq
+        finally:
+            self._writer = None
+            if self._history is not None:
+                self._history.close()
+                self._history = None
+
+    def _warn(self, text: str) -> None:
+        self.stats.warnings.append(text)
+        try:
+            with open(self.out / LOG_NAME, "a", encoding="utf-8") as fh:
+                fh.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + text + "\n")
+        except OSError:
+            pass
+        if self._on_warning is not None:
+            self._on_warning(text)
+        elif self._progress is not None:
+            from rich.markup import escape
+
+            self._progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
+
+    # -- snapshot -----------------------------------------------------------------------------
+
+    def _snapshot(self, cp: Checkpoint) -> Checkpoint:
+        """Consistent snapshot: the binlog position, the schema (``SHOW CREATE DATABASE`` /
+        ``SHOW CREATE TABLE``) and, for ``initial``, every row of every captured table."""
+        opts, server = self.options, self.server
+        assert server is not None and self.filter is not None
+        conn = opts.connection.connect(autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                # SHOW CREATE renders as the session's sql_mode says: render plain MySQL;
+                # TIMESTAMP text in UTC (the binlog's TIMESTAMP values are UTC too)
+                cur.execute("SET SESSION sql_mode = ''")
+                cur.execute("SET SESSION time_zone = '+00:00'")
+                cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            plan = self._snapshot_schema(conn, server)
+            file, pos, databases, tables = plan
+            ts = int(time.time() * 1000)
+            position = f"{file}:{pos}"
+            for db, ddl in databases:
+                self._emit("ddl", position, ts, None, None, ddl)
+            for (db, name), ddl in tables:
+                self._emit("ddl", position, ts, db, None, ddl)
+            self.stats.snapshot_tables = len(tables)
+            if opts.snapshot == "initial":
+                for (db, name), _ in tables:
+                    self._snapshot_rows(conn, db, name, position, ts, server)
+            conn.commit()
+        finally:
+            conn.close()
+        self._bytes = self._log_bytes()
+        self._pending = (self._seq, file, pos, self._bytes)
+        self._write_checkpoint()
+        assert self._checkpoint is not None
+        return self._checkpoint
+
+    def _snapshot_schema(self, conn: Any, server: ServerInfo):
+        """Open the consistent snapshot and read the schema under it; returns ``(file, pos,
+        [(db, CREATE DATABASE)], [((db, table), CREATE TABLE)])``.
+
+        MariaDB: ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` and the ``binlog_snapshot_file``
+        / ``binlog_snapshot_position`` status give the position without a global lock
+        (MariaDB KB "Enhancements for START TRANSACTION WITH CONSISTENT SNAPSHOT").  DDL is not
+        transactional, so each captured table is opened inside the transaction first (its
+        metadata lock then holds off DDL until the snapshot ends); a DDL that committed between
+        the snapshot and those locks shows in the binlog between the snapshot position and the
+        current one — then the snapshot is retried.  MySQL: ``FLUSH TABLES WITH READ LOCK``
+        while the snapshot starts and the schema is read, released before the rows are read."""
+        import pymysql
+
+        assert self.filter is not None
+        mariadb = server.flavor == "mariadb"
+        last_error: Exception | None = None
+        for attempt in range(max(1, self.options.snapshot_retries)):
+            with conn.cursor() as cur:
+                try:
+                    if not mariadb:
+                        cur.execute("FLUSH TABLES WITH READ LOCK")
+                    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                    if mariadb:
+                        cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+                        status = {k.lower(): v for k, v in cur.fetchall()}
+                        file, pos = status["binlog_snapshot_file"], int(status["binlog_snapshot_position"])
+                    else:
+                        file, pos = _master_position(cur)
+                    databases, tables = self._list_tables(cur)
+                    for db, name in tables:  # metadata locks until the snapshot ends
+                        cur.execute(f"SELECT 1 FROM {_qi(db)}.{_qi(name)} LIMIT 0")
+                    db_ddl = []
+                    for db in databases:
+                        cur.execute(f"SHOW CREATE DATABASE {_qi(db)}")
+                        db_ddl.append((db, cur.fetchone()[1]))
+                    table_ddl = []
+                    for db, name in tables:
+                        cur.execute(f"SHOW CREATE TABLE {_qi(db)}.{_qi(name)}")
+                        table_ddl.append(((db, name), cur.fetchone()[1]))
+                    if mariadb:
+                        now = _master_position(cur)
+                        changed = _ddl_between(cur, (file, pos), now)
+                        if changed:
+                            conn.rollback()
+                            last_error = CaptureError(f"DDL during the snapshot: {changed[:200]}")
+                            time.sleep(0.05 * (attempt + 1))
+                            continue
+                    else:
+                        cur.execute("UNLOCK TABLES")
+                    return file, pos, db_ddl, table_ddl
+                except pymysql.err.MySQLError as exc:
+                    conn.rollback()
+                    if not mariadb:
+                        cur.execute("UNLOCK TABLES")
+                    # 1412: table definition changed after the snapshot began; 1146: dropped
+                    if exc.args and exc.args[0] in (1412, 1146):
+                        last_error = exc
+                        continue
+                    raise
+        raise CaptureError(f"could not take a consistent snapshot in {self.options.snapshot_retries} "
+                           f"attempts: {last_error}")
+
+    def _list_tables(self, cur: Any) -> tuple[list[str], list[tuple[str, str]]]:
+        assert self.filter is not None
+        cur.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")
+        all_dbs = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                    "WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') "
+                    "ORDER BY TABLE_SCHEMA, TABLE_NAME")
+        tables = [(db, t) for db, t in cur.fetchall() if self.filter.captures(db, t)]
+        with_tables = {db for db, _ in tables}
+        databases = [db for db in all_dbs if db.lower() not in SYSTEM_DATABASES or db in with_tables]
+        return databases, tables
+
+    def _snapshot_rows(self, conn: Any, db: str, name: str, position: str, ts: int,
+                       server: ServerInfo) -> None:
+        """Every row of one table as ``op="r"`` events, with the same raw values a binlog row
+        event gives (ENUM/SET numbers, string bytes, temporal text, ...)."""
+        import pymysql.cursors
+
+        with conn.cursor() as cur:
+            cur.execute("SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS "
+                        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (db, name))
+            cols = cur.fetchall()
+            cur.execute("SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s "
+                        "AND TABLE_NAME = %s", (db, name))
+            versioned = (cur.fetchone() or ("",))[0] == "SYSTEM VERSIONED"
+        pairs = [_snapshot_expr(c, dt.lower(), server) for c, dt, _ in cols]
+        if versioned and not any("ROW START" in (extra or "").upper() for _, _, extra in cols):
+            # MariaDB's implicit row_start / row_end: not in information_schema.COLUMNS, but
+            # logged after the table's columns in every row image
+            pairs += [("CAST(ROW_START AS CHAR)", "$datetime"), ("CAST(ROW_END AS CHAR)", "$datetime")]
+        exprs, tags = zip(*pairs) if pairs else ((), ())
+        sql = f"SELECT {', '.join(exprs)} FROM {_qi(db)}.{_qi(name)}"
+        progress = self._progress
+        cur = conn.cursor(pymysql.cursors.SSCursor)
+        try:
+            cur.execute(sql)
+            while True:
+                rows = cur.fetchmany(1000)
+                if not rows:
+                    break
+                for row in rows:
+                    after = [encode_value(v if tag is None or v is None else Tagged(tag, _tag_text(tag, v)))
+                             for v, tag in zip(row, tags)]
+                    self._emit("r", position, ts, db, name, None, None, after)
+                self.stats.snapshot_rows += len(rows)
+                if progress is not None:
+                    progress.update(self.stats, f"snapshot {db}.{name}")
+                if self._stop.is_set():
+                    raise _Stop()
+        finally:
+            cur.close()
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def _stream(self, cp: Checkpoint) -> None:
+        from pymysqlreplication import BinLogStreamReader
+        from pymysqlreplication.event import (GtidEvent, HeartbeatLogEvent, MariadbGtidEvent,
+                                              NotImplementedEvent, QueryEvent, RotateEvent, XidEvent)
+        from pymysqlreplication.row_event import (DeleteRowsEvent, PartialUpdateRowsEvent, TableMapEvent,
+                                                  UpdateRowsEvent, WriteRowsEvent)
+
+        opts = self.options
+        stream = BinLogStreamReader(
+            connection_settings=opts.connection.pymysql_kwargs(),
+            server_id=int(opts.server_id),
+            resume_stream=True, log_file=cp.binlog_file, log_pos=cp.binlog_position,
+            blocking=not opts.until_end,
+            only_events=[QueryEvent, XidEvent, RotateEvent, TableMapEvent, WriteRowsEvent,
+                         UpdateRowsEvent, PartialUpdateRowsEvent, DeleteRowsEvent, MariadbGtidEvent,
+                         GtidEvent, HeartbeatLogEvent, NotImplementedEvent],
+            # events the library cannot read are passed on, so that one holding rows stops the
+            # capture instead of being dropped
+            filter_non_implemented_events=False,
+            slave_heartbeat=None if opts.until_end else opts.heartbeat,
+            # binlog coordinates, not GTIDs: the library's MariaDB dump ignores file:pos
+            is_mariadb=False, enable_logging=False, freeze_schema=False)
+        progress = self._progress
+        in_trx = False
+        kinds = {WriteRowsEvent: "c", UpdateRowsEvent: "u", PartialUpdateRowsEvent: "u", DeleteRowsEvent: "d"}
+        # the library logs a warning asking for binlog_row_metadata=FULL: the capture does not need it
+        lib_log = logging.getLogger("pymysqlreplication")
+        saved_level = lib_log.level
+        lib_log.setLevel(max(saved_level, logging.ERROR))
+        try:
+            with raw_row_decoding(), warnings.catch_warnings():
+                # the library opens its control connection with pymysql's deprecated ``db=``
+                warnings.filterwarnings("ignore", message="'db' is deprecated", category=DeprecationWarning)
+                for ev in stream:
+                    if self._stop.is_set():
+                        raise _Stop()
+                    cls = type(ev)
+                    file = stream.log_file
+                    end = ev.packet.log_pos
+                    if ev.timestamp:
+                        self.stats.lag_seconds = max(0.0, time.time() - ev.timestamp)
+                    op = kinds.get(cls)
+                    if op is not None:
+                        in_trx = True
+                        self._on_rows(ev, op, f"{file}:{end}")
+                    elif cls is TableMapEvent:
+                        in_trx = True
+                        self._on_table_map(ev, f"{file}:{end}")
+                    elif cls is XidEvent:
+                        in_trx = False
+                        self._boundary(file, end)
+                    elif cls is QueryEvent:
+                        in_trx = self._on_query(ev, file, end, in_trx)
+                    elif cls is MariadbGtidEvent:
+                        in_trx = not (ev.flags & 1)  # FL_STANDALONE: a DDL or other lone statement
+                    elif cls is HeartbeatLogEvent and self._pending is not None:
+                        self._write_checkpoint()  # idle: make the last transaction durable now
+                    elif cls is NotImplementedEvent and ev.event_type in UNREADABLE_EVENTS:
+                        raise CaptureError(f"binlog event {UNREADABLE_EVENTS[ev.event_type]} at {file}:{end} "
+                                           f"cannot be read; the capture stopped at the last transaction "
+                                           f"before it")
+                    if progress is not None:
+                        progress.update(self.stats, "streaming")
+        finally:
+            stream.close()
+            lib_log.setLevel(saved_level)
+
+    def _on_query(self, ev: Any, file: str, end: int, in_trx: bool) -> bool:
+        """A query event: ``BEGIN`` opens a transaction; ``COMMIT``/``ROLLBACK`` end one;
+        statements the dialect's filter sends to the parser become ``ddl`` events; everything
+        else is skipped.  A statement outside a transaction is a transaction of its own.
+        Returns whether a transaction is open after it."""
+        q = ev.query
+        if q == "BEGIN" or _TX_BEGIN.match(q):
+            return True
+        if q == "COMMIT" or _TX_END.match(q):
+            self._boundary(file, end)
+            return False
+        text = _query_text(ev)
+        parse, _reason = STATEMENT_FILTER.classify(text)
+        if parse:
+            schema = ev.schema.decode("utf-8", "surrogateescape") if isinstance(ev.schema, bytes) else ev.schema
+            self._emit("ddl", f"{file}:{end}", ev.timestamp * 1000, schema or None, None, text)
+        else:
+            self.stats.skipped_statements += 1
+        if not in_trx:
+            self._boundary(file, end)
+        return in_trx
+
+    def _on_rows(self, ev: Any, op: str, position: str) -> None:
+        assert self.filter is not None
+        if not self.filter.captures(ev.schema, ev.table):
+            return
+        ts = ev.timestamp * 1000
+        db, table = ev.schema, ev.table
+        if op == "u":
+            for row in ev.rows:
+                self._emit("u", position, ts, db, table, None,
+                           [encode_value(v) for v in row["before_values"].values()],
+                           [encode_value(v) for v in row["after_values"].values()])
+        elif op == "c":
+            for row in ev.rows:
+                self._emit("c", position, ts, db, table, None, None, [encode_value(v) for v in row["values"].values()])
+        else:
+            for row in ev.rows:
+                self._emit("d", position, ts, db, table, None, [encode_value(v) for v in row["values"].values()], None)
+
+    def _on_table_map(self, ev: Any, position: str) -> None:
+        """Take the binlog's own signedness (MINIMAL metadata carries it too), and compare the
+        table map with the history's table (drift)."""
+        om = ev.optional_metadata
+        unsigned = getattr(om, "unsigned_column_list", None)
+        if unsigned:
+            for col, flag in zip(ev.columns, unsigned):
+                col.unsigned = bool(flag)
+        assert self.filter is not None
+        if self._history is None or not self._history.available or not self.filter.captures(ev.schema, ev.table):
+            return
+        # a table's map repeats in every transaction; compare once per table id (a new
+        # definition gets a new id) and per DDL epoch (the history changes only at DDL events)
+        seen = (ev.schema, ev.table, ev.table_id, self.stats.ops["ddl"])
+        if seen in self._drift_seen:
+            return
+        if len(self._drift_seen) > 100_000:
+            self._drift_seen.clear()
+        self._drift_seen.add(seen)
+        tid = TableId(ev.schema, None, ev.table)
+        table = self._history.table_at(tid, self._seq)
+        columns = binlog_columns(ev)
+        sig = (ev.schema, ev.table, None if table is None else table.to_json_text(), tuple(columns))
+        if sig in self._drift_seen:
+            return  # the same disagreement (or agreement) as before: report it once
+        self._drift_seen.add(sig)
+        for w in compare_table(columns, table, table_name=f"{ev.schema}.{ev.table}", seq=self._seq,
+                               position=position):
+            self.stats.drift.append(w)
+            self._warn(w.message)
+
+
+def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
+    """Run one capture (``MySqlCapture(options, **kw).run()``)."""
+    return MySqlCapture(options, **kw).run()
+
+
+# ============================================================================ helpers
+
+
+def _qi(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _tag_text(tag: str, v: Any) -> str:
+    text = v.decode("utf-8", "surrogateescape") if isinstance(v, (bytes, bytearray)) else str(v)
+    return text if tag == "$json" else canonical_fraction(text)
+
+
+_CHAR_TYPES = frozenset({"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})
+
+
+def _snapshot_expr(name: str, data_type: str, server: ServerInfo) -> tuple[str, str | None]:
+    """The SELECT expression for one column and the tag its text gets, so that a snapshot row
+    carries the raw values a binlog row event would: ENUM/SET/YEAR as numbers (``+0``),
+    character strings as their bytes (``CAST … AS BINARY``: no charset conversion), temporal
+    values as the server's text (zero dates included), FLOAT as its exact double value."""
+    q = _qi(name)
+    if data_type in ("enum", "set", "year"):
+        return f"{q}+0", None
+    if data_type == "date":
+        return f"CAST({q} AS CHAR)", "$date"
+    if data_type in ("datetime", "timestamp"):
+        return f"CAST({q} AS CHAR)", "$datetime"
+    if data_type == "time":
+        return f"CAST({q} AS CHAR)", "$time"
+    if data_type == "float":
+        return f"CAST({q} AS DOUBLE)", None
+    if data_type == "json":  # MySQL's JSON type (MariaDB reports JSON columns as longtext)
+        return f"CAST({q} AS CHAR)", "$json"
+    if data_type in _CHAR_TYPES or data_type in ("inet4", "inet6", "uuid"):
+        # MariaDB's INET4/INET6/UUID: their storage bytes, as the binlog has them
+        return f"CAST({q} AS BINARY)", None
+    return q, None
+
+
+def _master_position(cur: Any) -> tuple[str, int]:
+    import pymysql
+
+    try:
+        cur.execute("SHOW MASTER STATUS")  # MariaDB, MySQL before 8.4
+    except pymysql.err.MySQLError:
+        cur.execute("SHOW BINARY LOG STATUS")  # MySQL 8.2+
+    row = cur.fetchone()
+    if row is None:
+        raise CaptureError("SHOW MASTER STATUS returned nothing: the binary log is off")
+    return str(row[0]), int(row[1])
+
+
+def _ddl_between(cur: Any, start: tuple[str, int], end: tuple[str, int]) -> str | None:
+    """The first DDL statement (as the dialect's filter sees it) in the binlog between
+    ``start`` (inclusive) and ``end`` (exclusive), read with ``SHOW BINLOG EVENTS``."""
+    cur.execute("SHOW BINARY LOGS")
+    files = [r[0] for r in cur.fetchall()]
+    if start[0] in files:
+        files = files[files.index(start[0]):]
+    for f in files:
+        pos = start[1] if f == start[0] else 4
+        while True:
+            if f == end[0] and pos >= end[1]:
+                return None
+            cur.execute(f"SHOW BINLOG EVENTS IN %s FROM {int(pos)} LIMIT 500", (f,))
+            rows = cur.fetchall()
+            if not rows:
+                break
+            for r in rows:
+                ev_pos, ev_type, end_pos, info = int(r[1]), r[2], int(r[4]), r[5]
+                if f == end[0] and ev_pos >= end[1]:
+                    return None
+                if ev_type == "Query" and info:
+                    text = _USE_PREFIX.sub("", info, count=1)
+                    if STATEMENT_FILTER.classify(text)[0]:
+                        return text
+                pos = end_pos
+        if f == end[0]:
+            return None
+    return None
+
+
+def _query_text(ev: Any) -> str:
+    """The statement of a query event as text.  The binlog holds it in the session's
+    ``character_set_client``; the library decodes it as UTF-8, which is right unless that
+    charset is another one and the text is not ASCII — then the raw bytes are decoded with the
+    client charset's codec."""
+    q = ev.query
+    cs = getattr(ev, "character_set_client", None)
+    if cs is None:
+        return q
+    from pymysqlreplication.constants import CHARSET
+
+    info = CHARSET.charset_by_id(cs, "mariadb") or CHARSET.charset_by_id(cs, "mysql")
+    codec = python_codec(info.name if info else None)
+    if codec == "utf_8":
+        return q
+    try:
+        data = ev.packet.packet.get_all_data()
+        end = 20 + ev.event_size
+        qlen = ev.event_size - 13 - ev.status_vars_length - ev.schema_length - 1
+        raw = data[end - qlen:end]
+        if qlen <= 0 or data[end - qlen - 1] != 0:
+            return q
+        return raw.decode(codec)
+    except (AttributeError, UnicodeDecodeError, IndexError, LookupError):
+        return q
+
+
+def _install_signal_handlers(cap: MySqlCapture) -> Callable[[], None]:
+    """SIGTERM / SIGINT → ``cap.stop()`` (the run ends at the next event with a checkpoint of
+    the last committed transaction).  Returns a function restoring the previous handlers."""
+    previous = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        if cap._stop.is_set():  # a second signal: stop now
+            raise KeyboardInterrupt
+        cap.stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            pass
+
+    def restore() -> None:
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+
+    return restore

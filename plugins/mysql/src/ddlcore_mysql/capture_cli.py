@@ -1,0 +1,96 @@
+"""``ddlcore capture mysql``: the binlog capture on the command line (click + rich).
+
+Owns: the options of the command and its terminal output.  The command is attached under
+``ddlcore capture`` by core through the ``ddlcore_capture_commands`` hook (``plugin.py``); core
+never imports this module by name.  ``pymysqlreplication`` is imported only when the command
+runs.
+
+Exit status: 0 success (``--until-end`` reached the end, or stopped by SIGINT/SIGTERM with a
+checkpoint); 1 the capture failed (the message says why; the checkpoint holds the last
+committed transaction); 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+__all__ = ["mysql_capture_command"]
+
+
+@click.command("mysql")
+@click.option("--host", default="127.0.0.1", show_default=True, help="server host (TCP)")
+@click.option("--port", default=3306, show_default=True, type=int, help="server port (TCP)")
+@click.option("--socket", default=None, metavar="PATH", help="Unix socket (instead of host/port)")
+@click.option("--user", default="root", show_default=True, help="replication account")
+@click.option("--password-env", default=None, metavar="VAR",
+              help="environment variable holding the password (never given on the command line)")
+@click.option("--server-id", required=True, type=click.IntRange(1, 2 ** 32 - 1),
+              help="this replica's server id (unique among the source's replicas)")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
+@click.option("--snapshot", type=click.Choice(["initial", "schema_only", "never"]), default="initial",
+              show_default=True, help="first run only: snapshot schema and rows / schema only / nothing")
+@click.option("--start", default=None, metavar="FILE:POS",
+              help="first run with --snapshot never: stream from this binlog position "
+                   "(default: the current end)")
+@click.option("--until-end", is_flag=True, help="stop at the current end of the binlog")
+@click.option("--include", multiple=True, metavar="PATTERN",
+              help="capture rows of these tables only (db.table, db.*, db.prefix%, %.table); repeatable")
+@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
+@click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
+              metavar="SECONDS", help="at most this long between checkpoints")
+@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
+@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+def mysql_capture_command(host: str, port: int, socket: str | None, user: str, password_env: str | None,
+                          server_id: int, out: str, snapshot: str, start: str | None, until_end: bool,
+                          include: tuple[str, ...], exclude: tuple[str, ...], checkpoint_interval: float,
+                          no_progress: bool, as_json: bool) -> None:
+    """Capture a MySQL / MariaDB binlog into DIR/changelog.jsonl, as a replica.
+
+    The first run snapshots (--snapshot) and then streams row events and DDL; every later run
+    resumes from DIR/checkpoint.json.  Needs binlog_format=ROW and binlog_row_image=FULL;
+    binlog_row_metadata=FULL adds drift checks of column names and ENUM/SET labels."""
+    from rich.console import Console
+
+    from .capture import CaptureError, CaptureOptions, ConnectionSettings, MySqlCapture, _install_signal_handlers
+
+    from rich.markup import escape
+
+    err = Console(stderr=True)
+    password = ""
+    if password_env:
+        if password_env not in os.environ:
+            raise click.UsageError(f"--password-env {password_env}: the variable is not set")
+        password = os.environ[password_env]
+    try:
+        options = CaptureOptions(ConnectionSettings(host=host, port=port, user=user, password=password,
+                                                    socket=socket),
+                                 server_id=server_id, out=out, snapshot=snapshot, start=start,
+                                 until_end=until_end, include=include, exclude=exclude,
+                                 checkpoint_interval=checkpoint_interval, progress=not no_progress)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    cap = MySqlCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
+                                                                 highlight=False))
+    restore = _install_signal_handlers(cap)
+    try:
+        stats = cap.run()
+    except CaptureError as exc:
+        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
+        sys.exit(1)
+    except Exception as exc:  # connection lost, server error: the checkpoint is safe
+        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
+        sys.exit(1)
+    finally:
+        restore()
+    ops = ", ".join(f"{k} {v:,}" for k, v in sorted(stats.ops.items())) or "none"
+    rate = stats.events / stats.seconds if stats.seconds > 0 else 0.0
+    err.print(f"captured {stats.events:,} events ({ops}) in {stats.seconds:.1f} s ({rate:,.0f}/s); "
+              f"seq {stats.last_seq}, next position {cap.checkpoint.position if cap.checkpoint else '-'}"
+              + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else ""), highlight=False)
+    if as_json:
+        click.echo(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))

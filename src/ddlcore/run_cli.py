@@ -1,0 +1,67 @@
+"""``ddlcore run``: the pipeline from the command line (see ``ddlcore.spark.pipeline``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table as RichTable
+
+__all__ = ["run_cmd", "render_summary"]
+
+
+def render_summary(console: Console, result, out: Path) -> None:
+    """The end-of-run summary: rows per table, version and op; quarantine reasons."""
+    rt = RichTable(title=f"ddlcore run → {out}", title_justify="left")
+    for head in ("database", "table", "schema_version", "op", "rows"):
+        rt.add_column(head, justify="right" if head in ("schema_version", "rows") else "left")
+    for (d, t, v, o), n in sorted(result.counts.items()):
+        rt.add_row(d, t, str(v), o, f"{n:,}")
+    console.print(rt)
+    console.print(f"events read past the checkpoint: {result.events:,}; DDL recorded: {result.ddl}; "
+                  f"rows written: {result.rows:,}; quarantined: {result.quarantined:,}; "
+                  f"checkpoint seq {result.previous_seq} → {result.last_seq}; {result.seconds:.1f} s",
+                  highlight=False)
+    if result.quarantine_reasons:
+        q = RichTable(title="quarantined (see _quarantine/)", title_justify="left")
+        q.add_column("reason")
+        q.add_column("events", justify="right")
+        for reason, n in sorted(result.quarantine_reasons.items(), key=lambda kv: -kv[1]):
+            q.add_row(reason, f"{n:,}")
+        console.print(q)
+
+
+@click.command("run")
+@click.option("--changelog", required=True, type=click.Path(exists=True, path_type=Path),
+              help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet")
+@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="output directory")
+@click.option("--dialect", default="mysql", show_default=True, help="dialect of the DDL events")
+@click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="schema history store (default OUT/_history.sqlite)")
+@click.option("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
+@click.option("--strict", is_flag=True, help="stop at the first event that cannot be interpreted")
+@click.option("--spark-option", "-s", "spark_options", multiple=True, metavar="NAME=VALUE",
+              help="type-mapping option, e.g. -s decimal_handling=string")
+def run_cmd(changelog: Path, out: Path, dialect: str, history: Path | None, master: str | None,
+            strict: bool, spark_options: tuple[str, ...]) -> None:
+    """Turn a change log into typed Parquet tables, one directory per table version.
+
+    Only events past the last committed seq are processed; a killed run is finished by the
+    next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
+    --strict the run stops, exit status 1, naming the first)."""
+    from .cli import _parse_options
+    from .spark.pipeline import PipelineError, run_pipeline
+
+    console = Console(stderr=True)
+    opts = _parse_options(spark_options)
+    with console.status("starting Spark") as status:
+        try:
+            result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
+                                  strict=strict, spark_options=opts,
+                                  progress=lambda msg: status.update(msg))
+        except PipelineError as exc:
+            console.print(f"[bold red]stopped[/] {exc}", highlight=False)
+            sys.exit(1)
+    render_summary(Console(), result, out)
