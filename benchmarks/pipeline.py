@@ -1,0 +1,169 @@
+"""Throughput of `ddlcore run` against two baselines measured in the same run.
+
+Generates a change log of ``--rows`` row events (default 2,000,000) over ``--tables`` tables
+(default 20), each table with ``--versions`` schema versions (a column added by ALTER TABLE
+between them), mixed MySQL types (unsigned ints, enum, set, latin1 text, decimal,
+datetime(3), date).  Then, in one Spark session (``local[*]``):
+
+* **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
+  raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
+  writes Parquet — the cost of reading and writing alone;
+* **ddlcore**: ``run_pipeline`` (history, version tagging, JVM conversion, quarantine, commit);
+* **naive UDF**: the same conversion as a per-row Python UDF (``RowConverter.convert``),
+  reading the same JSON — what a hand-written Python converter costs.
+
+Prints rows/s of each and the ratios, and the peak memory of the driver (Python process and
+its JVM).  ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import decimal
+import json
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ddlcore.raw import encode_json
+
+
+def table_ddl(i: int) -> str:
+    return (f"CREATE TABLE t{i:02d} (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid','sent'), "
+            f"flags set('a','b','c'), name varchar(40) CHARACTER SET latin1, total decimal(10,2), "
+            f"created datetime(3), day date, qty smallint unsigned)")
+
+
+def raw_row(rng: random.Random, key: int, extra: int) -> list:
+    row = [key - 2 ** 31 if key % 7 == 0 else key, rng.randint(1, 3), rng.randint(0, 7),
+           f"caf\u00e9 {key}".encode("cp1252"), decimal.Decimal(rng.randint(0, 10 ** 7)) / 100,
+           f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:34:56.{rng.randint(0, 999):03d}",
+           f"2024-02-{rng.randint(10, 28)}", rng.randint(-32768, 32767)]
+    return row + [rng.randint(0, 1000) for _ in range(extra)]
+
+
+def generate(path: Path, rows: int, tables: int, versions: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    seq = 0
+    per_version = rows // (tables * versions)
+    with open(path, "w") as fh:
+        def emit(**ev):
+            nonlocal seq
+            seq += 1
+            ev.update(seq=seq, position=f"bin.000001:{seq}", ts=1_700_000_000_000 + seq)
+            fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
+
+        emit(op="ddl", database="bench", ddl="CREATE DATABASE bench")
+        for i in range(tables):
+            emit(op="ddl", database="bench", ddl=table_ddl(i))
+        key = 0
+        for v in range(versions):
+            if v:
+                for i in range(tables):
+                    emit(op="ddl", database="bench", ddl=f"ALTER TABLE t{i:02d} ADD COLUMN x{v} int")
+            for _ in range(per_version):
+                for i in range(tables):
+                    key += 1
+                    emit(op="c", database="bench", table=f"t{i:02d}",
+                         after=[encode_json(x) for x in raw_row(rng, key, v)])
+
+
+def jvm_peak_mb(spark) -> float | None:
+    try:
+        pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except Exception:  # noqa: BLE001 - informational
+        return None
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--tables", type=int, default=20)
+    ap.add_argument("--versions", type=int, default=3)
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = ap.parse_args()
+
+    from pyspark.sql import functions as F
+
+    import ddlcore
+    from ddlcore.spark import RowConverter
+    from ddlcore.spark.pipeline import EVENT_SCHEMA_DDL, run_pipeline, spark_session
+
+    work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-"))
+    log = work / "changelog.jsonl"
+    t0 = time.perf_counter()
+    generate(log, args.rows, args.tables, args.versions)
+    n_rows = sum(1 for line in open(log) if '"op":"c"' in line)
+    print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions, "
+          f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s")
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the UDF baseline's workers need ddlcore
+    spark = spark_session(None, "ddlcore benchmark")
+    spark.sparkContext.setLogLevel("ERROR")
+
+    # -- limit: hand-written schema, plain casts ------------------------------------------------
+    t0 = time.perf_counter()
+    ev = spark.read.text(str(log)).select(F.from_json("value", EVENT_SCHEMA_DDL).alias("e")).select("e.*")
+    casts = ["long", "string", "string", "string", "decimal(10,2)", "timestamp_ntz", "date", "int"]
+    def payload(x):  # a tagged value's payload ({"$dec":"1.50"} → 1.50), else the text
+        return F.when(x.startswith('{"$'), F.regexp_extract(x, r'^\{"\$\w+":"(.*)"\}$', 1)).otherwise(x)
+
+    plain = ev.where(F.col("op") == "c").select(
+        "table", *[payload(F.get(F.col("after"), i)).try_cast(t).alias(f"c{i}") for i, t in enumerate(casts)])
+    plain.write.mode("overwrite").partitionBy("table").parquet(str(work / "limit"))
+    limit_s = time.perf_counter() - t0
+    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s)", flush=True)
+
+    # -- ddlcore ---------------------------------------------------------------------------------
+    t0 = time.perf_counter()
+    res = run_pipeline(log, work / "ddlcore", spark=spark)
+    ddl_s = time.perf_counter() - t0
+    assert res.rows == n_rows, (res.rows, n_rows, res.quarantine_reasons)
+    print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s)", flush=True)
+
+    # -- naive per-row Python UDF ---------------------------------------------------------------
+    parser = ddlcore.get_dialect("mysql").parser()
+    table = parser.parse(table_ddl(0), database="bench").tables.get("bench.t00")
+    conv = RowConverter(table, dialect="mysql")
+    from ddlcore.raw import from_text
+
+    schema = conv.struct_type
+
+    def convert(arr):
+        return conv.convert([from_text(x) for x in arr])
+
+    udf = F.udf(convert, schema)
+    t0 = time.perf_counter()
+    first = ev.where((F.col("op") == "c") & (F.size("after") == len(table.columns)))
+    first.select("table", udf("after").alias("r")).select("table", "r.*") \
+        .write.mode("overwrite").partitionBy("table").parquet(str(work / "udf"))
+    udf_rows = first.count()
+    udf_s = time.perf_counter() - t0
+
+    rate = lambda n, s: n / s  # noqa: E731
+    print(f"naive Python UDF (v1 rows)  : {rate(udf_rows, udf_s):12,.0f} rows/s  ({udf_s:.1f} s, {udf_rows:,} rows)")
+    print(f"ddlcore / limit             : {limit_s / ddl_s:12.2f}x")
+    print(f"ddlcore / naive UDF         : {rate(n_rows, ddl_s) / rate(udf_rows, udf_s):12.2f}x")
+    py_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    jvm = jvm_peak_mb(spark)
+    print(f"peak driver memory          : python {py_peak:.0f} MB, JVM {jvm:.0f} MB" if jvm else
+          f"peak driver memory          : python {py_peak:.0f} MB")
+    spark.stop()
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"kept {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

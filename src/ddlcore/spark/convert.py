@@ -1,0 +1,209 @@
+"""``RowConverter``: raw row arrays → values that fit the table's ``StructType``.
+
+Owns: the two faces of one table version's conversion, built once from the column rules:
+
+* ``convert(values)`` — Python: one generated function with every column's converter bound
+  in (no per-row lookup of columns, rules or types);
+* ``columns(raw)`` — Spark ``Column`` expressions over an ``array<string>`` of the raw values'
+  text forms (``ddlcore.raw``), computing the same values in the JVM, plus an error column.
+
+Must not know: any dialect (its ``SparkRules`` give the column rules), where rows come from.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
+
+from ..errors import RowConversionError
+from ..model import Table
+from .options import SparkOptions
+from .rules import ColumnRule, Fail
+from .schema import build_fields, column_rules, resolve_rules
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dialect import Dialect
+
+__all__ = ["RowConverter", "RAW_ARRAY_TYPE", "ERROR_TYPE", "ERRORS_TYPE"]
+
+#: the Spark type ``RowConverter.columns`` reads: one text form per column, in ordinal order
+RAW_ARRAY_TYPE = ArrayType(StringType())
+#: one conversion error: column name and 0-based position (null for a wrong arity), the raw
+#: value's text form (the array's size for a wrong arity) and the reason
+ERROR_TYPE = StructType([
+    StructField("column", StringType()),
+    StructField("position", IntegerType()),
+    StructField("value", StringType()),
+    StructField("reason", StringType()),
+])
+ERRORS_TYPE = ArrayType(ERROR_TYPE)
+
+
+class RowConverter:
+    """Converts raw rows of one table version; build it once per version, apply it to many rows.
+
+    ``RowConverter(table, options=None, *, dialect=None, **overrides)``: ``options`` a
+    ``SparkOptions`` or mapping, ``overrides`` single options, ``dialect`` a name or
+    ``Dialect`` (``None``: ``options.dialect``, else the only installed dialect with Spark
+    rules).  Raises as ``struct_type`` does.
+
+    Attributes: ``table``, ``options``, ``dialect``, ``rules`` (one ``ColumnRule`` per
+    column), ``struct_type`` (the ``StructType`` the values fit), ``names``."""
+
+    def __init__(self, table: Table, options: "SparkOptions | Mapping[str, Any] | None" = None, *,
+                 dialect: "str | Dialect | None" = None, **overrides: Any):
+        self.table = table
+        self.options = SparkOptions.of(options, **overrides)
+        self.dialect, spark_rules = resolve_rules(dialect if dialect is not None else self.options.dialect)
+        self.rules: list[ColumnRule] = column_rules(table, self.options, spark_rules)
+        self.struct_type = StructType(build_fields(table, self.rules, self.dialect.name))
+        self.names = [c.name for c in table.columns]
+        self._functions = [r.python() for r in self.rules]
+        self._row = _row_function(self._functions)
+
+    # -- Python face ---------------------------------------------------------------------------
+
+    def convert(self, values: Sequence[Any] | None) -> tuple | None:
+        """One raw row (a sequence of raw values in ordinal order, as ``ddlcore.raw``
+        describes them) → a tuple of values fitting ``struct_type`` (``int``, ``Decimal``,
+        ``float``, ``str``, ``bytes``, ``bool``, ``date``, naive ``datetime`` for
+        ``TimestampNTZType``, UTC-aware ``datetime`` for ``TimestampType``, ``timedelta``,
+        ``list`` of labels).  ``None`` (no row image) → ``None``; a null raw value → ``None``.
+
+        Raises ``RowConversionError`` (``column``, ``position``, ``value``, ``reason``) for the
+        first value that cannot be converted, or for a row of the wrong length (``column`` and
+        ``position`` ``None``, ``value`` the row)."""
+        if values is None:
+            return None
+        try:
+            return self._row(values)
+        except Exception:
+            pass
+        row, errors = self.try_convert(values)
+        if errors:
+            raise errors[0]
+        return row  # pragma: no cover - a rule failed only on the fast path
+
+    def try_convert(self, values: Sequence[Any] | None) -> tuple[tuple | None, list[RowConversionError]]:
+        """Like ``convert`` but never raises: ``(row, errors)`` where a value that cannot be
+        converted is ``None`` in ``row`` and has one ``RowConversionError`` in ``errors`` (the
+        local equivalent of ``columns``' error column).  A row of the wrong length gives a
+        row of ``None`` and one error."""
+        if values is None:
+            return None, []
+        n = len(self._functions)
+        try:
+            size = len(values)
+        except TypeError:
+            size = -1
+        if size != n:
+            error = RowConversionError(f"expected {n} raw values, got {size if size >= 0 else type(values).__name__}",
+                                       value=values)
+            return (None,) * n, [error]
+        out: list[Any] = []
+        errors: list[RowConversionError] = []
+        for i, (fn, v) in enumerate(zip(self._functions, values)):
+            if v is None:
+                out.append(None)
+                continue
+            try:
+                out.append(fn(v))
+            except Fail as exc:
+                out.append(None)
+                errors.append(RowConversionError(exc.reason, column=self.names[i], position=i, value=v))
+            except Exception as exc:  # a bug in a rule must still name the value
+                out.append(None)
+                errors.append(RowConversionError(f"{type(exc).__name__}: {exc}", column=self.names[i],
+                                                 position=i, value=v))
+        return tuple(out), errors
+
+    # -- Spark face ----------------------------------------------------------------------------
+
+    def columns(self, raw: "SparkColumn | str", errors: str | None = "_errors") -> list[SparkColumn]:
+        """Spark expressions computing ``convert``'s values natively in the JVM.
+
+        ``raw``: a column (or its name) of type ``array<string>`` holding the text form of each
+        raw value in ordinal order (``ddlcore.raw.text_form``; what Spark's JSON reader gives
+        for a change log's ``before``/``after`` read as ``array<string>``).  Returns one
+        expression per column, aliased to the column name and carrying the field metadata, typed
+        as ``struct_type``'s fields; then, unless ``errors`` is ``None``, one more column of that
+        name of type ``ERRORS_TYPE`` (``array<struct<column, position, value, reason>>``): empty
+        when the row converted, else one entry per value that could not be converted (its field
+        is null), or a single entry for a wrong arity (every field null).  A null ``raw`` (no
+        image) gives nulls and no error.  No Python runs per row; executors need no ddlcore."""
+        arr = F.col(raw) if isinstance(raw, str) else raw
+        n = len(self.rules)
+        size = F.size(arr)
+        # a row of the wrong length reads as no row: every value null, one arity error
+        checked = F.when(size == n, arr)
+        empty = F.array().cast(ERRORS_TYPE)
+        outputs: list[SparkColumn] = []
+        parts: list[SparkColumn] = []
+        for i, (rule, field) in enumerate(zip(self.rules, self.struct_type.fields)):
+            x = F.get(checked, i)
+            value, _ = rule.spark(x)
+            # Evaluation plan (what keeps the projection small and each value computed once):
+            # ``value`` stands whole in two always-evaluated places — the output and the test
+            # that opens its error entry — so Spark's common-subexpression elimination computes
+            # it once, in a method of its own.  The reason is only looked for where the value
+            # came out null; it is computed inside a one-element ``zip_with`` — a function Spark
+            # interprets instead of compiling — so its code does not weigh on the compiled
+            # projection (a wide table's would outgrow the JVM's 64 KB method limit).
+            reason = F.element_at(F.zip_with(F.array(x), F.array(x), _classifier(rule)), 1)
+            outputs.append(value.cast(field.dataType).alias(field.name, metadata=field.metadata))
+            entry = F.array(F.struct(F.lit(field.name).alias("column"), F.lit(i).alias("position"),
+                                     x.alias("value"), reason.alias("reason")))
+            parts.append(F.when(x.isNull() | value.isNotNull(), empty)
+                         .otherwise(F.when(reason.isNull(), empty).otherwise(entry)))
+        if errors is None:
+            return outputs
+        arity = F.when(arr.isNotNull() & (size != n), F.array(F.struct(
+            F.lit(None).cast(StringType()).alias("column"), F.lit(None).cast(IntegerType()).alias("position"),
+            size.cast(StringType()).alias("value"),
+            F.concat(F.lit(f"expected {n} raw values, got "), size.cast(StringType())).alias("reason"))
+        )).otherwise(empty)
+        error_column = F.flatten(F.array(arity, *parts)).cast(ERRORS_TYPE).alias(errors)
+        return outputs + [error_column]
+
+    def __repr__(self) -> str:
+        return f"<RowConverter {self.table.id} ({len(self.rules)} columns, {self.dialect.name})>"
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its table, options and dialect name (rebuilt where it is unpickled, e.g.
+        in a Python UDF on an executor, which then needs ddlcore and the dialect installed)."""
+        return _rebuild, (self.table.to_json(), self.options, self.dialect.name)
+
+
+def _classifier(rule: ColumnRule) -> Callable[[SparkColumn, SparkColumn], SparkColumn]:
+    """``rule``'s failure reason as a two-argument lambda (for ``zip_with``)."""
+    return lambda v, _: rule.spark(v)[1]
+
+
+def _rebuild(table: dict, options: SparkOptions, dialect: str) -> RowConverter:
+    return RowConverter(Table.from_json(table), options, dialect=dialect)
+
+
+def _row_function(functions: list[Callable[[Any], Any]]) -> Callable[[Sequence[Any]], tuple]:
+    """A function ``values → tuple`` with each column's converter bound as a local name and
+    inlined null checks (generated once per table version; the per-row cost is one length
+    check, one unpacking and one call per non-null value)."""
+    n = len(functions)
+    if n == 0:
+        def empty(values: Sequence[Any]) -> tuple:
+            if len(values):
+                raise ValueError("arity")
+            return ()
+        return empty
+    names = [f"v{i}" for i in range(n)]
+    body = ", ".join(f"None if v{i} is None else f{i}(v{i})" for i in range(n))
+    src = (f"def convert(values):\n"
+           f"    if len(values) != {n}:\n"
+           f"        raise ValueError('arity')\n"
+           f"    {', '.join(names)}, = values\n"
+           f"    return ({body},)\n")
+    namespace: dict[str, Any] = {f"f{i}": fn for i, fn in enumerate(functions)}
+    exec(compile(src, "<ddlcore RowConverter>", "exec"), namespace)  # noqa: S102 - generated above
+    return namespace["convert"]

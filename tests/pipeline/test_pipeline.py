@@ -1,0 +1,199 @@
+"""The pipeline (`ddlcore run`) on small change logs written by the tests: typed output per
+table version, quarantine with reasons, incremental runs by checkpoint, strict mode, and the
+commit protocol's recovery."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from pathlib import Path
+
+import pytest
+
+from ddlcore.raw import encode_json as e
+
+pyspark = pytest.importorskip("pyspark")
+
+from ddlcore.spark import pipeline as pl  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    s = pl.spark_session("local[2]")
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+
+
+class Log:
+    """A change log being written by a test."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.events: list[dict] = []
+
+    def add(self, **k) -> int:
+        k["seq"] = len(self.events) + 1
+        k.setdefault("ts", 1_700_000_000_000 + k["seq"])
+        k.setdefault("position", f"mariadb-bin.000001:{100 * k['seq']}")
+        self.events.append(k)
+        return k["seq"]
+
+    def ddl(self, sql: str, db: str = "shop") -> int:
+        return self.add(op="ddl", database=db, ddl=sql)
+
+    def row(self, op: str, table: str, before=None, after=None, db: str = "shop") -> int:
+        k = {"op": op, "database": db, "table": table}
+        if before is not None:
+            k["before"] = [e(v) for v in before]
+        if after is not None:
+            k["after"] = [e(v) for v in after]
+        return self.add(**k)
+
+    def write(self, extra_lines: list[str] = ()) -> Path:
+        with open(self.path, "w") as fh:
+            for ev in self.events:
+                fh.write(json.dumps(ev) + "\n")
+            for line in extra_lines:
+                fh.write(line + "\n")
+        return self.path
+
+
+def shop_log(tmp_path: Path) -> Log:
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE orders (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
+            "note varchar(20) CHARACTER SET latin1, total decimal(8,2), placed datetime(3))")
+    log.row("c", "orders", after=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), "2024-02-29 13:14:15.250"])
+    log.row("u", "orders", before=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), None],
+            after=[-1, 2, b"caf\xe9", decimal.Decimal("13.00"), None])
+    log.ddl("ALTER TABLE orders ADD COLUMN qty smallint NOT NULL DEFAULT 1 AFTER id, DROP COLUMN placed")
+    log.row("c", "orders", after=[7, 3, 2, b"x", decimal.Decimal("1.00")])
+    log.row("d", "orders", before=[7, 3, 2, b"x", decimal.Decimal("1.00")])
+    return log
+
+
+def parquet_rows(spark, out: Path, table: str, version: int):
+    df = spark.read.parquet(str(out / "shop" / table / f"schema_version={version}"))
+    return df, sorted(df.collect(), key=lambda r: r["_seq"])
+
+
+def test_rows_are_typed_with_the_version_in_force(spark, tmp_path):
+    log = shop_log(tmp_path)
+    out = tmp_path / "out"
+    res = pl.run_pipeline(log.write(), out, spark=spark)
+    assert res.quarantined == 0 and res.rows == 4 and res.ddl == 3
+    df1, rows1 = parquet_rows(spark, out, "orders", 1)
+    assert [f.name for f in df1.schema.fields][:5] == ["id", "status", "note", "total", "placed"]
+    assert df1.schema["id"].dataType.typeName() == "long"          # INT UNSIGNED → long
+    assert df1.schema["total"].dataType.simpleString() == "decimal(8,2)"
+    assert rows1[0]["id"] == 2 ** 32 - 1                             # unsigned wrap-around fixed
+    assert rows1[0]["status"] == "new" and rows1[1]["status"] == "paid"
+    assert rows1[0]["note"] == "café"                                # latin1 bytes decoded
+    assert rows1[0]["placed"] == dt.datetime(2024, 2, 29, 13, 14, 15, 250000)
+    assert rows1[1]["_op"] == "u" and rows1[1]["_before"]["status"] == "new"
+    assert rows1[0]["_before"] is None and rows1[0]["_position"] == "mariadb-bin.000001:300"
+    df2, rows2 = parquet_rows(spark, out, "orders", 2)
+    assert [f.name for f in df2.schema.fields][:5] == ["id", "qty", "status", "note", "total"]
+    assert rows2[0]["qty"] == 3
+    assert rows2[1]["_op"] == "d" and rows2[1]["id"] == 7            # a delete carries its key
+    schema = json.loads((out / "_schemas" / "shop.orders.v2.json").read_text())
+    assert schema["valid_from_seq"] == 5 and schema["model"]["columns"][1]["name"] == "qty"
+    run = json.loads((out / "_run.json").read_text())
+    assert run["last_run"]["last_seq"] == 7
+
+
+def test_bad_events_are_quarantined_with_reasons_never_dropped(spark, tmp_path):
+    log = shop_log(tmp_path)
+    log.row("c", "ghost", after=[1])                                   # unknown table
+    log.row("c", "orders", after=[1, 2])                               # wrong arity
+    log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # enum index out of range
+    log.ddl("CREATE TABLE broken (")                                   # unparsable DDL
+    out = tmp_path / "out"
+    res = pl.run_pipeline(log.write(["{not json", '{"seq": 99, "op": "c"}']), out, spark=spark)
+    assert res.rows == 4
+    assert res.quarantined == 6
+    q = [json.loads(line) for f in (out / "_quarantine").glob("*.json") for line in f.read_text().splitlines()]
+    reasons = " | ".join(sorted(r["reason"] for r in q))
+    assert "unknown table" in reasons and "expected 5 raw values" in reasons
+    assert "enum" in reasons and "DDL could not be parsed" in reasons and "malformed event" in reasons
+    assert all(r["event"] or r["reason"].startswith("DDL") for r in q)   # the raw event is kept
+
+
+def test_strict_mode_stops_naming_the_first_bad_event_and_commits_nothing(spark, tmp_path):
+    log = shop_log(tmp_path)
+    bad = log.row("c", "ghost", after=[1])
+    out = tmp_path / "out"
+    with pytest.raises(pl.PipelineError) as info:
+        pl.run_pipeline(log.write(), out, spark=spark, strict=True)
+    assert info.value.seq == bad and "unknown table" in info.value.reason
+    assert not (out / "shop").exists() and not (out / "_state" / "checkpoint.json").exists()
+
+
+def test_rerun_on_a_grown_log_processes_only_new_events(spark, tmp_path):
+    log = shop_log(tmp_path)
+    out = tmp_path / "out"
+    pl.run_pipeline(log.write(), out, spark=spark)
+    again = pl.run_pipeline(log.write(), out, spark=spark)
+    assert again.events == 0 and again.rows == 0
+    log.row("c", "orders", after=[9, 1, 1, b"z", decimal.Decimal("2.00")])
+    third = pl.run_pipeline(log.write(), out, spark=spark)
+    assert third.events == 1 and third.rows == 1
+    df, rows = parquet_rows(spark, out, "orders", 2)
+    assert [r["_seq"] for r in rows] == [6, 7, 8]                     # nothing duplicated
+    assert json.loads((out / "_run.json").read_text())["runs"] == 3
+
+
+def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, monkeypatch):
+    log = shop_log(tmp_path)
+    out = tmp_path / "out"
+    real = pl._apply_moves
+    calls = {"n": 0}
+
+    def dying(moves):
+        calls["n"] += 1
+        real(moves[:1])
+        raise KeyboardInterrupt("killed while moving files")
+
+    monkeypatch.setattr(pl, "_apply_moves", dying)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log.write(), out, spark=spark)
+    assert (out / "_state" / "pending.json").exists()
+    monkeypatch.setattr(pl, "_apply_moves", real)
+    res = pl.run_pipeline(log.write(), out, spark=spark)              # rolls forward, then nothing new
+    assert res.events == 0
+    _, rows1 = parquet_rows(spark, out, "orders", 1)
+    _, rows2 = parquet_rows(spark, out, "orders", 2)
+    assert [r["_seq"] for r in rows1 + rows2] == [3, 4, 6, 7]
+
+
+def test_a_run_killed_before_its_commit_point_leaves_nothing_visible(spark, tmp_path, monkeypatch):
+    log = shop_log(tmp_path)
+    out = tmp_path / "out"
+
+    def dying(*a, **k):
+        raise KeyboardInterrupt("killed before the commit point")
+
+    monkeypatch.setattr(pl, "_merge_run_json", dying)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log.write(), out, spark=spark)
+    assert not (out / "shop").exists()
+    monkeypatch.undo()
+    res = pl.run_pipeline(log.write(), out, spark=spark)
+    assert res.rows == 4
+
+
+def test_cli_exit_status_and_summary(spark, tmp_path):
+    """In-process (click's runner) so the module's Spark session is reused."""
+    from click.testing import CliRunner
+
+    from ddlcore.cli import main
+
+    log = shop_log(tmp_path)
+    log.row("c", "ghost", after=[1])
+    path = log.write()
+    ok = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o1")])
+    assert ok.exit_code == 0, ok.output
+    assert "quarantined: 1" in ok.output and "orders" in ok.output
+    strict = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o2"), "--strict"])
+    assert strict.exit_code == 1 and "event seq 8" in strict.output
