@@ -29,7 +29,7 @@ __all__ = [
     "struct_type", "RowConverter", "SparkOptions", "RowConversionError", "ColumnRule",
     "SparkRules", "MappingRow", "field_metadata", "text_form", "text_row", "RAW_ARRAY_TYPE",
     "ERROR_TYPE", "ERRORS_TYPE", "DECIMAL_HANDLING", "BIGINT_UNSIGNED_HANDLING",
-    "BINARY_HANDLING", "TIME_PRECISION", "INVALID_DATE_HANDLING", "mapping",
+    "BINARY_HANDLING", "TIME_PRECISION", "INVALID_DATE_HANDLING", "mapping", "mapping_table",
 ]
 
 
@@ -39,3 +39,11 @@ def mapping(dialect: str | None = None) -> list[MappingRow]:
     from .schema import resolve_rules
 
     return resolve_rules(dialect)[1].mapping()
+
+
+def mapping_table(dialect: str | None = None) -> str:
+    """The type mapping of ``dialect`` as a Markdown table (the one in docs/spark.md)."""
+    lines = ["| native type | Spark type | notes |", "|---|---|---|"]
+    for row in mapping(dialect):
+        lines.append(f"| `{row.native}` | `{row.spark}` | {row.notes} |".replace("|  |", "| |"))
+    return "\n".join(lines)

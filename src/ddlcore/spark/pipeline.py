@@ -20,9 +20,14 @@ Row files hold the table version's columns (``struct_type``) — the *after* ima
 ``_op``, ``_seq`` (long), ``_position``, ``_ts`` (long, ms) and ``_before`` (a struct of the
 before image for ``u`` and ``d``, null otherwise).
 
-Commit protocol: a run writes into ``OUT/_state/staging/<run>/``; when every write has
-succeeded it writes ``OUT/_state/pending.json`` (the files to move and the new checkpoint,
-fsynced), moves the files into place, writes the checkpoint and removes ``pending.json``.
+Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, table,
+reason, event`` (the event's raw text), every key present even when null.
+
+Commit protocol: a run writes into ``OUT/_state/staging/<run>/`` (rows that cannot be
+converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
+written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
+move and the new checkpoint, fsynced), moves the files into place, writes the checkpoint and
+removes ``pending.json``.
 A run killed before ``pending.json`` exists leaves only staging files, removed by the next
 run, which redoes the work; a run killed after it is rolled forward by the next run before it
 reads anything.  So no row is lost or written twice, and readers of a table directory only
@@ -418,10 +423,12 @@ def _write_version(tagged, key, table, sopts, dialect, target: Path, bad_dir: Pa
         outcome = {(r["op"], r["_bad"]): r["count"] for r in
                    conv_df.groupBy("op", (F.size("_errs") > 0).alias("_bad")).count().collect()}
         good = conv_df.where(F.size("_errs") == 0)
-        row_image = [F.when(F.col("op") == "d", F.col(f"_b.`{n}`")).otherwise(F.col(f"_a.`{n}`")).alias(n)
-                     for n in names]
+        # re-attach each field's metadata (the column's source facts): when/otherwise drops it
+        md = {f.name: f.metadata for f in conv.struct_type.fields}
+        row_image = [F.when(F.col("op") == "d", F.col(f"_b.`{n}`")).otherwise(F.col(f"_a.`{n}`"))
+                     .alias(n, metadata=md[n]) for n in names]
         before_struct = F.when(F.col("op").isin("u", "d"),
-                               F.struct(*[F.col(f"_b.`{n}`").alias(n) for n in names]))
+                               F.struct(*[F.col(f"_b.`{n}`").alias(n, metadata=md[n]) for n in names]))
         out_df = good.select(*row_image, F.col("op").alias("_op"), F.col("seq").alias("_seq"),
                              F.col("position").alias("_position"), F.col("ts").alias("_ts"),
                              before_struct.alias("_before"))

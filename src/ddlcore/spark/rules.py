@@ -7,17 +7,20 @@ bitmasks and label lists — and the text codecs.  Each conversion is one class 
 methods sit side by side and implement the same rules:
 
 * ``python()`` → a closure ``raw value → Spark value`` (raises ``Fail(reason)``), and
-* ``spark(x)`` → ``(value, error)`` Spark ``Column`` expressions over ``x``, the raw value's
-  text form (``ddlcore.raw``), using only JVM-native functions (no Python UDF): ``error`` is
-  the failure reason or null, ``value`` is meaningful where ``error`` is null.
+* ``spark(x)`` → ``(value, classify)`` Spark ``Column`` expressions over ``x``, the raw
+  value's text form (``ddlcore.raw``), using only JVM-native functions (no Python UDF):
+  ``value`` is null wherever the Python face fails (or gives null), ``classify`` is the
+  Python face's failure reason, looked at only where ``value`` is null.
 
-Both faces check in the same order and fail with the same reason strings, so that a property
+Both faces check the same things and fail with the same reason strings, so that a property
 test can compare them value for value.  A dialect plugin picks a rule and its parameters per
 column (``SparkRules.rule``); the rules know nothing of any dialect.
 
 Every Spark expression here is safe under ANSI mode (Spark 4's default): casts are
-``try_cast``, and everything that could throw (``conv``, ``decode``, narrowing arithmetic) is
-only reached in a ``CASE`` branch whose guard has checked its input.
+``try_cast`` and only see text of their shape (``only``), and everything that could throw
+(``conv``, ``decode``, arithmetic) is only reached in a ``CASE`` branch whose guard has
+checked its input.  How the expressions are shaped for Spark's code generator (``guard``,
+``error_case``) is explained in docs/spark.md, "How the two faces stay one".
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ __all__ = [
     "Fail", "ColumnRule", "SparkRules", "MappingRow", "TextCodec", "Utf8Codec", "SingleByteCodec",
     "Utf16Codec", "Utf32Codec", "PythonOnlyCodec", "IntegerRule", "BitRule", "DecimalRule",
     "FloatRule", "DateRule", "DateTimeRule", "TimeRule", "TextRule", "BinaryRule", "EnumRule",
-    "SetRule", "binary_output", "classify", "text_value", "tagged", "tag_payload", "int_like",
+    "SetRule", "binary_output", "classify", "tagged", "tag_payload", "int_like",
     "number_like", "checks", "error_case", "reason", "unescaped", "spark_type_name", "guard",
     "null_like", "only",
 ]
@@ -82,9 +85,6 @@ def classify(value: Any) -> tuple[str, Any]:
 # ``x`` (a cheap array access) and rules reference their intermediate values a few times.
 # --------------------------------------------------------------------------------------------
 
-_ZERO, _NINE, _MINUS = 48, 57, 45
-
-
 def _lit(value: Any) -> SparkColumn:
     return F.lit(value)
 
@@ -101,8 +101,8 @@ def tag_payload(x: SparkColumn, tag: str) -> SparkColumn:
     n = len(tag) + 5  # {"<tag>":"
     if tag in ("$s", "$json"):  # may end in an escaped quote: cut exactly the closing "}
         return x.substr(_lit(n + 1), F.length(x) - n - 2)
-    # payloads without quotes or braces: one scan, no character count
-    return F.rtrim(F.substring(x, n + 1, 2147483647), _lit('"}'))
+    # payloads without quotes: up to the closing quote (byte search, no character count)
+    return F.substring_index(F.substring(x, n + 1, 2147483647), '"', 1)
 
 
 def unescaped(x: SparkColumn, tag: str) -> SparkColumn:
@@ -127,13 +127,6 @@ def int_like(x: SparkColumn) -> SparkColumn:
     return x.rlike(INT_RX)
 
 
-def text_value(x: SparkColumn) -> SparkColumn:
-    """The string a text form holds if its kind is ``str`` (plain, or ``{"$s": ...}``), else
-    null."""
-    return (F.when(~tagged(x) & ~number_like(x), x)
-            .when(tagged(x, "$s"), unescaped(x, "$s")))
-
-
 def _payload_or_plain(x: SparkColumn, *tags: str) -> SparkColumn:
     """The payload of ``x`` if it carries one of ``tags``, else ``x`` itself."""
     out = None
@@ -144,10 +137,10 @@ def _payload_or_plain(x: SparkColumn, *tags: str) -> SparkColumn:
 
 
 def error_case(x: SparkColumn) -> SparkColumn:
-    """The start of a rule's error ``CASE``: null for a null raw value.  (The branch value is
-    ``x`` itself — null there — so that no branch of the ``CASE`` is a constant: Spark's
-    optimizer would otherwise push ``IsNull``/``IsNotNull`` into the branches, and the
-    converter's two uses of the error would no longer be one common subexpression.)"""
+    """The start of a rule's reason ``CASE``: null for a null raw value.  (The branch value is
+    ``x`` itself — null there — and reasons are not constants either (``reason``): Spark's
+    optimizer pushes ``IsNull``/``IsNotNull`` into a ``CASE`` whose results are constants but
+    one, which copies the branches' tests into the caller's.)"""
     return F.when(x.isNull(), x)
 
 
@@ -533,12 +526,14 @@ class BitRule(ColumnRule):
         # kinds: a plain int; bytes; a 0/1 text (always written as {"$s":...}: it looks like a number)
         n, nb = self.bits, self.nbytes
         is_int, is_b64, is_s = int_like(x), tagged(x, "$b64"), tagged(x, "$s")
-        d = only(is_int, x).try_cast(DecimalType(20, 0))
+        big = n > 62  # beyond a long's range: exact decimals
+        d = only(is_int, x).try_cast(DecimalType(20, 0) if big else LongType())
+        top = _dec((1 << n) - 1) if big else _lit((1 << n) - 1)
         b = _b64(x)
         padded = _pad_binary("lpad", b, nb)
         s = tag_payload(x, "$s")
         max_hex = format((1 << n) - 1, f"0{2 * nb}X")
-        int_ok = is_int & (d >= 0) & (d <= _dec((1 << n) - 1))
+        int_ok = is_int & (d >= 0) & (d <= top)
         b64_ok = is_b64 & (F.length(b) <= nb) & (F.hex(padded) <= max_hex)
         bits_ok = is_s & s.rlike("^[01]+$") & (F.length(s) <= n)
         raw_bytes = (F.when(int_ok, F.unhex(F.lpad(F.conv(x, 10, 16), 2 * nb, "0")))
@@ -546,7 +541,7 @@ class BitRule(ColumnRule):
                      .when(bits_ok, F.unhex(F.lpad(F.conv(s, 2, 16), 2 * nb, "0")))
                      .otherwise(null_like(x, BinaryType())))
         classify = (error_case(x)
-                    .when(is_int, F.when(d.isNull() | (d < 0) | (d > _dec((1 << n) - 1)), self.range))
+                    .when(is_int, F.when(d.isNull() | (d < 0) | (d > top), self.range))
                     .when(is_b64, checks(None, (b.isNull(), self.invalid), (F.length(b) > nb, self.range),
                                          (F.hex(padded) > max_hex, self.range)))
                     .when(is_s & s.rlike("^[01]+$"), F.when(F.length(s) > n, self.range))
@@ -1070,7 +1065,8 @@ def _label_text(x: SparkColumn, codec: TextCodec) -> tuple[SparkColumn, SparkCol
     is_b64 = tagged(x, "$b64")
     b = _b64(x)
     decoded, ok = codec.spark(b)
-    text = F.when(~tagged(x), x).when(tagged(x, "$s"), unescaped(x, "$s")).when(is_b64, decoded)
+    # decoding only where the bytes are valid (a malformed UTF-16/32 decode would throw)
+    text = F.when(~tagged(x), x).when(tagged(x, "$s"), unescaped(x, "$s")).when(is_b64 & ok, decoded)
     return text, b, ok, is_b64
 
 
@@ -1196,19 +1192,24 @@ class SetRule(ColumnRule):
         labels, n = self.labels, len(self.labels)
         empty = F.array().cast(ArrayType(StringType()))
         is_int = int_like(x)
-        d = only(is_int, x).try_cast(DecimalType(20, 0))
+        big = self.wrap > (1 << 32)  # an 8-byte mask: beyond a long's range, exact decimals
+
+        def num(v: int) -> SparkColumn:
+            return _dec(v) if big else _lit(v)
+
+        d = only(is_int, x).try_cast(DecimalType(20, 0) if big else LongType())
         # within range, pmod gives the unsigned mask; as a long, bit 63 reads as the sign bit
-        mask = F.pmod(d, _dec(self.wrap))
+        mask = F.pmod(d, num(self.wrap))
         text, b, ok, is_b64 = _label_text(x, self.codec)
         not_number = tagged(x) | ~number_like(x)
         parts = F.split(text, ",")
         label_array = F.array(*[_lit(v) for v in labels]) if labels else empty
         members_ok = (text == "") | (F.size(F.array_except(parts, label_array)) == 0)
-        int_ok = is_int & (d >= _dec(-(self.wrap // 2))) & (d < _dec(1 << n)) & (mask < _dec(1 << n))
+        int_ok = is_int & (d >= num(-(self.wrap // 2))) & (d < num(1 << n)) & (mask < num(1 << n))
         text_ok = text.isNotNull() & not_number & (~is_b64 | ok) & members_ok
         classify = (error_case(x)
-                    .when(is_int, F.when(d.isNull() | (d < _dec(-(self.wrap // 2))) | (d >= _dec(1 << n))
-                                         | (mask >= _dec(1 << n)), self.range))
+                    .when(is_int, F.when(d.isNull() | (d < num(-(self.wrap // 2))) | (d >= num(1 << n))
+                                         | (mask >= num(1 << n)), self.range))
                     .when(is_b64 & b.isNull(), reason(x, self.invalid))
                     .when(is_b64 & ~ok, reason(x, _codec_error(self.codec)))
                     .when(text.isNull() | ~not_number, reason(x, self.invalid))
@@ -1217,14 +1218,15 @@ class SetRule(ColumnRule):
             return F.when(int_ok | text_ok, empty).otherwise(null_like(x, self.spark_type)), classify
         # the mask's labels, a byte at a time: each byte looked up in a constant map from the
         # 256 byte values to the labels of its 8 bits
-        mask64 = (F.pmod(mask + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63)).try_cast(LongType())
+        mask64 = ((F.pmod(mask + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63)).try_cast(LongType()) if big
+                  else mask)
         by_bytes = []
         for k in range((n + 7) // 8):
             group = labels[8 * k:8 * k + 8]
             table = F.create_map(*[c for byte in range(1 << len(group)) for c in (
                 _lit(byte), F.array(*[_lit(v) for i, v in enumerate(group) if byte >> i & 1]).cast(ArrayType(StringType())))])
             byte_value = F.shiftright(mask64, 8 * k).bitwiseAND(_lit((1 << len(group)) - 1))
-            by_bytes.append(F.element_at(table, byte_value.cast(IntegerType())))
+            by_bytes.append(F.try_element_at(table, byte_value.cast(IntegerType())))
         by_mask = by_bytes[0] if len(by_bytes) == 1 else F.concat(*by_bytes)
         # labels of a text in definition order, each once: the labels that are among its parts
         by_text = F.array_intersect(label_array, parts)

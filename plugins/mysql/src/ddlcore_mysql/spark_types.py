@@ -16,8 +16,6 @@ column's charset, ``0000-00-00``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ddlcore.model import Column, Table
 from ddlcore.spark.options import SparkOptions
 from ddlcore.spark.rules import (BinaryRule, BitRule, ColumnRule, DateRule, DateTimeRule,
@@ -157,7 +155,7 @@ _WRAP = "negative raw values (signed readings) get 2^{} added"
 _MAPPING: list[tuple[DataTypeSpec, str, str]] = [
     (_D("TINYINT"), "raw int -128..127", "mariadb"),
     (_D("TINYINT", unsigned=True), _WRAP.format(8), "mariadb"),
-    (_D("TINYINT", 1), "`boolean` (non-zero is true) with `tinyint1_as_boolean=True`", "mariadb"),
+    (_D("TINYINT", 1), "`BooleanType` (non-zero is true) with `tinyint1_as_boolean=True`", "mariadb"),
     (_D("SMALLINT"), "", "mariadb"),
     (_D("SMALLINT", unsigned=True), _WRAP.format(16), "mariadb"),
     (_D("MEDIUMINT"), "", "mariadb"),
@@ -165,10 +163,10 @@ _MAPPING: list[tuple[DataTypeSpec, str, str]] = [
     (_D("INT"), "", "mariadb"),
     (_D("INT", unsigned=True), _WRAP.format(32), "mariadb"),
     (_D("BIGINT"), "", "mariadb"),
-    (_D("BIGINT", unsigned=True), _WRAP.format(64) + "; `bigint_unsigned_handling=long`: `bigint` "
+    (_D("BIGINT", unsigned=True), _WRAP.format(64) + "; `bigint_unsigned_handling=long`: `LongType` "
      "holding the 64 bits signed", "mariadb"),
     (_D("DECIMAL", 10, 2), "raw int or decimal, rounded half up to the scale; `decimal_handling`: "
-     "`double`, `string` (plain text, exactly s fraction digits)", "mariadb"),
+     "`double` → `DoubleType`, `string` → `StringType` (plain text, exactly s fraction digits)", "mariadb"),
     (_D("DECIMAL", 65, 30), "beyond 38 digits: plain text, exact (more fraction digits → error)", "mariadb"),
     (_D("FLOAT"), "raw int, float or decimal, rounded to binary32", "mariadb"),
     (_D("DOUBLE"), "", "mariadb"),
@@ -177,7 +175,7 @@ _MAPPING: list[tuple[DataTypeSpec, str, str]] = [
     (_D("DATE"), "zero/invalid dates (`0000-00-00`, `2023-02-30`) → null (`invalid_date_handling`)", "mariadb"),
     (_D("DATETIME", 6), "wall time; fraction truncated to fsp; zero/invalid → null", "mariadb"),
     (_D("TIMESTAMP", 6), "raw wall time is UTC (or seconds since the epoch); zero (epoch 0) → null", "mariadb"),
-    (_D("TIME", 6), "-838:59:59..838:59:59; `time_precision=adaptive_time_microseconds`: `bigint` µs", "mariadb"),
+    (_D("TIME", 6), "-838:59:59..838:59:59; `time_precision=adaptive_time_microseconds`: `LongType` µs", "mariadb"),
     (_D("YEAR"), "binlog byte, 1901–2155, 0 (and mysql-replication's 1900 for 0000)", "mariadb"),
     (_D("CHAR", 10), "bytes decoded with the column charset; trailing spaces removed", "mariadb"),
     (_D("VARCHAR", 255), "bytes decoded with the column charset (latin1 is cp1252)", "mariadb"),
@@ -202,9 +200,9 @@ _MAPPING: list[tuple[DataTypeSpec, str, str]] = [
     (_D("MULTILINESTRING"), "", "mariadb"),
     (_D("MULTIPOLYGON"), "", "mariadb"),
     (_D("GEOMETRYCOLLECTION"), "", "mariadb"),
-    (_D("INET4"), "4 bytes → `a.b.c.d`", "mariadb"),
-    (_D("INET6"), "16 bytes → MariaDB's text (`::ffff:1.2.3.4`, `2001:db8::1`)", "mariadb"),
-    (_D("UUID"), "16 bytes → `xxxxxxxx-xxxx-…` lower case", "mariadb"),
+    (_D("INET4"), "4 bytes (trailing zero bytes restored) → `a.b.c.d`; text passes", "mariadb"),
+    (_D("INET6"), "16 bytes → MariaDB's text (`::ffff:1.2.3.4`, `2001:db8::1`); text passes", "mariadb"),
+    (_D("UUID"), "16 bytes → `xxxxxxxx-xxxx-…` lower case; text passes", "mariadb"),
 ]
 
 #: the rules ``MySqlDialect.spark_rules()`` returns

@@ -1,0 +1,185 @@
+"""Crash safety of the pipeline: ``ddlcore run`` on the shop change log, killed with SIGKILL at
+a few moments and restarted, ends with exactly the output of an uninterrupted run — every row
+once, none lost, none doubled.
+
+Each kill ends the whole run at once, Python driver and Spark JVM together (the run is started
+in its own process group and the group is killed, as when a machine or container dies).  The
+moments come from a seeded RNG but are anchored on what the run is doing, so that they land
+in different phases whatever the machine's speed:
+
+* ``early``: a random time after the start (Spark starting, the log being read, the history
+  being recorded);
+* ``writing``: a random time after the first table version starts being written into the run's
+  staging directory (mid-conversion: staged files exist, nothing is committed);
+* ``commit``: as soon as the run's ``pending.json`` exists (the commit point: the next run must
+  roll the commit forward, not redo it and not lose it).
+
+A run that ends before its kill moment is simply a complete run.  Every wait is bounded.
+The uninterrupted reference run happens in this process (the shared Spark session) while the
+killed runs go on, to keep the test short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, SHOP
+
+pytest.importorskip("pyspark")
+
+from ddlcore.spark.pipeline import run_pipeline  # noqa: E402
+
+CHANGELOG = SHOP / "changelog.jsonl"
+SEED = 20241122
+#: seconds: the longest a single ``ddlcore run`` may take here before the test gives up
+RUN_TIMEOUT = 600
+
+
+def _start(out: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "ddlcore.cli", "run", "--changelog", str(CHANGELOG), "--out", str(out),
+           "--master", "local[1]"]
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """SIGKILL the run's process group (its own session: the driver and its Spark JVM)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _fresh(path: Path, since: float) -> bool:
+    """``path`` exists and was made by the current run (not left by a killed one)."""
+    try:
+        return path.stat().st_mtime >= since
+    except FileNotFoundError:
+        return False
+
+
+def _staged_data(out: Path, since: float) -> bool:
+    """The current run has started writing a table version into its staging directory."""
+    staging = out / "_state" / "staging"
+    try:
+        return any(p.name.startswith("schema_version=") and _fresh(p, since) for p in staging.rglob("*"))
+    except FileNotFoundError:  # removed while listed
+        return False
+
+
+def _run_until(out: Path, trigger: str, rng: random.Random) -> str:
+    """Run ``ddlcore run`` and SIGKILL it at the moment ``trigger`` names; return what
+    happened (``killed ...`` or ``finished``)."""
+    since = time.time()
+    proc = _start(out)
+    started = time.monotonic()
+    pending = out / "_state" / "pending.json"
+    armed_at = None
+    delay = {"early": rng.uniform(2.0, 20.0), "writing": rng.uniform(0.0, 6.0), "commit": 0.0}[trigger]
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            assert now - started < RUN_TIMEOUT, f"ddlcore run did not end within {RUN_TIMEOUT} s"
+            if armed_at is None:
+                if (trigger == "early" or (trigger == "writing" and _staged_data(out, since))
+                        or (trigger == "commit" and _fresh(pending, since))):
+                    armed_at = now
+            if armed_at is not None and now - armed_at >= delay:
+                _kill(proc)
+                proc.wait(30)
+                left = [name for name, path in (("staging", out / "_state" / "staging"), ("pending.json", pending),
+                                                ("checkpoint", out / "_state" / "checkpoint.json"))
+                        if path.exists()]
+                return (f"killed {trigger} at {now - started:.1f} s (+{delay:.1f} s); "
+                        f"left: {', '.join(left) or 'nothing'}")
+            time.sleep(0.005 if trigger == "commit" else 0.05)
+        out_text, err_text = proc.communicate()
+        assert proc.returncode == 0, err_text[-3000:]
+        return f"finished before the {trigger} kill, in {time.monotonic() - started:.1f} s"
+    finally:
+        if proc.poll() is None:  # an assertion above: never leave a run behind
+            _kill(proc)
+            proc.wait(30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def read_rows(spark, out: Path) -> list[tuple]:
+    """Every output row as ``(table, schema_version, _seq, row dict)``, sorted."""
+    rows = []
+    for vdir in sorted(out.glob("*/*/schema_version=*")):
+        table = f"{vdir.parent.parent.name}.{vdir.parent.name}"
+        version = int(vdir.name.split("=")[1])
+        for r in spark.read.parquet(str(vdir)).collect():
+            rows.append((table, version, r["_seq"], r.asDict(recursive=True)))
+    rows.sort(key=lambda x: (x[2], x[0], x[1]))
+    return rows
+
+
+def test_sigkilled_pipeline_runs_end_with_the_uninterrupted_output(spark, tmp_path):
+    reference_out, crashed_out = tmp_path / "reference", tmp_path / "crashed"
+
+    # the uninterrupted run, in this process, while the killed runs go on
+    reference: dict = {}
+
+    def uninterrupted():
+        try:
+            reference["result"] = run_pipeline(CHANGELOG, reference_out, spark=spark)
+        except BaseException as exc:  # re-raised below, in the test's thread
+            reference["error"] = exc
+
+    thread = threading.Thread(target=uninterrupted, name="reference run")
+    thread.start()
+
+    rng = random.Random(SEED)
+    triggers = ["early", "writing"]
+    rng.shuffle(triggers)      # in a random order; then the commit point, last
+    triggers.append("commit")
+    log = [_run_until(crashed_out, trigger, rng) for trigger in triggers]
+    final = _start(crashed_out)
+    try:
+        out_text, err_text = final.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if final.poll() is None:
+            _kill(final)
+            final.wait(30)
+    assert final.returncode == 0, err_text[-3000:]
+    log.append("final run finished")
+
+    thread.join(RUN_TIMEOUT)
+    assert not thread.is_alive(), "the reference run did not end"
+    if "error" in reference:
+        raise reference["error"]
+    print("\n".join(log))
+    assert any(entry.startswith("killed") for entry in log), log
+
+    # the same rows, each once
+    expected, got = read_rows(spark, reference_out), read_rows(spark, crashed_out)
+    assert reference["result"].quarantined == 0 and len(expected) == reference["result"].rows
+    seqs = [(table, seq) for table, _v, seq, _r in got]
+    assert len(seqs) == len(set(seqs)), "a row was written twice"
+    assert [x[:3] for x in got] == [x[:3] for x in expected]
+    assert got == expected
+
+    # the same committed state: checkpoint, totals, schemas; nothing half-done left behind
+    state = crashed_out / "_state"
+    assert json.loads((state / "checkpoint.json").read_text())["last_seq"] == \
+        json.loads((reference_out / "_state" / "checkpoint.json").read_text())["last_seq"]
+    assert json.loads((crashed_out / "_run.json").read_text())["total"] == \
+        json.loads((reference_out / "_run.json").read_text())["total"]
+    assert sorted(p.name for p in (crashed_out / "_schemas").iterdir()) == \
+        sorted(p.name for p in (reference_out / "_schemas").iterdir())
+    assert not (state / "pending.json").exists() and not (state / "staging").exists()
+    assert not (crashed_out / "_quarantine").exists()
