@@ -1,0 +1,79 @@
+"""Helpers of the Spark tests: building MySQL columns/tables from type specs, running both
+faces of a ``RowConverter`` over the same raw rows, and comparing them."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Sequence
+
+from ddlcore import Column, Table, TableId
+from ddlcore.raw import text_row
+from ddlcore.spark import RowConverter
+from ddlcore_mysql.types import DataTypeSpec, column_fields
+
+
+def column(name: str, spec: DataTypeSpec, position: int = 1, *, nullable: bool = True,
+           flavor: str = "mariadb", **changes: Any) -> Column:
+    """A model ``Column`` for ``spec`` with the fields the MySQL catalogue gives it."""
+    fields = column_fields(spec, flavor=flavor)
+    fields.pop("serial", None)
+    fields.update(changes)
+    return Column(name=name, ordinal_position=position, nullable=nullable, **fields)
+
+
+def table(*specs: DataTypeSpec | Column, name: str = "t", flavor: str = "mariadb") -> Table:
+    cols = []
+    for i, spec in enumerate(specs, start=1):
+        c = spec if isinstance(spec, Column) else column(f"c{i}", spec, i, flavor=flavor)
+        cols.append(c.replace(ordinal_position=i))
+    return Table(TableId("db", None, name), tuple(cols))
+
+
+def spark_rows(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]) -> list:
+    """``conv.columns`` applied in Spark to the text forms of ``rows``: a list of collected
+    ``Row``s (fields, then ``_errors``)."""
+    data = [(text_row(r),) for r in rows]
+    df = spark.createDataFrame(data, "raw array<string>")
+    return df.select(*conv.columns("raw")).collect()
+
+
+def normalize(value: Any) -> Any:
+    """A value as both faces can be compared: UTC instants as POSIX microseconds, binary as
+    ``bytes``."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return ("instant", round(value.timestamp() * 1_000_000))
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    return value
+
+
+def normalize_spark(value: Any, is_instant: bool) -> Any:
+    if is_instant and isinstance(value, dt.datetime):
+        # PySpark builds TimestampType values in the local time zone of the Python process
+        return ("instant", round(value.timestamp() * 1_000_000))
+    return normalize(value)
+
+
+def compare_faces(spark, conv: RowConverter, rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Run both faces over ``rows``; return a description of every disagreement (values or
+    error (position, reason) sets)."""
+    from pyspark.sql.types import TimestampType
+
+    instants = [isinstance(f.dataType, TimestampType) for f in conv.struct_type.fields]
+    got = spark_rows(spark, conv, rows)
+    problems = []
+    for raw, srow in zip(rows, got):
+        py_values, py_errors = conv.try_convert(raw)
+        s_values = list(srow)[:-1]
+        s_errors = srow[-1]
+        py_err = sorted((e.position if e.position is not None else -1, e.reason) for e in py_errors)
+        s_err = sorted((e["position"] if e["position"] is not None else -1, e["reason"]) for e in s_errors)
+        if py_err != s_err:
+            problems.append(f"errors differ for {raw!r}: python {py_err} spark {s_err}")
+        for i, (pv, sv) in enumerate(zip(py_values or (), s_values)):
+            a, b = normalize(pv), normalize_spark(sv, instants[i])
+            if a != b or type(a) is not type(b):
+                problems.append(f"column {i} ({conv.rules[i].label}) raw {raw[i]!r}: python {pv!r} spark {sv!r}")
+    return problems
