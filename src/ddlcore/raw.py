@@ -31,11 +31,11 @@ json       ``dict``, ``list``, ``tuple`` (a parsed JSON   ``{"$json": "{\"a\": 1
 
 Rules of the encoding:
 
-* Tag payloads are text in the source's own notation (only ``$s`` and ``$json`` payloads can
-  need JSON escapes): decimals in plain notation (no
+* Tag payloads are text in the source's own notation: decimals in plain notation (no
   exponent); dates ``YYYY-MM-DD``; datetimes ``YYYY-MM-DD hh:mm:ss[.ffffff]`` (an aware
   datetime is converted to UTC first, a naive one is written as is); times
-  ``[-]h:mm:ss[.ffffff]`` with as many hour digits as needed.  Zero and invalid dates
+  ``[-]h:mm:ss[.ffffff]`` with as many hour digits as needed.  Only ``$s`` and ``$json``
+  payloads can hold JSON escapes.  Zero and invalid dates
   (``0000-00-00``, ``2023-02-30``), which Python cannot hold, are carried as ``RawDate`` /
   ``RawDateTime`` text; ``decode_json`` returns them so, and the real types where valid.
 * *Ambiguous strings.*  A JSON reader that reads an array as ``array<string>`` (Spark's does)
