@@ -173,3 +173,14 @@ def test_a_wide_table_compiles_and_agrees(spark):
     bad = list(row)
     bad[0] = "x"
     assert not compare_faces(spark, conv, [row, bad])
+
+
+def test_columns_without_the_error_column(spark):
+    conv = conv_for(D("INT", unsigned=True), D("VARCHAR", 5), D("SET", values=("a", "b")))
+    rows = [[-1, "x", 3], ["bad", "y", 1]]
+    from ddlcore.raw import text_row
+
+    df = spark.createDataFrame([(text_row(r),) for r in rows], "raw array<string>")
+    plain = df.select(*conv.columns("raw", errors=None))
+    assert plain.columns == ["c1", "c2", "c3"]
+    assert [tuple(r) for r in plain.collect()] == [(4294967295, "x", ["a", "b"]), (None, "y", ["a"])]

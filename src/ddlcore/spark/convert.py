@@ -144,7 +144,7 @@ class RowConverter:
         parts: list[SparkColumn] = []
         for i, (rule, field) in enumerate(zip(self.rules, self.struct_type.fields)):
             x = F.get(checked, i)
-            value, _ = rule.spark(x)
+            value, classify = rule.spark(x)
             # Evaluation plan (what keeps the projection small and each value computed once):
             # ``value`` stands whole in two always-evaluated places — the output and the test
             # that opens its error entry — so Spark's common-subexpression elimination computes
@@ -152,12 +152,12 @@ class RowConverter:
             # came out null; it is computed inside a one-element ``zip_with`` — a function Spark
             # interprets instead of compiling — so its code does not weigh on the compiled
             # projection (a wide table's would outgrow the JVM's 64 KB method limit).
-            reason = F.element_at(F.zip_with(F.array(x), F.array(x), _classifier(rule)), 1)
+            if errors is None and i == 0:
+                value = _interpreted_projection(value, x)
             outputs.append(value.cast(field.dataType).alias(field.name, metadata=field.metadata))
-            entry = F.array(F.struct(F.lit(field.name).alias("column"), F.lit(i).alias("position"),
-                                     x.alias("value"), reason.alias("reason")))
             parts.append(F.when(x.isNull() | value.isNotNull(), empty)
-                         .otherwise(F.when(reason.isNull(), empty).otherwise(entry)))
+                         .otherwise(F.element_at(F.zip_with(F.array(x), F.array(x),
+                                                            _entry(classify, x, field.name, i)), 1)))
         if errors is None:
             return outputs
         arity = F.when(arr.isNotNull() & (size != n), F.array(F.struct(
@@ -177,9 +177,30 @@ class RowConverter:
         return _rebuild, (self.table.to_json(), self.options, self.dialect.name)
 
 
-def _classifier(rule: ColumnRule) -> Callable[[SparkColumn, SparkColumn], SparkColumn]:
-    """``rule``'s failure reason as a two-argument lambda (for ``zip_with``)."""
-    return lambda v, _: rule.spark(v)[1]
+def _interpreted_projection(value: SparkColumn, x: SparkColumn) -> SparkColumn:
+    """``value`` unchanged, behind a test Spark interprets (a one-element ``zip_with`` that is
+    always true).  A projection holding such an expression is not fused into one whole-stage
+    method: Spark then compiles each expression into methods of its own.  For a wide table the
+    fused method would pass the JVM's 8 KB limit for just-in-time compilation and run
+    interpreted, at half the speed (the error column's reasons have the same effect)."""
+    always = F.element_at(F.zip_with(F.array(x), F.array(x), lambda a, b: F.lit(True)), 1)
+    return F.when(always, value)
+
+
+def _entry(classify: SparkColumn, x: SparkColumn, name: str, position: int) -> Callable[[SparkColumn, SparkColumn], SparkColumn]:
+    """The error entries of the raw value ``x`` as a two-argument lambda (for a one-element
+    ``zip_with``, which makes Spark interpret it; the body refers to the outer row):
+    ``[{column, position, value: x, reason}]``, or ``[]`` where the rule finds no failure (a
+    legitimate null).  The reason is bound once, by a nested one-element ``transform``."""
+    empty = F.array().cast(ERRORS_TYPE)
+
+    def entries(_v: SparkColumn, _w: SparkColumn) -> SparkColumn:
+        def one(reason: SparkColumn) -> SparkColumn:
+            entry = F.array(F.struct(F.lit(name).alias("column"), F.lit(position).alias("position"),
+                                     x.alias("value"), reason.alias("reason")))
+            return F.when(reason.isNull(), empty).otherwise(entry)
+        return F.element_at(F.transform(F.array(classify), one), 1)
+    return entries
 
 
 def _rebuild(table: dict, options: SparkOptions, dialect: str) -> RowConverter:

@@ -1216,18 +1216,17 @@ class SetRule(ColumnRule):
                     .when(~members_ok, reason(x, self.not_member)))
         if not labels:
             return F.when(int_ok | text_ok, empty).otherwise(null_like(x, self.spark_type)), classify
-        # the mask's labels, a byte at a time: each byte looked up in a constant map from the
-        # 256 byte values to the labels of its 8 bits
+        # the mask's labels: a bit test per label (the mask, a long, is computed once)
         mask64 = ((F.pmod(mask + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63)).try_cast(LongType()) if big
                   else mask)
-        by_bytes = []
-        for k in range((n + 7) // 8):
-            group = labels[8 * k:8 * k + 8]
-            table = F.create_map(*[c for byte in range(1 << len(group)) for c in (
-                _lit(byte), F.array(*[_lit(v) for i, v in enumerate(group) if byte >> i & 1]).cast(ArrayType(StringType())))])
-            byte_value = F.shiftright(mask64, 8 * k).bitwiseAND(_lit((1 << len(group)) - 1))
-            by_bytes.append(F.try_element_at(table, byte_value.cast(IntegerType())))
-        by_mask = by_bytes[0] if len(by_bytes) == 1 else F.concat(*by_bytes)
+
+        def bit(i: int) -> SparkColumn:
+            return _lit((1 << i) if i < 63 else -(1 << 63))
+
+        sentinel = _lit(self._SENTINEL)
+        by_mask = F.call_function("array_remove", F.array(*[
+            F.when(mask64.bitwiseAND(bit(i)) != 0, _lit(v)).otherwise(sentinel) for i, v in enumerate(labels)]),
+            sentinel)
         # labels of a text in definition order, each once: the labels that are among its parts
         by_text = F.array_intersect(label_array, parts)
         value = F.when(int_ok, by_mask).when(text_ok, by_text).otherwise(null_like(x, self.spark_type))
