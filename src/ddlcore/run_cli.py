@@ -9,6 +9,9 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+#: ``ddlcore.spark.pipeline.DEFAULT_CONCURRENT_JOBS`` (not imported: this module loads without pyspark)
+DEFAULT_CONCURRENT_JOBS = 4
+
 __all__ = ["run_cmd", "render_summary"]
 
 
@@ -44,8 +47,10 @@ def render_summary(console: Console, result, out: Path) -> None:
 @click.option("--strict", is_flag=True, help="stop at the first event that cannot be interpreted")
 @click.option("--spark-option", "-s", "spark_options", multiple=True, metavar="NAME=VALUE",
               help="type-mapping option, e.g. -s decimal_handling=string")
+@click.option("--concurrent-jobs", type=click.IntRange(min=1), default=DEFAULT_CONCURRENT_JOBS,
+              show_default=True, help="table versions converted at the same time (each a Spark job)")
 def run_cmd(changelog: Path, out: Path, dialect: str, history: Path | None, master: str | None,
-            strict: bool, spark_options: tuple[str, ...]) -> None:
+            strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
@@ -60,6 +65,7 @@ def run_cmd(changelog: Path, out: Path, dialect: str, history: Path | None, mast
         try:
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
                                   strict=strict, spark_options=opts,
+                                  concurrent_jobs=concurrent_jobs,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:
             console.print(f"[bold red]stopped[/] {exc}", highlight=False)

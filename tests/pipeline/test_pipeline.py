@@ -197,3 +197,49 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
     assert "quarantined: 1" in ok.output and "orders" in ok.output
     strict = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o2"), "--strict"])
     assert strict.exit_code == 1 and "event seq 8" in strict.output
+
+
+def test_cli_default_concurrency_is_the_pipelines():
+    from ddlcore.run_cli import DEFAULT_CONCURRENT_JOBS as cli_default
+    from ddlcore.spark.pipeline import DEFAULT_CONCURRENT_JOBS
+
+    assert cli_default == DEFAULT_CONCURRENT_JOBS
+
+
+def test_ddl_events_spelt_with_json_whitespace_or_escapes_are_recorded(spark, tmp_path):
+    """The DDL pass reads only lines that may hold a DDL event; JSON may space or escape the
+    op (``"op" : "ddl"``, ``"op":"\\u0064dl"``) and those events must still count."""
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.row("c", "t", after=[1])
+    path = tmp_path / "changelog.jsonl"
+    lines = [json.dumps(ev) for ev in log.events]
+    lines.insert(1, '{"seq": 2, "position": "p:2", "ts": 2, "op" :\t"ddl", "database": "shop", '
+                    '"ddl": "CREATE TABLE t (id int)"}')
+    lines[2] = lines[2].replace('"seq": 2', '"seq": 3')
+    lines.append('{"seq": 4, "position": "p:4", "ts": 4, "\\u006fp": "\\u0064dl", "database": "shop", '
+                 '"ddl": "ALTER TABLE t ADD COLUMN b int"}')
+    lines.append(json.dumps({"seq": 5, "position": "p:5", "ts": 5, "op": "c", "database": "shop",
+                             "table": "t", "after": [e(2), e(3)]}))
+    path.write_text("\n".join(lines) + "\n")
+    res = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    assert res.ddl == 3 and res.quarantined == 0 and res.events == 5
+    assert sorted(res.counts) == [("shop", "t", 1, "c"), ("shop", "t", 2, "c")]
+    _, rows2 = parquet_rows(spark, tmp_path / "out", "t", 2)
+    assert [(r["id"], r["b"]) for r in rows2] == [(2, 3)]
+
+
+def test_concurrent_and_sequential_runs_write_the_same_rows(spark, tmp_path):
+    log = shop_log(tmp_path)
+    log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # a row that cannot convert
+    path = log.write()
+    one = pl.run_pipeline(path, tmp_path / "one", spark=spark, concurrent_jobs=1)
+    four = pl.run_pipeline(path, tmp_path / "four", spark=spark, concurrent_jobs=4)
+    assert one.counts == four.counts and one.quarantine_reasons == four.quarantine_reasons
+    assert one.quarantined == four.quarantined == 1
+    for version in (1, 2):
+        assert parquet_rows(spark, tmp_path / "one", "orders", version)[1] == \
+            parquet_rows(spark, tmp_path / "four", "orders", version)[1]
+    q = [json.loads(line) for f in (tmp_path / "four" / "_quarantine").glob("*.json")
+         for line in f.read_text().splitlines()]
+    assert len(q) == 1 and json.loads(q[0]["event"])["seq"] == 8    # the raw line, read back

@@ -37,6 +37,17 @@ def spark_rows(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]) 
     return df.select(*conv.columns("raw")).collect()
 
 
+def failed_flags(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]) -> list[bool]:
+    """``conv.failed`` over ``conv.value_struct`` computed by an earlier projection (the way
+    ``ddlcore run`` uses it), one flag per row."""
+    from pyspark.sql import functions as F
+
+    data = [(text_row(r),) for r in rows]
+    df = spark.createDataFrame(data, "raw array<string>")
+    staged = df.select("raw", conv.value_struct("raw").alias("_v"))
+    return [r[0] for r in staged.select(conv.failed("raw", "_v")).collect()]
+
+
 def normalize(value: Any) -> Any:
     """A value as both faces can be compared: UTC instants as POSIX microseconds, binary as
     ``bytes``."""
@@ -63,8 +74,9 @@ def compare_faces(spark, conv: RowConverter, rows: Sequence[Sequence[Any]]) -> l
 
     instants = [isinstance(f.dataType, TimestampType) for f in conv.struct_type.fields]
     got = spark_rows(spark, conv, rows)
+    flags = failed_flags(spark, conv, rows)
     problems = []
-    for raw, srow in zip(rows, got):
+    for raw, srow, flag in zip(rows, got, flags):
         py_values, py_errors = conv.try_convert(raw)
         s_values = list(srow)[:-1]
         s_errors = srow[-1]
@@ -72,6 +84,8 @@ def compare_faces(spark, conv: RowConverter, rows: Sequence[Sequence[Any]]) -> l
         s_err = sorted((e["position"] if e["position"] is not None else -1, e["reason"]) for e in s_errors)
         if py_err != s_err:
             problems.append(f"errors differ for {raw!r}: python {py_err} spark {s_err}")
+        if flag is not bool(s_errors):
+            problems.append(f"failed() is {flag} for {raw!r} but the error column holds {s_err}")
         for i, (pv, sv) in enumerate(zip(py_values or (), s_values)):
             a, b = normalize(pv), normalize_spark(sv, instants[i])
             if a != b or type(a) is not type(b):

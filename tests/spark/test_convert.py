@@ -15,7 +15,7 @@ from ddlcore.spark import RowConverter
 from ddlcore_mysql.types import DataTypeSpec as D
 from ddlcore_mysql.values import decoding_table, inet6_text, text_codec
 
-from .support import column, compare_faces, spark_rows, table
+from .support import column, compare_faces, failed_flags, spark_rows, table
 
 
 def conv_for(*specs, **options) -> RowConverter:
@@ -160,6 +160,17 @@ def test_spark_error_column(spark):
         (None, None, "2", "expected 3 raw values, got 2")]
     assert list(got[3]) == [None, None, None, []]
     assert list(got[4]) == [None, None, None, []]
+
+
+def test_failed_flags_exactly_the_rows_with_errors(spark):
+    """``failed`` reads the values computed earlier and flags a row as the error column would
+    (a zero date is a legitimate null under the default ``invalid_date_handling``)."""
+    conv = conv_for(D("INT", unsigned=True), D("ENUM", values=("a",)), D("DATE"))
+    rows = [[-1, 1, "2024-02-29"], [1, 1, "0000-00-00"], [2 ** 40, 1, "2024-01-01"], [1, 1, "bad"],
+            [1, 1], None, [None, None, None]]
+    assert failed_flags(spark, conv, rows) == [False, False, True, True, True, False, False]
+    strict = conv_for(D("DATE"), invalid_date_handling="error")
+    assert failed_flags(spark, strict, [["0000-00-00"], ["2024-01-01"]]) == [True, False]
 
 
 def test_a_wide_table_compiles_and_agrees(spark):

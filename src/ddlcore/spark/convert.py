@@ -168,6 +168,38 @@ class RowConverter:
         error_column = F.flatten(F.array(arity, *parts)).cast(ERRORS_TYPE).alias(errors)
         return outputs + [error_column]
 
+    def value_struct(self, raw: "SparkColumn | str") -> SparkColumn:
+        """``columns(raw, errors=None)`` as one struct with positional field names ``_1`` …
+        ``_n`` (column names may differ only in case, which Spark's default case-insensitive
+        resolution could not tell apart).  The input of ``failed``."""
+        return F.struct(*[c.alias(f"_{i}") for i, c in enumerate(self.columns(raw, errors=None), start=1)])
+
+    def failed(self, raw: "SparkColumn | str", values: "SparkColumn | str") -> SparkColumn:
+        """A boolean expression, true exactly where ``columns(raw)``'s error column would be
+        non-empty (a value that cannot be converted, or a wrong arity); false for a null
+        ``raw``.  ``values``: a column (or its name) holding ``value_struct(raw)`` computed by
+        an earlier projection — its fields are read, so the value expressions are not
+        repeated: a plan of values plus this test is about a third of the size of one with
+        the error column (less to analyse, optimise and compile per table version; ``ddlcore
+        run`` builds the error column only for the rows this finds failed).
+
+        A value failed where its raw value is not null and its converted value is; for a rule
+        that turns some raw values into null on purpose (``produces_null``: zero dates), only
+        where the rule also names a reason."""
+        arr = F.col(raw) if isinstance(raw, str) else raw
+        vals = F.col(values) if isinstance(values, str) else values
+        n = len(self.rules)
+        size = F.size(arr)
+        checked = F.when(size == n, arr)
+        test = arr.isNotNull() & (size != n)
+        for i, rule in enumerate(self.rules):
+            x = F.get(checked, i)
+            bad = x.isNotNull() & vals.getField(f"_{i + 1}").isNull()
+            if rule.produces_null:
+                bad = bad & rule.spark(x)[1].isNotNull()
+            test = test | bad
+        return F.coalesce(test, F.lit(False))
+
     def __repr__(self) -> str:
         return f"<RowConverter {self.table.id} ({len(self.rules)} columns, {self.dialect.name})>"
 

@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 from ..errors import DdlCoreError, DdlParseError
 
-__all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "spark_session"]
+__all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS", "spark_session"]
 
 #: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form)
 EVENT_SCHEMA_DDL = ("seq LONG, position STRING, ts LONG, op STRING, database STRING, "
@@ -188,17 +188,33 @@ def _apply_moves(moves: list[list[str]]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_events(spark, changelog: Path):
-    """Events as a DataFrame: the event columns, ``_line`` (the raw text) and ``_valid``."""
+def _is_parquet(changelog: Path) -> bool:
+    return changelog.is_dir() and any(changelog.glob("*.parquet")) or changelog.suffix == ".parquet"
+
+
+#: a line whose event may be a DDL event: one holding ``"op": "ddl"`` (any JSON whitespace), or
+#: any ``\u`` escape (a key or value spelt with escapes).  Exact as a pre-filter: a parsed
+#: ``op`` equal to ``ddl`` is spelt one of those two ways in the line.
+_MAYBE_DDL = r'"op"\s*:\s*"ddl"'
+
+
+def _read_events(spark, changelog: Path, *, ddl_only: bool = False):
+    """Events as a DataFrame: the event columns, ``_line`` (the raw text) and ``_valid``.
+    ``ddl_only``: only lines that may hold DDL events are parsed (a superset of them; the
+    caller still filters on ``op``) — the cheap pass that collects the DDL."""
     from pyspark.sql import functions as F
 
-    if changelog.is_dir() and any(changelog.glob("*.parquet")) or changelog.suffix == ".parquet":
+    if _is_parquet(changelog):
         df = spark.read.parquet(str(changelog))
+        if ddl_only:
+            df = df.where(F.col("op") == "ddl")
         df = (df.withColumn("before", F.from_json("before", "ARRAY<STRING>"))
                 .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
                 .withColumn("_line", F.to_json(F.struct(*[F.col(c) for c in df.columns]))))
     else:
         text = spark.read.text(str(changelog)).where(F.trim("value") != "")
+        if ddl_only:
+            text = text.where(F.col("value").rlike(_MAYBE_DDL) | F.col("value").contains("\\u"))
         parsed = text.select(F.col("value").alias("_line"),
                              F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
         df = parsed.select("_line", "e.*")
@@ -223,10 +239,19 @@ def _invalid_reason():
             .otherwise(F.concat(F.lit("malformed event: op="), F.col("op"), F.lit(" without its row image"))))
 
 
+#: staged row partitions (``_part``) that are not a table version
+_PART_INVALID, _PART_UNKNOWN = -2, -1
+_QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `table` STRING, "
+                      "reason STRING, event STRING")
+#: table versions converted and written at the same time (Spark jobs submitted from threads)
+DEFAULT_CONCURRENT_JOBS = 4
+
+
 def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialect: str = "mysql",
                  history: str | os.PathLike | None = None, master: str | None = None,
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
-                 progress: Callable[[str], None] | None = None) -> RunResult:
+                 progress: Callable[[str], None] | None = None,
+                 concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet) into
     ``out`` and return a ``RunResult``.  Only events with ``seq`` past the checkpoint are
     processed; the run commits atomically (module docstring).
@@ -234,8 +259,18 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     ``history``: the schema history store (default ``OUT/_history.sqlite``); ``dialect``: the
     DDL dialect; ``spark_options``: ``ddlcore.spark.SparkOptions`` fields (type-mapping modes);
     ``strict``: stop with ``PipelineError`` at the first event that cannot be interpreted
-    (nothing committed) instead of quarantining it.  Raises ``FileNotFoundError`` for a
-    missing change log."""
+    (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
+    converted at the same time (each a Spark job, submitted from its own driver thread, so
+    one version's planning overlaps another's execution).  Raises ``FileNotFoundError`` for
+    a missing change log.
+
+    Passes over the change log: one over the lines that may hold DDL (collected on the
+    driver, recorded in the history), one that tags every row event with the table version
+    in force at its ``seq`` and stages it as Parquet partitioned by version, then one job per
+    version reading only its partition — so the work is linear in the log's size, whatever
+    the number of versions.  Only when some row cannot be converted is the log read once more,
+    for those events' raw text."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     from ..history import SchemaHistory
@@ -255,20 +290,16 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     spark = spark or spark_session(master)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     staging = state.staging / run_id
+    rows_dir = state.staging / f"{run_id}.rows"
 
-    say("reading the change log")
-    events = _read_events(spark, changelog)
-    if last is not None:
-        events = events.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
-    events = events.persist()
-    cached: list[Any] = []   # DataFrames persisted by this run, unpersisted at its end
+    def past_checkpoint(df):
+        return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
+
     try:
-        # -- bad events ------------------------------------------------------------------------
-        bad = events.where(~F.col("_valid")).select(
-            "seq", "position", "op", "database", "table", _invalid_reason().alias("reason"),
-            F.col("_line").alias("event"))
         # -- DDL → history (driver) -------------------------------------------------------------
-        ddl_rows = (events.where(F.col("_valid") & (F.col("op") == "ddl"))
+        say("reading the DDL events of the change log")
+        ddl_rows = (past_checkpoint(_read_events(spark, changelog, ddl_only=True))
+                    .where(F.col("_valid") & (F.col("op") == "ddl"))
                     .select("seq", "position", "ts", "database", "ddl", "_line").orderBy("seq").collect())
         say(f"recording {len(ddl_rows)} DDL event(s) in the schema history")
         hist_path = Path(history) if history else out / "_history.sqlite"
@@ -285,81 +316,101 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                                        (ev.error or {}).get("reason", "unparsable DDL"), r["_line"]))
             result.ddl = len(ddl_rows)
             versions = _version_rows(hist)
-        if failed_ddl:
-            fdf = spark.createDataFrame(
-                [(s, p, "ddl", db, None, f"DDL could not be parsed: {why}", line)
-                 for s, p, db, why, line in failed_ddl],
-                "seq LONG, position STRING, op STRING, database STRING, `table` STRING, reason STRING, event STRING")
-            bad = bad.unionByName(fdf)
 
-        # -- row events → table version in force at their seq ---------------------------------
-        rows = events.where(F.col("_valid") & F.col("op").isin(*ROW_OPS))
+        # -- row events → table version in force at their seq, staged by version ----------------
+        say("tagging row events with their table version")
+        seen = Observation("events")
+        events = past_checkpoint(_read_events(spark, changelog)).observe(
+            seen, F.count(F.lit(1)).alias("events"), F.max("seq").alias("max_seq"))
         vdf = spark.createDataFrame(
-            [(d, t, v, lo, hi) for (d, t, v, lo, hi, _) in versions],
-            "v_database STRING, v_table STRING, v_version INT, v_from LONG, v_to LONG")
-        cond = ((rows["database"].eqNullSafe(vdf["v_database"])) & (rows["table"] == vdf["v_table"])
+            [(d, t, k, lo, hi) for k, (d, t, _v, lo, hi, _) in enumerate(versions)],
+            "v_database STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG")
+        rows = events.where(~(F.col("_valid") & (F.col("op") == "ddl")))
+        is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS)
+        cond = (is_row & rows["database"].eqNullSafe(vdf["v_database"]) & (rows["table"] == vdf["v_table"])
                 & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
-        tagged = rows.join(F.broadcast(vdf), cond, "left").persist()
-        cached.append(tagged)
-        unknown = tagged.where(F.col("v_version").isNull()).select(
-            "seq", "position", "op", "database", "table",
-            F.concat(F.lit("unknown table: no schema of "), F.coalesce(F.col("database"), F.lit("?")),
-                     F.lit("."), F.col("table"), F.lit(" in force at this seq")).alias("reason"),
-            F.col("_line").alias("event"))
-        bad = bad.unionByName(unknown)
+        tagged = rows.join(F.broadcast(vdf), cond, "left")
+        part = (F.when(~F.col("_valid"), F.lit(_PART_INVALID))
+                .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN)).otherwise(F.col("v_part")))
+        unknown = F.concat(F.lit("unknown table: no schema of "), F.coalesce(F.col("database"), F.lit("?")),
+                           F.lit("."), F.col("table"), F.lit(" in force at this seq"))
+        (tagged.select("seq", "position", "ts", "op", "database", "table", "before", "after",
+                       part.alias("_part"),
+                       F.when(~F.col("_valid"), _invalid_reason()).when(F.col("v_part").isNull(), unknown)
+                       .alias("_reason"),
+                       F.when(F.col("v_part").isNull(), F.col("_line")).alias("_line"))
+         .write.mode("overwrite").partitionBy("_part").parquet(str(rows_dir)))
+        metrics = seen.get
+        result.events = metrics.get("events") or 0
+        max_seq = metrics.get("max_seq")
+        result.last_seq = max(x for x in (max_seq, last) if x is not None) if (max_seq is not None or last is not None) else None
+        parts = sorted(int(p.name.split("=", 1)[1]) for p in rows_dir.glob("_part=*") if p.is_dir())
 
-        present = {(r.v_database, r.v_table, r.v_version): r["count"] for r in
-                   tagged.where(F.col("v_version").isNotNull())
-                   .groupBy("v_database", "v_table", "v_version").count().collect()}
-        result.events = events.count()
-
-        if strict:
-            first = bad.orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()
-            if first:
-                raise PipelineError(first[0].reason, first[0].seq)
+        quarantined = []
+        if failed_ddl:
+            quarantined.append(spark.createDataFrame(
+                [(s, p, "ddl", db, None, f"DDL could not be parsed: {why}", line)
+                 for s, p, db, why, line in failed_ddl], _QUARANTINE_SCHEMA))
+        for k in (k for k in parts if k < 0):
+            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+                "seq", "position", "op", "database", "table", F.col("_reason").alias("reason"),
+                F.col("_line").alias("event")))
+        if strict and quarantined:
+            first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
+            raise PipelineError(first.reason, first.seq)
 
         # -- convert and write each table version ----------------------------------------------
-        tables_by_version = {(d, t, v): tbl for (d, t, v, _lo, _hi, tbl) in versions}
         sopts = dict(spark_options or {})
-        bad_parts: list[str] = []
-        for key in sorted(present, key=lambda k: (k[0] or "", k[1], k[2])):
-            db, tbl_name, ver = key
-            say(f"converting {db}.{tbl_name} version {ver} ({present[key]} row event(s))")
+        todo = [k for k in parts if k >= 0]
+        todo.sort(key=lambda k: (versions[k][0] or "", versions[k][1], versions[k][2]))
+        bad_dirs: list[str] = []
+
+        def convert(i: int, k: int) -> tuple[int, dict[str, int], bool]:
+            db, tbl_name, ver, _lo, _hi, table = versions[k]
+            say(f"converting {db}.{tbl_name} version {ver} ({i + 1}/{len(todo)})")
             target = staging / (db or "_") / tbl_name / f"schema_version={ver}"
-            bad_dir = state.staging / f"{run_id}.bad" / str(len(bad_parts))
-            counts, has_bad = _write_version(tagged, key, tables_by_version[key], sopts, dialect, target, bad_dir)
-            for op, n in counts.items():
-                result.counts[(db or "", tbl_name, ver, op)] = n
-                result.rows += n
-            if has_bad:
-                bad_parts.append(str(bad_dir))
-            result.versions_written.append(key)
+            bad_dir = state.staging / f"{run_id}.bad" / str(k)
+            counts, has_bad = _write_version(spark.read.parquet(str(rows_dir / f"_part={k}")),
+                                             table, sopts, dialect, target, bad_dir)
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
             # pin the version's (large) expression trees in the driver JVM: a long log would
             # exhaust the driver's heap.  Collect now.
             gc.collect()
-        if bad_parts:
-            converted_bad = spark.read.parquet(*bad_parts)
+            return k, counts, has_bad
+
+        for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs)):
+            db, tbl_name, ver = versions[k][:3]
+            for op, n in counts.items():
+                result.counts[(db or "", tbl_name, ver, op)] = n
+                result.rows += n
+            if has_bad:
+                bad_dirs.append(str(state.staging / f"{run_id}.bad" / str(k)))
+            result.versions_written.append((db, tbl_name, ver))
+        if bad_dirs:
+            converted_bad = spark.read.parquet(*bad_dirs)
             if strict:
                 first = converted_bad.orderBy("seq").limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
-            bad = bad.unionByName(converted_bad)
+            # the events' raw text, read back from the change log for these events only
+            lines = past_checkpoint(_read_events(spark, changelog)).select(
+                "seq", "position", "op", F.col("_line").alias("event"))
+            quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
+                "seq", "position", "op", "database", "table", "reason", "event"))
 
         # -- quarantine ------------------------------------------------------------------------
-        bad = bad.persist()
-        cached.append(bad)
-        for r in bad.groupBy("reason").count().collect():
-            short = r.reason.split(": ", 1)[0] if r.reason.startswith(("cannot convert", "DDL could")) else r.reason
-            result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
-            result.quarantined += r["count"]
-        if result.quarantined:
-            # every field in every record, null ones too (Spark's JSON writer drops them by default)
-            (bad.orderBy("seq").coalesce(1).write.mode("overwrite").option("ignoreNullFields", "false")
-             .json(str(staging / "_quarantine")))
-
-        max_seq = events.agg(F.max("seq")).first()[0]
-        result.last_seq = max(x for x in (max_seq, last) if x is not None) if (max_seq is not None or last is not None) else None
+        if quarantined:
+            bad = _union(quarantined).persist()
+            try:
+                for r in bad.groupBy("reason").count().collect():
+                    short = r.reason.split(": ", 1)[0] if r.reason.startswith(("cannot convert", "DDL could")) else r.reason
+                    result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
+                    result.quarantined += r["count"]
+                # every field in every record, null ones too (Spark's JSON writer drops them by default)
+                (bad.orderBy("seq").coalesce(1).write.mode("overwrite").option("ignoreNullFields", "false")
+                 .json(str(staging / "_quarantine")))
+            finally:
+                bad.unpersist()
 
         # -- schemas ---------------------------------------------------------------------------
         schema_dir = staging / "_schemas"
@@ -370,10 +421,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                 "database": d, "table": t, "schema_version": v, "valid_from_seq": lo, "valid_to_seq": hi,
                 "struct_type": conv.struct_type.jsonValue(), "model": table.to_json()}, indent=2))
     finally:
-        for df in cached:
-            df.unpersist()
-        events.unpersist()
-        gc.collect()  # see the loop above: frees this run's expression trees in the JVM
+        gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
 
     # -- commit ----------------------------------------------------------------------------------
     result.seconds = time.perf_counter() - t0
@@ -391,63 +439,98 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     return result
 
 
-def _write_version(tagged, key, table, sopts, dialect, target: Path, bad_dir: Path) -> tuple[dict[str, int], bool]:
-    """Convert and write the row events of one table version: its good rows as Parquet into
-    ``target``, the rows that cannot be converted (with the reason) as Parquet into
-    ``bad_dir``.  Returns ``({op: rows written}, whether any row was bad)``."""
+def _union(frames: list):
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
+
+
+def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: int):
+    """``fn(i, item)`` for each item, ``workers`` at a time on driver threads (each thread
+    submits its own Spark jobs); yields results in completion order.  The first exception
+    cancels the items not started and is raised once the running ones have finished."""
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    if workers <= 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            yield fn(i, item)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ddlcore-version") as pool:
+        pending = {pool.submit(fn, i, item) for i, item in enumerate(items)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+            for fut in done:
+                if fut.exception() is not None:
+                    for other in pending:
+                        other.cancel()
+                    wait(pending)
+                    raise fut.exception()
+                yield fut.result()
+
+
+def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path) -> tuple[dict[str, int], bool]:
+    """Convert and write the staged row events of one table version (``rows``): its good rows
+    as Parquet into ``target`` (one Spark job, counting rows by op and outcome as it goes),
+    and, only if some row cannot be converted, those rows with the reasons as Parquet into
+    ``bad_dir`` (a second job).  Returns ``({op: rows written}, whether any row was bad)``.
+
+    The first job's plan holds the values and ``RowConverter.failed`` only; the error column
+    (the reasons: as large again as the values) is built by the second job alone."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     from . import RowConverter
     from .convert import ERRORS_TYPE
 
-    db, tbl_name, ver = key
     conv = RowConverter(table, sopts, dialect=dialect)
-    # the conversion is built once over a column named ``_raw`` and applied to each image in
+    # each conversion is built once over a column named ``_raw`` and applied to each image in
     # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
     # projection, so the plan is the same as with two copies)
-    image = F.struct(*conv.columns("_raw", errors="_errors"))
-    names = conv.names
-    part = tagged.where((F.col("v_database").eqNullSafe(F.lit(db))) & (F.col("v_table") == tbl_name)
-                        & (F.col("v_version") == ver))
-    keep = ["seq", "position", "op", "database", "table", "_line", "ts"]
-    conv_df = (part.select(*keep, "before", F.col("after").alias("_raw"))
-               .select(*keep, "before", image.alias("_a"))
-               .select(*keep, "_a", F.col("before").alias("_raw"))
-               .select(*keep, "_a", image.alias("_b")))
-    errors = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
-                      F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
-    conv_df = conv_df.withColumn("_errs", errors).persist()
-    try:
-        # one job converts the version's rows once (into the cache) and counts them by op and
-        # outcome; the writes below read the cache
-        outcome = {(r["op"], r["_bad"]): r["count"] for r in
-                   conv_df.groupBy("op", (F.size("_errs") > 0).alias("_bad")).count().collect()}
-        good = conv_df.where(F.size("_errs") == 0)
-        # re-attach each field's metadata (the column's source facts): when/otherwise drops it
-        md = {f.name: f.metadata for f in conv.struct_type.fields}
-        row_image = [F.when(F.col("op") == "d", F.col(f"_b.`{n}`")).otherwise(F.col(f"_a.`{n}`"))
-                     .alias(n, metadata=md[n]) for n in names]
-        before_struct = F.when(F.col("op").isin("u", "d"),
-                               F.struct(*[F.col(f"_b.`{n}`").alias(n, metadata=md[n]) for n in names]))
-        out_df = good.select(*row_image, F.col("op").alias("_op"), F.col("seq").alias("_seq"),
-                             F.col("position").alias("_position"), F.col("ts").alias("_ts"),
-                             before_struct.alias("_before"))
-        out_df.write.mode("overwrite").parquet(str(target))
-        has_bad = any(is_bad for (_op, is_bad) in outcome)
-        if has_bad:
-            conv_bad = conv_df.where(F.size("_errs") > 0).select(
-                "seq", "position", "op", "database", "table",
-                F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
-                    "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
-                                                   F.lit("("), F.coalesce(e["value"], F.lit("null")),
-                                                   F.lit("):"), e["reason"])))).alias("reason"),
-                F.col("_line").alias("event"))
-            # written now, so that the quarantine at the end of the run does not hold on to (or
-            # recompute) this version's conversion
-            conv_bad.write.mode("overwrite").parquet(str(bad_dir))
-    finally:
-        conv_df.unpersist()
-    return {op: n for (op, is_bad), n in sorted(outcome.items()) if not is_bad}, has_bad
+    values = conv.value_struct("_raw")
+    failed = conv.failed("_raw", "_v")
+    keep = ["seq", "position", "op", "database", "table", "ts"]
+    conv_df = (rows.select(*keep, "before", F.col("after").alias("_raw"))
+               .select(*keep, "before", "_raw", values.alias("_v"))
+               .select(*keep, "before", F.col("_v").alias("_a"), failed.alias("_fa"))
+               .select(*keep, "_a", "_fa", F.col("before").alias("_raw"))
+               .select(*keep, "_a", "_fa", "_raw", values.alias("_v"))
+               .select(*keep, "_a", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+    is_bad = F.col("_bad")
+    # counted as the rows flow through the write (Spark does not push filters below ``observe``)
+    tally = Observation()
+    observed = conv_df.observe(tally, *[F.count(F.when(~is_bad & (F.col("op") == op), 1)).alias(op)
+                                        for op in ROW_OPS], F.count(F.when(is_bad, 1)).alias("_bad"))
+    good = observed.where(~is_bad)
+    # the images' fields are positional (``_1`` …): names and each field's metadata (the
+    # column's source facts) are attached here
+    fields = [(f"_{i}", f.name, f.metadata) for i, f in enumerate(conv.struct_type.fields, start=1)]
+    row_image = [F.when(F.col("op") == "d", F.col(f"_b.{p}")).otherwise(F.col(f"_a.{p}"))
+                 .alias(n, metadata=md) for p, n, md in fields]
+    before_struct = F.when(F.col("op").isin("u", "d"),
+                           F.struct(*[F.col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
+    out_df = good.select(*row_image, F.col("op").alias("_op"), F.col("seq").alias("_seq"),
+                         F.col("position").alias("_position"), F.col("ts").alias("_ts"),
+                         before_struct.alias("_before"))
+    out_df.write.mode("overwrite").parquet(str(target))
+    metrics = tally.get
+    has_bad = bool(metrics.get("_bad"))
+    if has_bad:
+        image = F.struct(*conv.columns("_raw", errors="_errors"))
+        with_errors = (rows.select(*keep, "before", F.col("after").alias("_raw"))
+                       .select(*keep, "before", image.alias("_a"))
+                       .select(*keep, "_a", F.col("before").alias("_raw"))
+                       .select(*keep, "_a", image.alias("_b")))
+        errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
+                        F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
+        conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
+            "seq", "position", "op", "database", "table",
+            F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
+                "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
+                                               F.lit("("), F.coalesce(e["value"], F.lit("null")),
+                                               F.lit("):"), e["reason"])))).alias("reason"))
+        conv_bad.write.mode("overwrite").parquet(str(bad_dir))
+    return {op: metrics[op] for op in ROW_OPS if metrics.get(op)}, has_bad
 
 
 def _version_rows(hist) -> list[tuple[str | None, str, int, int, int | None, Any]]:
