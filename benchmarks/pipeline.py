@@ -9,11 +9,14 @@ datetime(3), date).  Then, in one Spark session (``local[*]``):
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
   writes Parquet — the cost of reading and writing alone;
 * **ddlcore**: ``run_pipeline`` (history, version tagging, JVM conversion, quarantine, commit);
-* **naive UDF**: the same conversion as a per-row Python UDF (``RowConverter.convert``),
-  reading the same JSON — what a hand-written Python converter costs.
+* **naive UDF**: the same job (``run_pipeline`` with the same history, tagging, staging and
+  commit) with each table version converted by a per-row Python UDF applying
+  ``RowConverter.convert`` instead of ``RowConverter.columns`` — what a hand-written Python
+  converter costs in the same pipeline.
 
 Prints rows/s of each and the ratios, and the peak memory of the driver (Python process and
-its JVM).  ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V]``.
+its JVM).  ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V]
+[--concurrent-jobs J]``.
 """
 
 from __future__ import annotations
@@ -73,6 +76,43 @@ def generate(path: Path, rows: int, tables: int, versions: int, seed: int = 7) -
                          after=[encode_json(x) for x in raw_row(rng, key, v)])
 
 
+def _udf_write_version(rows, table, sopts, dialect, target, bad_dir):
+    """``ddlcore.spark.pipeline._write_version`` with a per-row Python UDF as the converter
+    (``RowConverter.convert`` on each image); same output layout and counts."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from ddlcore.raw import from_text
+    from ddlcore.spark import RowConverter
+
+    conv = RowConverter(table, sopts, dialect=dialect)
+
+    def convert(arr):
+        return None if arr is None else conv.convert([from_text(x) for x in arr])
+
+    udf = F.udf(convert, conv.struct_type)
+    tally = Observation()
+    df = rows.select("seq", "position", "op", "ts", udf("after").alias("_a"), udf("before").alias("_b"))
+    df = df.observe(tally, *[F.count(F.when(F.col("op") == op, 1)).alias(op) for op in ("c", "u", "d", "r")])
+    names = [f.name for f in conv.struct_type.fields]
+    df.select(*[F.when(F.col("op") == "d", F.col("_b")[n]).otherwise(F.col("_a")[n]).alias(n) for n in names],
+              F.col("op").alias("_op"), F.col("seq").alias("_seq"), F.col("position").alias("_position"),
+              F.col("ts").alias("_ts"), F.when(F.col("op").isin("u", "d"), F.col("_b")).alias("_before")) \
+        .write.mode("overwrite").parquet(str(target))
+    m = tally.get
+    return {op: m[op] for op in ("c", "u", "d", "r") if m.get(op)}, False
+
+
+def _same_output(spark, a: Path, b: Path, versions) -> bool:
+    """Both jobs wrote the same rows (every table version, compared as sets)."""
+    for db, t, v in versions:
+        x = spark.read.parquet(str(a / db / t / f"schema_version={v}"))
+        y = spark.read.parquet(str(b / db / t / f"schema_version={v}")).select(*x.columns)
+        if x.exceptAll(y).count() or y.exceptAll(x).count():
+            return False
+    return True
+
+
 def jvm_peak_mb(spark) -> float | None:
     try:
         pid = spark._jvm.java.lang.ProcessHandle.current().pid()
@@ -89,14 +129,17 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--tables", type=int, default=20)
     ap.add_argument("--versions", type=int, default=3)
+    ap.add_argument("--concurrent-jobs", type=int, default=None, help="run_pipeline's (default: its own)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
 
     from pyspark.sql import functions as F
 
-    import ddlcore
-    from ddlcore.spark import RowConverter
+    from ddlcore.spark import pipeline
     from ddlcore.spark.pipeline import EVENT_SCHEMA_DDL, run_pipeline, spark_session
+
+    if args.concurrent_jobs is None:
+        args.concurrent_jobs = pipeline.DEFAULT_CONCURRENT_JOBS
 
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-"))
     log = work / "changelog.jsonl"
@@ -104,7 +147,8 @@ def main() -> int:
     generate(log, args.rows, args.tables, args.versions)
     n_rows = sum(1 for line in open(log) if '"op":"c"' in line)
     print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions, "
-          f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s")
+          f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s; "
+          f"{os.cpu_count()} cpus, concurrent jobs {args.concurrent_jobs}")
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the UDF baseline's workers need ddlcore
     spark = spark_session(None, "ddlcore benchmark")
@@ -125,34 +169,26 @@ def main() -> int:
 
     # -- ddlcore ---------------------------------------------------------------------------------
     t0 = time.perf_counter()
-    res = run_pipeline(log, work / "ddlcore", spark=spark)
+    res = run_pipeline(log, work / "ddlcore", spark=spark, concurrent_jobs=args.concurrent_jobs)
     ddl_s = time.perf_counter() - t0
     assert res.rows == n_rows, (res.rows, n_rows, res.quarantine_reasons)
     print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s)", flush=True)
 
-    # -- naive per-row Python UDF ---------------------------------------------------------------
-    parser = ddlcore.get_dialect("mysql").parser()
-    table = parser.parse(table_ddl(0), database="bench").tables.get("bench.t00")
-    conv = RowConverter(table, dialect="mysql")
-    from ddlcore.raw import from_text
-
-    schema = conv.struct_type
-
-    def convert(arr):
-        return conv.convert([from_text(x) for x in arr])
-
-    udf = F.udf(convert, schema)
+    # -- naive per-row Python UDF, same job ------------------------------------------------------
     t0 = time.perf_counter()
-    first = ev.where((F.col("op") == "c") & (F.size("after") == len(table.columns)))
-    first.select("table", udf("after").alias("r")).select("table", "r.*") \
-        .write.mode("overwrite").partitionBy("table").parquet(str(work / "udf"))
-    udf_rows = first.count()
+    real = pipeline._write_version
+    pipeline._write_version = _udf_write_version
+    try:
+        res_udf = run_pipeline(log, work / "udf", spark=spark, concurrent_jobs=args.concurrent_jobs)
+    finally:
+        pipeline._write_version = real
     udf_s = time.perf_counter() - t0
+    assert res_udf.rows == n_rows and res_udf.counts == res.counts, "the UDF job wrote other rows"
+    same = _same_output(spark, work / "ddlcore", work / "udf", res.versions_written)
 
-    rate = lambda n, s: n / s  # noqa: E731
-    print(f"naive Python UDF (v1 rows)  : {rate(udf_rows, udf_s):12,.0f} rows/s  ({udf_s:.1f} s, {udf_rows:,} rows)")
+    print(f"naive Python UDF, same job  : {n_rows / udf_s:12,.0f} rows/s  ({udf_s:.1f} s)")
     print(f"ddlcore / limit             : {limit_s / ddl_s:12.2f}x")
-    print(f"ddlcore / naive UDF         : {rate(n_rows, ddl_s) / rate(udf_rows, udf_s):12.2f}x")
+    print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x   (outputs equal: {same})")
     py_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     jvm = jvm_peak_mb(spark)
     print(f"peak driver memory          : python {py_peak:.0f} MB, JVM {jvm:.0f} MB" if jvm else

@@ -192,10 +192,10 @@ def _is_parquet(changelog: Path) -> bool:
     return changelog.is_dir() and any(changelog.glob("*.parquet")) or changelog.suffix == ".parquet"
 
 
-#: a line whose event may be a DDL event: one holding ``"op": "ddl"`` (any JSON whitespace), or
-#: any ``\u`` escape (a key or value spelt with escapes).  Exact as a pre-filter: a parsed
-#: ``op`` equal to ``ddl`` is spelt one of those two ways in the line.
-_MAYBE_DDL = r'"op"\s*:\s*"ddl"'
+#: a line whose event may be a DDL event: its ``op`` member is ``"ddl"``, with any JSON
+#: whitespace and any of the letters spelt as a ``\u`` escape (JSON has no other way to
+#: write them) — exact as a pre-filter: a parsed ``op`` equal to ``ddl`` matches it
+_MAYBE_DDL = (r'"(o|\\u006[fF])(p|\\u0070)"\s*:\s*"(d|\\u0064)(d|\\u0064)(l|\\u006[cC])"')
 
 
 def _read_events(spark, changelog: Path, *, ddl_only: bool = False):
@@ -214,7 +214,7 @@ def _read_events(spark, changelog: Path, *, ddl_only: bool = False):
     else:
         text = spark.read.text(str(changelog)).where(F.trim("value") != "")
         if ddl_only:
-            text = text.where(F.col("value").rlike(_MAYBE_DDL) | F.col("value").contains("\\u"))
+            text = text.where(F.col("value").rlike(_MAYBE_DDL))
         parsed = text.select(F.col("value").alias("_line"),
                              F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
         df = parsed.select("_line", "e.*")
@@ -298,9 +298,13 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     try:
         # -- DDL → history (driver) -------------------------------------------------------------
         say("reading the DDL events of the change log")
-        ddl_rows = (past_checkpoint(_read_events(spark, changelog, ddl_only=True))
-                    .where(F.col("_valid") & (F.col("op") == "ddl"))
-                    .select("seq", "position", "ts", "database", "ddl", "_line").orderBy("seq").collect())
+        # the candidates are filtered on the driver: a Spark filter on the parsed fields would
+        # be merged with the text pre-filter, and the generated code would then parse every
+        # line (common-subexpression elimination evaluates the shared ``from_json`` first)
+        candidates = _read_events(spark, changelog, ddl_only=True).select(
+            "seq", "position", "ts", "op", "database", "ddl", "_line", "_valid").collect()
+        ddl_rows = sorted((r for r in candidates if r["_valid"] and r.op == "ddl" and (last is None or r.seq > last)),
+                          key=lambda r: r.seq)
         say(f"recording {len(ddl_rows)} DDL event(s) in the schema history")
         hist_path = Path(history) if history else out / "_history.sqlite"
         failed_ddl: list[tuple[int, str, str | None, str, str]] = []
