@@ -155,6 +155,8 @@ class RowConverter:
             if errors is None and i == 0:
                 value = _interpreted_projection(value, x)
             outputs.append(value.cast(field.dataType).alias(field.name, metadata=field.metadata))
+            if errors is None:
+                continue
             parts.append(F.when(x.isNull() | value.isNotNull(), empty)
                          .otherwise(F.element_at(F.zip_with(F.array(x), F.array(x),
                                                             _entry(classify, x, field.name, i)), 1)))
@@ -196,7 +198,7 @@ class RowConverter:
             x = F.get(checked, i)
             bad = x.isNotNull() & vals.getField(f"_{i + 1}").isNull()
             if rule.produces_null:
-                bad = bad & rule.spark(x)[1].isNotNull()
+                bad = bad & rule.spark(x)[1]().isNotNull()
             test = test | bad
         return F.coalesce(test, F.lit(False))
 
@@ -219,11 +221,12 @@ def _interpreted_projection(value: SparkColumn, x: SparkColumn) -> SparkColumn:
     return F.when(always, value)
 
 
-def _entry(classify: SparkColumn, x: SparkColumn, name: str, position: int) -> Callable[[SparkColumn, SparkColumn], SparkColumn]:
+def _entry(classify: Callable[[], SparkColumn], x: SparkColumn, name: str, position: int) -> Callable[[SparkColumn, SparkColumn], SparkColumn]:
     """The error entries of the raw value ``x`` as a two-argument lambda (for a one-element
     ``zip_with``, which makes Spark interpret it; the body refers to the outer row):
     ``[{column, position, value: x, reason}]``, or ``[]`` where the rule finds no failure (a
-    legitimate null).  The reason is bound once, by a nested one-element ``transform``."""
+    legitimate null).  ``classify``: the rule's reason builder; the reason is bound once, by
+    a nested one-element ``transform``."""
     empty = F.array().cast(ERRORS_TYPE)
 
     def entries(_v: SparkColumn, _w: SparkColumn) -> SparkColumn:
@@ -231,7 +234,7 @@ def _entry(classify: SparkColumn, x: SparkColumn, name: str, position: int) -> C
             entry = F.array(F.struct(F.lit(name).alias("column"), F.lit(position).alias("position"),
                                      x.alias("value"), reason.alias("reason")))
             return F.when(reason.isNull(), empty).otherwise(entry)
-        return F.element_at(F.transform(F.array(classify), one), 1)
+        return F.element_at(F.transform(F.array(classify()), one), 1)
     return entries
 
 

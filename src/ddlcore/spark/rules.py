@@ -7,10 +7,11 @@ bitmasks and label lists — and the text codecs.  Each conversion is one class 
 methods sit side by side and implement the same rules:
 
 * ``python()`` → a closure ``raw value → Spark value`` (raises ``Fail(reason)``), and
-* ``spark(x)`` → ``(value, classify)`` Spark ``Column`` expressions over ``x``, the raw
-  value's text form (``ddlcore.raw``), using only JVM-native functions (no Python UDF):
-  ``value`` is null wherever the Python face fails (or gives null), ``classify`` is the
-  Python face's failure reason, looked at only where ``value`` is null.
+* ``spark(x)`` → ``(value, classify)``: a Spark ``Column`` expression over ``x``, the raw
+  value's text form (``ddlcore.raw``), using only JVM-native functions (no Python UDF), and
+  a function building another: ``value`` is null wherever the Python face fails (or gives
+  null), ``classify()`` is the Python face's failure reason, looked at only where ``value``
+  is null.
 
 Both faces check the same things and fail with the same reason strings, so that a property
 test can compare them value for value.  A dialect plugin picks a rule and its parameters per
@@ -410,9 +411,10 @@ class ColumnRule:
         value).  ``value``: the converted value, null for a null ``x``, for every raw value the
         Python face rejects and where it gives null; it never throws (under ANSI mode too) and,
         when it is a ``CASE``, no more than one of its results is a constant (use ``guard``), so
-        that Spark keeps it one common subexpression.  ``classify``: the reason of the failure;
-        only evaluated where ``value`` is null and ``x`` is not; null where the null value is
-        a legitimate result (a zero date)."""
+        that Spark keeps it one common subexpression.  ``classify``: a function of no argument
+        building the reason of the failure (built only by the callers that need it: building
+        expressions costs a py4j round trip per node); only evaluated where ``value`` is null
+        and ``x`` is not; null where the null value is a legitimate result (a zero date)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -472,7 +474,7 @@ class IntegerRule(ColumnRule):
         elif self.output == "signed64":  # the 64 bits read as a signed long
             converted = F.when(n < 0, n).otherwise(F.pmod(n + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63))
         value = guard(is_int & (n >= lo) & (n <= hi), converted.try_cast(self.spark_type), x, self.spark_type)
-        return value, checks(x, (~is_int, self.invalid), (n.isNull() | (n < lo) | (n > hi), self.range))
+        return value, lambda: checks(x, (~is_int, self.invalid), (n.isNull() | (n < lo) | (n > hi), self.range))
 
 
 
@@ -540,7 +542,8 @@ class BitRule(ColumnRule):
                      .when(b64_ok, padded)
                      .when(bits_ok, F.unhex(F.lpad(F.conv(s, 2, 16), 2 * nb, "0")))
                      .otherwise(null_like(x, BinaryType())))
-        classify = (error_case(x)
+        def classify() -> SparkColumn:
+            return (error_case(x)
                     .when(is_int, F.when(d.isNull() | (d < 0) | (d > top), self.range))
                     .when(is_b64, checks(None, (b.isNull(), self.invalid), (F.length(b) > nb, self.range),
                                          (F.hex(padded) > max_hex, self.range)))
@@ -655,11 +658,11 @@ class DecimalRule(ColumnRule):
         if self.mode == "double":
             d = t.try_cast(DoubleType())
             return (guard(kind_ok & (F.abs(d) < float("inf")), d, x, dtype),
-                    checks(x, (bad, self.invalid), (~(F.abs(d) < float("inf")), self.range)))
+                    lambda: checks(x, (bad, self.invalid), (~(F.abs(d) < float("inf")), self.range)))
         if not self.wide:
             d = t.try_cast(DecimalType(self.p, self.s))
             converted = d if self.mode == "precise" else d.cast(StringType())
-            return guard(kind_ok, converted, x, dtype), checks(x, (bad, self.invalid), (d.isNull(), self.range))
+            return guard(kind_ok, converted, x, dtype), lambda: checks(x, (bad, self.invalid), (d.isNull(), self.range))
         # beyond 38 digits: text surgery (sign, integer digits without leading zeros, fraction)
         ip = F.regexp_extract(t, _WIDE_RX, 2)
         fp = F.regexp_extract(t, _WIDE_RX, 3)
@@ -669,9 +672,8 @@ class DecimalRule(ColumnRule):
         digits = F.when(ip == "", _lit("0")).otherwise(ip)
         text = (F.concat(sign, digits, _lit("."), F.rpad(fp, self.s, "0")) if self.s
                 else F.concat(sign, digits))
-        classify = checks(x, (bad, self.invalid), (F.length(fp) > self.s, self.scale_error),
-                          (F.length(ip) > self.p - self.s, self.range))
-        return guard(ok, text, x, dtype), classify
+        return guard(ok, text, x, dtype), lambda: checks(
+            x, (bad, self.invalid), (F.length(fp) > self.s, self.scale_error), (F.length(ip) > self.p - self.s, self.range))
 
 
 
@@ -728,8 +730,10 @@ class FloatRule(ColumnRule):
         # NaN < inf is false in Spark, and so is inf < inf: one test for both
         finite = F.abs(converted) < float("inf")
         value = guard((is_dec | is_number) & finite, converted, x, self.spark_type)
-        bad = F.when(is_dec, ~payload.rlike(_DEC_TEXT_RX)).otherwise(~is_number)
-        return value, checks(x, (bad, self.invalid), (~finite, self.range))
+        def classify() -> SparkColumn:
+            bad = F.when(is_dec, ~payload.rlike(_DEC_TEXT_RX)).otherwise(~is_number)
+            return checks(x, (bad, self.invalid), (~finite, self.range))
+        return value, classify
 
 
 
@@ -793,10 +797,12 @@ class DateRule(ColumnRule):
         dv = t.try_cast(DateType())
         year0 = t.startswith("0000")
         fmt = t.rlike(_DATE_RX)
-        pairs = [(~fmt, self.invalid)]
-        if not self.null_invalid:
-            pairs.append((dv.isNull() | year0, self.zero))
-        return guard(fmt & ~year0, dv, x, self.spark_type), checks(x, *pairs)
+        def classify() -> SparkColumn:
+            pairs = [(~fmt, self.invalid)]
+            if not self.null_invalid:
+                pairs.append((dv.isNull() | year0, self.zero))
+            return checks(x, *pairs)
+        return guard(fmt & ~year0, dv, x, self.spark_type), classify
 
 
 
@@ -886,11 +892,13 @@ class DateTimeRule(ColumnRule):
         else:
             parsed = core.try_cast(TimestampNTZType())
             text_ok = fmt & ~year0
-        pairs = [(~fmt, self.invalid)]
-        if not self.null_invalid:
-            pairs.append((parsed.isNull() | year0, self.zero))
+        def text_pairs() -> list:
+            pairs = [(~fmt, self.invalid)]
+            if not self.null_invalid:
+                pairs.append((parsed.isNull() | year0, self.zero))
+            return pairs
         if not self.utc:
-            return guard(text_ok, parsed, x, self.spark_type), checks(x, *pairs)
+            return guard(text_ok, parsed, x, self.spark_type), lambda: checks(x, *text_pairs())
         # TIMESTAMP also takes seconds since the epoch (kinds int and decimal)
         is_epoch = int_like(x) | tagged(x, "$dec")
         e_text, e_bad = _decimal_text(x)
@@ -900,9 +908,10 @@ class DateTimeRule(ColumnRule):
         value = (F.when(e_ok, F.timestamp_micros(micros - micros % k))
                  .when(text_ok, parsed)
                  .otherwise(null_like(x, self.spark_type)))
-        e_error = checks(None, (e_bad, self.invalid),
-                         (micros.isNull() | (micros < 0) | (micros > _MAX_EPOCH_MICROS), self.range))
-        classify = error_case(x).when(is_epoch, e_error).otherwise(checks(None, *pairs))
+        def classify() -> SparkColumn:
+            e_error = checks(None, (e_bad, self.invalid),
+                             (micros.isNull() | (micros < 0) | (micros > _MAX_EPOCH_MICROS), self.range))
+            return error_case(x).when(is_epoch, e_error).otherwise(checks(None, *text_pairs()))
         return value, classify
 
 
@@ -967,8 +976,8 @@ class TimeRule(ColumnRule):
             converted = F.unix_micros(F.timestamp_micros(_lit(0)) + interval)
         else:
             converted = interval.cast(self.spark_type)
-        classify = checks(x, (~t.rlike(_TIME_RX), self.invalid), (~in_range, self.range))
-        return guard(in_range, converted, x, self.spark_type), classify
+        return (guard(in_range, converted, x, self.spark_type),
+                lambda: checks(x, (~t.rlike(_TIME_RX), self.invalid), (~in_range, self.range)))
 
 
 class TextRule(ColumnRule):
@@ -1005,7 +1014,6 @@ class TextRule(ColumnRule):
 
     def spark(self, x: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         plain, is_b64 = ~tagged(x), tagged(x, "$b64")
-        is_text = tagged(x, "$s") | tagged(x, "$json")
         b = _b64(x)
         decoded, ok = self.codec.spark(b)
         value = (F.when(plain & ~number_like(x), x)
@@ -1013,10 +1021,11 @@ class TextRule(ColumnRule):
                  .when(tagged(x, "$json"), unescaped(x, "$json"))
                  .when(is_b64 & ok, decoded)
                  .otherwise(null_like(x, StringType())))
-        classify = (error_case(x)
+        def classify() -> SparkColumn:
+            return (error_case(x)
                     .when(plain, F.when(number_like(x), self.invalid))
                     .when(is_b64, checks(None, (b.isNull(), self.invalid), (~ok, _codec_error(self.codec))))
-                    .when(~is_text, reason(x, self.invalid)))
+                    .when(~(tagged(x, "$s") | tagged(x, "$json")), reason(x, self.invalid)))
         return (F.rtrim(value) if self.rstrip else value), classify
 
 
@@ -1055,7 +1064,7 @@ class BinaryRule(ColumnRule):
             pairs.append((F.length(b) > self.pad_to, self.range))
             ok = ok & (F.length(b) <= self.pad_to)
             b = _pad_binary("rpad", b, self.pad_to)
-        return guard(ok, self._spark_out(b), x, self.spark_type), checks(x, *pairs)
+        return guard(ok, self._spark_out(b), x, self.spark_type), lambda: checks(x, *pairs)
 
 
 
@@ -1129,7 +1138,8 @@ class EnumRule(ColumnRule):
         label_ok = not_number & (~is_b64 | ok) & text.isin(labels0)
         by_index = F.try_element_at(F.array(*[_lit(v) for v in labels0]), (index + 1).try_cast(IntegerType()))
         value = F.when(int_ok, by_index).when(label_ok, text).otherwise(null_like(x, StringType()))
-        classify = (error_case(x)
+        def classify() -> SparkColumn:
+            return (error_case(x)
                     .when(is_int, F.when(n.isNull() | (n < -half) | (n > n_labels) | (index > n_labels), self.range))
                     .when(is_b64 & b.isNull(), reason(x, self.invalid))
                     .when(is_b64 & ~ok, reason(x, _codec_error(self.codec)))
@@ -1207,7 +1217,8 @@ class SetRule(ColumnRule):
         members_ok = (text == "") | (F.size(F.array_except(parts, label_array)) == 0)
         int_ok = is_int & (d >= num(-(self.wrap // 2))) & (d < num(1 << n)) & (mask < num(1 << n))
         text_ok = text.isNotNull() & not_number & (~is_b64 | ok) & members_ok
-        classify = (error_case(x)
+        def classify() -> SparkColumn:
+            return (error_case(x)
                     .when(is_int, F.when(d.isNull() | (d < num(-(self.wrap // 2))) | (d >= num(1 << n))
                                          | (mask >= num(1 << n)), self.range))
                     .when(is_b64 & b.isNull(), reason(x, self.invalid))

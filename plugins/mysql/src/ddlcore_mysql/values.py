@@ -106,7 +106,7 @@ class YearRule(ColumnRule):
         ok = ((n >= 0) & (n <= 255)) | ((n >= 1900) & (n <= 2155))
         year = F.when((n == 0) | (n == 1900), F.lit(0)).when(n <= 255, n + 1900).otherwise(n).try_cast(IntegerType())
         return (guard(is_int & ok, year, x, IntegerType()),
-                checks(x, (~is_int, self.invalid), (n.isNull() | ~ok, self.range)))
+                lambda: checks(x, (~is_int, self.invalid), (n.isNull() | ~ok, self.range)))
 
 
 
@@ -150,7 +150,8 @@ class _FixedBytesText(ColumnRule):
                  .when(tagged(x, "$s"), unescaped(x, "$s"))
                  .when(is_b64 & (F.length(b) <= self.size), self.spark_format(padded))
                  .otherwise(null_like(x, StringType())))
-        classify = (error_case(x)
+        def classify() -> SparkColumn:
+            return (error_case(x)
                     .when(plain, F.when(number_like(x), self.invalid))
                     .when(is_b64, checks(None, (b.isNull(), self.invalid), (F.length(b) > self.size, self.range)))
                     .when(~tagged(x, "$s"), reason(x, self.invalid)))
