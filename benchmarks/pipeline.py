@@ -36,21 +36,40 @@ from pathlib import Path
 from ddlcore.raw import encode_json
 
 
+#: the columns of every table: (definition, raw value generator); each table has them in its
+#: own order (rotated by its number), so that no two tables share generated code
+COLUMNS = [
+    ("id int unsigned NOT NULL", lambda rng, key: key - 2 ** 31 if key % 7 == 0 else key),
+    ("status enum('new','paid','sent')", lambda rng, key: rng.randint(1, 3)),
+    ("flags set('a','b','c')", lambda rng, key: rng.randint(0, 7)),
+    ("name varchar(40) CHARACTER SET latin1", lambda rng, key: f"caf\u00e9 {key}".encode("cp1252")),
+    ("total decimal(10,2)", lambda rng, key: decimal.Decimal(rng.randint(0, 10 ** 7)) / 100),
+    ("created datetime(3)",
+     lambda rng, key: f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:34:56.{rng.randint(0, 999):03d}"),
+    ("day date", lambda rng, key: f"2024-02-{rng.randint(10, 28)}"),
+    ("qty smallint unsigned", lambda rng, key: rng.randint(-32768, 32767)),
+]
+#: the share of row events that are updates and deletes (the rest are inserts)
+UPDATES, DELETES = 0.15, 0.05
+
+
+def _order(i: int) -> list[int]:
+    k = i % len(COLUMNS)
+    return list(range(k, len(COLUMNS))) + list(range(k))
+
+
 def table_ddl(i: int) -> str:
-    return (f"CREATE TABLE t{i:02d} (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid','sent'), "
-            f"flags set('a','b','c'), name varchar(40) CHARACTER SET latin1, total decimal(10,2), "
-            f"created datetime(3), day date, qty smallint unsigned)")
+    return f"CREATE TABLE t{i:02d} (" + ", ".join(COLUMNS[c][0] for c in _order(i)) + ")"
 
 
-def raw_row(rng: random.Random, key: int, extra: int) -> list:
-    row = [key - 2 ** 31 if key % 7 == 0 else key, rng.randint(1, 3), rng.randint(0, 7),
-           f"caf\u00e9 {key}".encode("cp1252"), decimal.Decimal(rng.randint(0, 10 ** 7)) / 100,
-           f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 12:34:56.{rng.randint(0, 999):03d}",
-           f"2024-02-{rng.randint(10, 28)}", rng.randint(-32768, 32767)]
-    return row + [rng.randint(0, 1000) for _ in range(extra)]
+def raw_row(rng: random.Random, i: int, key: int, extra: int) -> list:
+    """A row of table ``i`` (its column order) with ``extra`` added int columns."""
+    return [COLUMNS[c][1](rng, key) for c in _order(i)] + [rng.randint(0, 1000) for _ in range(extra)]
 
 
 def generate(path: Path, rows: int, tables: int, versions: int, seed: int = 7) -> None:
+    """``rows`` row events (inserts, updates, deletes) over ``tables`` tables, each with
+    ``versions`` versions (an ALTER TABLE ... ADD COLUMN between them)."""
     rng = random.Random(seed)
     seq = 0
     per_version = rows // (tables * versions)
@@ -72,8 +91,15 @@ def generate(path: Path, rows: int, tables: int, versions: int, seed: int = 7) -
             for _ in range(per_version):
                 for i in range(tables):
                     key += 1
-                    emit(op="c", database="bench", table=f"t{i:02d}",
-                         after=[encode_json(x) for x in raw_row(rng, key, v)])
+                    r = rng.random()
+                    image = [encode_json(x) for x in raw_row(rng, i, key, v)]
+                    if r < DELETES:
+                        emit(op="d", database="bench", table=f"t{i:02d}", before=image)
+                    elif r < DELETES + UPDATES:
+                        emit(op="u", database="bench", table=f"t{i:02d}", before=image,
+                             after=[encode_json(x) for x in raw_row(rng, i, key, v)])
+                    else:
+                        emit(op="c", database="bench", table=f"t{i:02d}", after=image)
 
 
 def _udf_write_version(rows, table, sopts, dialect, target, bad_dir):
@@ -145,7 +171,7 @@ def main() -> int:
     log = work / "changelog.jsonl"
     t0 = time.perf_counter()
     generate(log, args.rows, args.tables, args.versions)
-    n_rows = sum(1 for line in open(log) if '"op":"c"' in line)
+    n_rows = sum(1 for line in open(log) if '"op":"ddl"' not in line)
     print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions, "
           f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s; "
           f"{os.cpu_count()} cpus, concurrent jobs {args.concurrent_jobs}")
@@ -158,11 +184,16 @@ def main() -> int:
     t0 = time.perf_counter()
     ev = spark.read.text(str(log)).select(F.from_json("value", EVENT_SCHEMA_DDL).alias("e")).select("e.*")
     casts = ["long", "string", "string", "string", "decimal(10,2)", "timestamp_ntz", "date", "int"]
+
     def payload(x):  # a tagged value's payload ({"$dec":"1.50"} → 1.50), else the text
         return F.when(x.startswith('{"$'), F.regexp_extract(x, r'^\{"\$\w+":"(.*)"\}$', 1)).otherwise(x)
 
-    plain = ev.where(F.col("op") == "c").select(
-        "table", *[payload(F.get(F.col("after"), i)).try_cast(t).alias(f"c{i}") for i, t in enumerate(casts)])
+    def image(arr):  # every table's columns are rotated: cast by position in table 0's order
+        return [payload(F.get(arr, i)).try_cast(t).alias(f"c{i}") for i, t in enumerate(casts)]
+
+    row = F.when(F.col("op") == "d", F.col("before")).otherwise(F.col("after"))
+    plain = ev.where(F.col("op").isin("c", "u", "d")).select(
+        "table", *image(row), F.when(F.col("op").isin("u", "d"), F.struct(*image(F.col("before")))).alias("_before"))
     plain.write.mode("overwrite").partitionBy("table").parquet(str(work / "limit"))
     limit_s = time.perf_counter() - t0
     print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s)", flush=True)
