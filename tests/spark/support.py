@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from ddlcore import Column, Table, TableId
 from ddlcore.raw import text_row
 from ddlcore.spark import RowConverter
+from pyspark.sql import functions as F
 from ddlcore_mysql.types import DataTypeSpec, column_fields
 
 
@@ -38,14 +39,20 @@ def spark_rows(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]) 
 
 
 def failed_flags(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]) -> list[bool]:
-    """``conv.failed`` over ``conv.value_struct`` computed by an earlier projection (the way
-    ``ddlcore run`` uses it), one flag per row."""
-    from pyspark.sql import functions as F
-
+    """``conv.failed`` over ``conv.value_struct`` computed by an earlier projection, one flag
+    per row — both with the raw items projected as columns first (the way ``ddlcore run``
+    uses it) and without; the two must agree."""
     data = [(text_row(r),) for r in rows]
     df = spark.createDataFrame(data, "raw array<string>")
-    staged = df.select("raw", conv.value_struct("raw").alias("_v"))
-    return [r[0] for r in staged.select(conv.failed("raw", "_v")).collect()]
+    names = [f"_x{i}" for i in range(len(conv.rules))]
+    items = df.select("raw", *[it.alias(n) for it, n in zip(conv.raw_items("raw"), names)])
+    staged = items.select("raw", *names, conv.value_struct("raw", names).alias("_v"),
+                          conv.value_struct("raw").alias("_w"))
+    got = staged.select(conv.failed("raw", "_v", names), conv.failed("raw", "_w"),
+                        F.col("_v").eqNullSafe(F.col("_w"))).collect()
+    assert all(r[0] is r[1] for r in got), "failed() with and without projected items disagree"
+    assert all(r[2] for r in got), "value_struct() with and without projected items disagree"
+    return [r[0] for r in got]
 
 
 def normalize(value: Any) -> Any:

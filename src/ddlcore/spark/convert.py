@@ -170,32 +170,57 @@ class RowConverter:
         error_column = F.flatten(F.array(arity, *parts)).cast(ERRORS_TYPE).alias(errors)
         return outputs + [error_column]
 
-    def value_struct(self, raw: "SparkColumn | str") -> SparkColumn:
+    def raw_items(self, raw: "SparkColumn | str") -> list[SparkColumn]:
+        """The text form of each column's raw value in ``raw`` (an ``array<string>``), one
+        expression per column; all null for a row of the wrong length.  Project them as
+        columns and pass their names as ``items`` to ``value_struct`` and ``failed``: each
+        rule then refers to its raw value by one column reference instead of repeating the
+        array access in every branch — smaller plans, less to analyse and optimise."""
+        arr = F.col(raw) if isinstance(raw, str) else raw
+        checked = F.when(F.size(arr) == len(self.rules), arr)
+        return [F.get(checked, i) for i in range(len(self.rules))]
+
+    def _items(self, raw: "SparkColumn | str", items: "Sequence[SparkColumn | str] | None") -> list[SparkColumn]:
+        if items is None:
+            return self.raw_items(raw)
+        if len(items) != len(self.rules):
+            raise ValueError(f"items: expected {len(self.rules)} columns, got {len(items)}")
+        return [F.col(c) if isinstance(c, str) else c for c in items]
+
+    def value_struct(self, raw: "SparkColumn | str",
+                     items: "Sequence[SparkColumn | str] | None" = None) -> SparkColumn:
         """``columns(raw, errors=None)`` as one struct with positional field names ``_1`` …
         ``_n`` (column names may differ only in case, which Spark's default case-insensitive
-        resolution could not tell apart).  The input of ``failed``."""
-        return F.struct(*[c.alias(f"_{i}") for i, c in enumerate(self.columns(raw, errors=None), start=1)])
+        resolution could not tell apart).  ``items``: the columns (or names) holding
+        ``raw_items(raw)`` projected earlier (``None``: computed here).  The input of
+        ``failed``.  Raises ``ValueError`` for ``items`` of the wrong length."""
+        fields = []
+        for i, (rule, field, x) in enumerate(zip(self.rules, self.struct_type.fields, self._items(raw, items))):
+            value = rule.spark(x)[0]
+            if i == 0:  # see columns()
+                value = _interpreted_projection(value, x)
+            fields.append(value.cast(field.dataType).alias(f"_{i + 1}"))
+        return F.struct(*fields)
 
-    def failed(self, raw: "SparkColumn | str", values: "SparkColumn | str") -> SparkColumn:
+    def failed(self, raw: "SparkColumn | str", values: "SparkColumn | str",
+               items: "Sequence[SparkColumn | str] | None" = None) -> SparkColumn:
         """A boolean expression, true exactly where ``columns(raw)``'s error column would be
         non-empty (a value that cannot be converted, or a wrong arity); false for a null
         ``raw``.  ``values``: a column (or its name) holding ``value_struct(raw)`` computed by
         an earlier projection — its fields are read, so the value expressions are not
         repeated: a plan of values plus this test is about a third of the size of one with
         the error column (less to analyse, optimise and compile per table version; ``ddlcore
-        run`` builds the error column only for the rows this finds failed).
+        run`` builds the error column only for the rows this finds failed).  ``items``: as
+        for ``value_struct``.
 
         A value failed where its raw value is not null and its converted value is; for a rule
         that turns some raw values into null on purpose (``produces_null``: zero dates), only
         where the rule also names a reason."""
         arr = F.col(raw) if isinstance(raw, str) else raw
         vals = F.col(values) if isinstance(values, str) else values
-        n = len(self.rules)
         size = F.size(arr)
-        checked = F.when(size == n, arr)
-        test = arr.isNotNull() & (size != n)
-        for i, rule in enumerate(self.rules):
-            x = F.get(checked, i)
+        test = arr.isNotNull() & (size != len(self.rules))
+        for i, (rule, x) in enumerate(zip(self.rules, self._items(raw, items))):
             bad = x.isNotNull() & vals.getField(f"_{i + 1}").isNull()
             if rule.produces_null:
                 bad = bad & rule.spark(x)[1]().isNotNull()

@@ -491,14 +491,20 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path) -> 
     # each conversion is built once over a column named ``_raw`` and applied to each image in
     # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
     # projection, so the plan is the same as with two copies)
-    values = conv.value_struct("_raw")
-    failed = conv.failed("_raw", "_v")
+    # each raw value is projected as a column of its own first (``raw_items``), so that the
+    # rules refer to it by name: plans a good deal smaller than with the array access inline
+    names = [f"_x{i}" for i in range(len(conv.rules))]
+    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
+    values = conv.value_struct("_raw", names)
+    failed = conv.failed("_raw", "_v", names)
     keep = ["seq", "position", "op", "database", "table", "ts"]
     conv_df = (rows.select(*keep, "before", F.col("after").alias("_raw"))
-               .select(*keep, "before", "_raw", values.alias("_v"))
+               .select(*keep, "before", "_raw", *items)
+               .select(*keep, "before", "_raw", *names, values.alias("_v"))
                .select(*keep, "before", F.col("_v").alias("_a"), failed.alias("_fa"))
                .select(*keep, "_a", "_fa", F.col("before").alias("_raw"))
-               .select(*keep, "_a", "_fa", "_raw", values.alias("_v"))
+               .select(*keep, "_a", "_fa", "_raw", *items)
+               .select(*keep, "_a", "_fa", "_raw", *names, values.alias("_v"))
                .select(*keep, "_a", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
