@@ -268,3 +268,23 @@ def test_gzip_and_parquet_change_logs_give_the_same_output(spark, tmp_path):
     assert results["jsonl"][1] == {"unknown table: no schema of shop.ghost in force at this seq": 1,
                                    "cannot convert": 1}
     assert results["gz"] == results["jsonl"] and results["parquet"] == results["jsonl"]
+
+
+def test_a_failing_version_job_cancels_the_others_and_is_raised():
+    """``_map_concurrently``: the first error cancels what has not started, calls the abort
+    hook (``ddlcore run`` cancels its Spark jobs there) and is raised; nothing is left running."""
+    import threading
+
+    started, aborted = [], threading.Event()
+
+    def fn(i, item):
+        started.append(item)
+        if item == 1:
+            raise RuntimeError("version 1 failed")
+        aborted.wait(5)          # a long job, ended by the abort hook
+        return item
+
+    with pytest.raises(RuntimeError, match="version 1 failed"):
+        list(pl._map_concurrently(fn, list(range(20)), 2, aborted.set))
+    assert aborted.is_set() and len(started) < 20
+    assert sorted(pl._map_concurrently(lambda i, item: item * 2, [1, 2, 3], 2)) == [2, 4, 6]

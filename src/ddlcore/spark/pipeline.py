@@ -383,7 +383,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             gc.collect()
             return k, counts, has_bad
 
-        for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs)):
+        for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs),
+                                                    spark.sparkContext.cancelAllJobs):
             db, tbl_name, ver = versions[k][:3]
             for op, n in counts.items():
                 result.counts[(db or "", tbl_name, ver, op)] = n
@@ -450,10 +451,14 @@ def _union(frames: list):
     return out
 
 
-def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: int):
+def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: int,
+                      on_abort: Callable[[], None] = lambda: None):
     """``fn(i, item)`` for each item, ``workers`` at a time on driver threads (each thread
-    submits its own Spark jobs); yields results in completion order.  The first exception
-    cancels the items not started and is raised once the running ones have finished."""
+    submits its own Spark jobs); yields results in completion order.  The first exception —
+    or an interruption of the caller (Ctrl-C), or the caller abandoning the generator —
+    cancels the items not started and calls ``on_abort`` (``ddlcore run`` cancels its running
+    Spark jobs there, so the threads end promptly); the exception is raised once the running
+    items have ended."""
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     if workers <= 1 or len(items) <= 1:
@@ -462,15 +467,19 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ddlcore-version") as pool:
         pending = {pool.submit(fn, i, item) for i, item in enumerate(items)}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_EXCEPTION)
-            for fut in done:
-                if fut.exception() is not None:
-                    for other in pending:
-                        other.cancel()
-                    wait(pending)
-                    raise fut.exception()
-                yield fut.result()
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for fut in done:
+                    if fut.exception() is not None:
+                        raise fut.exception()
+                    yield fut.result()
+        except BaseException:
+            for other in pending:
+                other.cancel()
+            on_abort()
+            wait(pending)
+            raise
 
 
 def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path) -> tuple[dict[str, int], bool]:
