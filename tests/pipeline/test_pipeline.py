@@ -288,3 +288,27 @@ def test_a_failing_version_job_cancels_the_others_and_is_raised():
         list(pl._map_concurrently(fn, list(range(20)), 2, aborted.set))
     assert aborted.is_set() and len(started) < 20
     assert sorted(pl._map_concurrently(lambda i, item: item * 2, [1, 2, 3], 2)) == [2, 4, 6]
+
+
+def test_versions_with_one_image_only(spark, tmp_path):
+    """An insert-only version is planned with the after image only, a delete-only version with
+    the before image only; the rows, the before images and the bad rows are the same as ever."""
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE t (id int unsigned NOT NULL, s set('a','b'))")
+    log.row("c", "t", after=[-1, 3])
+    log.row("c", "t", after=[2, 9])                                   # set bitmask out of range
+    log.ddl("ALTER TABLE t ADD COLUMN n varchar(5)")
+    log.row("d", "t", before=[-1, 3, "x"])
+    log.row("d", "t", before=[7, 1, None])
+    out = tmp_path / "out"
+    res = pl.run_pipeline(log.write(), out, spark=spark)
+    assert res.counts == {("shop", "t", 1, "c"): 1, ("shop", "t", 2, "d"): 2}
+    assert res.quarantine_reasons == {"cannot convert": 1}
+    _, rows1 = parquet_rows(spark, out, "t", 1)
+    assert [(r["id"], r["s"], r["_op"], r["_before"]) for r in rows1] == [(2 ** 32 - 1, ["a", "b"], "c", None)]
+    _, rows2 = parquet_rows(spark, out, "t", 2)
+    assert [(r["id"], r["s"], r["n"], r["_op"]) for r in rows2] == [(2 ** 32 - 1, ["a", "b"], "x", "d"), (7, ["a"], None, "d")]
+    assert rows2[0]["_before"].asDict() == {"id": 2 ** 32 - 1, "s": ["a", "b"], "n": "x"}
+    staged_images = sorted(p.name for p in (out / "_state").rglob("_img=*"))
+    assert staged_images == []                                        # staging is gone after the commit

@@ -239,6 +239,17 @@ def _invalid_reason():
             .otherwise(F.concat(F.lit("malformed event: op="), F.col("op"), F.lit(" without its row image"))))
 
 
+def _images():
+    """Which row images an event carries, as staged (``_img``): ``a`` (after: ``c``, ``r``),
+    ``b`` (before: ``d``), ``ab`` (``u``); ``x`` for an event that is not a valid row event.
+    A version whose rows carry no before image is converted with a plan for one image only."""
+    from pyspark.sql import functions as F
+
+    op = F.col("op")
+    return (F.when(~F.col("_valid") | F.col("v_part").isNull(), F.lit("x"))
+            .when(op == "u", F.lit("ab")).when(op == "d", F.lit("b")).otherwise(F.lit("a")))
+
+
 #: staged row partitions (``_part``) that are not a table version
 _PART_INVALID, _PART_UNKNOWN = -2, -1
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `table` STRING, "
@@ -342,8 +353,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                        part.alias("_part"),
                        F.when(~F.col("_valid"), _invalid_reason()).when(F.col("v_part").isNull(), unknown)
                        .alias("_reason"),
-                       F.when(F.col("v_part").isNull(), F.col("_line")).alias("_line"))
-         .write.mode("overwrite").partitionBy("_part").parquet(str(rows_dir)))
+                       F.when(F.col("v_part").isNull(), F.col("_line")).alias("_line"),
+                       _images().alias("_img"))
+         .write.mode("overwrite").partitionBy("_part", "_img").parquet(str(rows_dir)))
         metrics = seen.get
         result.events = metrics.get("events") or 0
         max_seq = metrics.get("max_seq")
@@ -374,8 +386,11 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             say(f"converting {db}.{tbl_name} version {ver} ({i + 1}/{len(todo)})")
             target = staging / (db or "_") / tbl_name / f"schema_version={ver}"
             bad_dir = state.staging / f"{run_id}.bad" / str(k)
-            counts, has_bad = _write_version(spark.read.parquet(str(rows_dir / f"_part={k}")),
-                                             table, sopts, dialect, target, bad_dir)
+            vdir = rows_dir / f"_part={k}"
+            images = {p.name.split("=", 1)[1] for p in vdir.glob("_img=*")}
+            counts, has_bad = _write_version(spark.read.parquet(str(vdir)), table, sopts, dialect, target,
+                                             bad_dir, after=bool(images & {"a", "ab"}),
+                                             before=bool(images & {"b", "ab"}))
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
             # pin the version's (large) expression trees in the driver JVM: a long log would
@@ -482,16 +497,21 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
             raise
 
 
-def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path) -> tuple[dict[str, int], bool]:
+def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, after: bool = True,
+                   before: bool = True) -> tuple[dict[str, int], bool]:
     """Convert and write the staged row events of one table version (``rows``): its good rows
     as Parquet into ``target`` (one Spark job, counting rows by op and outcome as it goes),
     and, only if some row cannot be converted, those rows with the reasons as Parquet into
     ``bad_dir`` (a second job).  Returns ``({op: rows written}, whether any row was bad)``.
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
-    (the reasons: as large again as the values) is built by the second job alone."""
+    (the reasons: as large again as the values) is built by the second job alone.
+    ``after`` / ``before``: whether any row carries that image (``False``: the plan leaves
+    its conversion out — an insert-only version plans one image, not two)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
+
+    from pyspark.sql.types import StructField, StructType
 
     from . import RowConverter
     from .convert import ERRORS_TYPE
@@ -507,14 +527,22 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path) -> 
     values = conv.value_struct("_raw", names)
     failed = conv.failed("_raw", "_v", names)
     keep = ["seq", "position", "op", "database", "table", "ts"]
-    conv_df = (rows.select(*keep, "before", F.col("after").alias("_raw"))
-               .select(*keep, "before", "_raw", *items)
-               .select(*keep, "before", "_raw", *names, values.alias("_v"))
-               .select(*keep, "before", F.col("_v").alias("_a"), failed.alias("_fa"))
-               .select(*keep, "_a", "_fa", F.col("before").alias("_raw"))
-               .select(*keep, "_a", "_fa", "_raw", *items)
-               .select(*keep, "_a", "_fa", "_raw", *names, values.alias("_v"))
-               .select(*keep, "_a", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
+                                        enumerate(conv.struct_type.fields, start=1)]))
+    if after:
+        conv_df = (rows.select(*keep, "before", F.col("after").alias("_raw"))
+                   .select(*keep, "before", "_raw", *items)
+                   .select(*keep, "before", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "before", F.col("_v").alias("_a"), failed.alias("_fa")))
+    else:
+        conv_df = rows.select(*keep, "before", none.alias("_a"), F.lit(False).alias("_fa"))
+    if before:
+        conv_df = (conv_df.select(*keep, "_a", "_fa", F.col("before").alias("_raw"))
+                   .select(*keep, "_a", "_fa", "_raw", *items)
+                   .select(*keep, "_a", "_fa", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "_a", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+    else:
+        conv_df = conv_df.select(*keep, "_a", none.alias("_b"), F.col("_fa").alias("_bad"))
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
