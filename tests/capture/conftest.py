@@ -12,8 +12,8 @@ from typing import Iterator
 
 import pytest
 
-from tests.servers.fixtures import in_ci
-from tests.servers.mariadb import MariaDbNotAvailable, MariaDbServer
+from tests.servers.fixtures import in_ci, started_server
+from tests.servers.mariadb import MariaDbServer
 
 try:
     import pymysqlreplication  # noqa: F401  (the capture's replication client)
@@ -26,13 +26,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 @pytest.fixture(scope="session")
 def mariadb_minimal() -> Iterator[MariaDbServer]:
-    server = MariaDbServer(binlog_row_metadata="MINIMAL")
-    try:
-        server.start()
-    except MariaDbNotAvailable as exc:
-        if in_ci():
-            pytest.fail(f"MariaDB unavailable in CI: {exc}", pytrace=False)
-        pytest.skip(f"MariaDB unavailable: {exc}")
+    server = started_server(binlog_row_metadata="MINIMAL")
     try:
         yield server
     finally:

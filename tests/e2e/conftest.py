@@ -13,8 +13,8 @@ from typing import Iterator
 
 import pytest
 
-from tests.servers.fixtures import in_ci
-from tests.servers.mariadb import MariaDbNotAvailable, MariaDbServer
+from tests.servers.fixtures import started_server
+from tests.servers.mariadb import MariaDbServer
 
 pytest.importorskip("pyspark")
 
@@ -46,11 +46,4 @@ def spark() -> Iterator[object]:
 def start_server(metadata: str) -> MariaDbServer:
     """A started throwaway server with ``binlog_row_metadata=metadata``; skips (fails in CI)
     when MariaDB is not available."""
-    server = MariaDbServer(binlog_row_metadata=metadata)
-    try:
-        server.start()
-    except MariaDbNotAvailable as exc:
-        if in_ci():
-            pytest.fail(f"MariaDB unavailable in CI: {exc}", pytrace=False)
-        pytest.skip(f"MariaDB unavailable: {exc}")
-    return server
+    return started_server(binlog_row_metadata=metadata)

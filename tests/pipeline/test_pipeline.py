@@ -18,13 +18,6 @@ pyspark = pytest.importorskip("pyspark")
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def spark():
-    s = pl.spark_session("local[2]")
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-
-
 class Log:
     """A change log being written by a test."""
 

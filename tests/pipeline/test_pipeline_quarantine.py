@@ -16,13 +16,6 @@ from ddlcore.spark import pipeline as pl  # noqa: E402
 from .test_pipeline import shop_log  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def spark():
-    s = pl.spark_session("local[2]")
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-
-
 def test_strict_mode_stops_at_a_row_that_cannot_be_converted(spark, tmp_path):
     log = shop_log(tmp_path)
     bad = log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # enum index 9 of 2

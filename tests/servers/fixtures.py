@@ -23,11 +23,25 @@ import pytest
 
 from .mariadb import MariaDbNotAvailable, MariaDbServer
 
-__all__ = ["mariadb", "mariadb_db", "MariaDbDatabase", "in_ci"]
+__all__ = ["mariadb", "mariadb_db", "MariaDbDatabase", "in_ci", "started_server"]
 
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def started_server(what: str = "MariaDB", **settings: Any) -> MariaDbServer:
+    """A started throwaway ``MariaDbServer(**settings)`` (the caller stops it).  When MariaDB
+    is not available the calling test is skipped with the reason, or fails under ``CI=true``
+    (``what`` names the server in that message)."""
+    server = MariaDbServer(**settings)
+    try:
+        server.start()
+    except MariaDbNotAvailable as exc:
+        if in_ci():
+            pytest.fail(f"{what} unavailable in CI: {exc}", pytrace=False)
+        pytest.skip(f"{what} unavailable: {exc}")
+    return server
 
 
 @dataclass
@@ -58,13 +72,7 @@ class MariaDbDatabase:
 
 @pytest.fixture(scope="session")
 def mariadb() -> Iterator[MariaDbServer]:
-    server = MariaDbServer()
-    try:
-        server.start()
-    except MariaDbNotAvailable as exc:
-        if in_ci():
-            pytest.fail(f"MariaDB oracle unavailable in CI: {exc}", pytrace=False)
-        pytest.skip(f"MariaDB oracle unavailable: {exc}")
+    server = started_server("MariaDB oracle")
     try:
         yield server
     finally:

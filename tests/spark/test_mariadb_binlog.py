@@ -250,16 +250,9 @@ def expected(column: Any, value: Any) -> Any:
 
 @pytest.fixture(scope="module", params=["FULL", "MINIMAL"])
 def server(request) -> Iterator[Any]:
-    from tests.servers.fixtures import in_ci
-    from tests.servers.mariadb import MariaDbNotAvailable, MariaDbServer
+    from tests.servers.fixtures import started_server
 
-    srv = MariaDbServer(binlog_row_metadata=request.param)
-    try:
-        srv.start()
-    except MariaDbNotAvailable as exc:  # pragma: no cover - depends on the machine
-        if in_ci():
-            pytest.fail(f"MariaDB unavailable in CI: {exc}", pytrace=False)
-        pytest.skip(f"MariaDB unavailable: {exc}")
+    srv = started_server(binlog_row_metadata=request.param)
     try:
         yield srv
     finally:

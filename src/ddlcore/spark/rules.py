@@ -219,16 +219,25 @@ class TextCodec:
     """Decodes the bytes of a character set, in both faces.  ``python()`` → ``bytes → str``
     raising ``Fail(self.reason)``; ``spark(b)`` → ``(text, ok)`` over a binary column (``text``
     is only evaluated where ``ok`` holds).  ``native``: whether the Spark face can decode
-    (``PythonOnlyCodec`` cannot)."""
+    (``PythonOnlyCodec`` cannot).  ``python_codec``: the Python codec the default ``python()``
+    decodes with (strict errors)."""
 
     native = True
+    python_codec = ""
 
     def __init__(self, charset: str):
         self.charset = charset
         self.reason = f"bytes not valid in character set {charset}"
 
-    def python(self) -> Callable[[bytes], str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def python(self) -> Callable[[bytes], str]:
+        reason, codec = self.reason, self.python_codec
+
+        def decode(b: bytes) -> str:
+            try:
+                return b.decode(codec)
+            except UnicodeDecodeError:
+                raise Fail(reason) from None
+        return decode
 
     def spark(self, b: SparkColumn) -> tuple[SparkColumn, SparkColumn]:  # pragma: no cover
         raise NotImplementedError
@@ -241,15 +250,7 @@ class Utf8Codec(TextCodec):
     """UTF-8 (well-formed sequences only: no surrogates, overlongs or code points above
     U+10FFFF; Unicode 15, 3.9 table 3-7)."""
 
-    def python(self) -> Callable[[bytes], str]:
-        reason = self.reason
-
-        def decode(b: bytes) -> str:
-            try:
-                return b.decode("utf-8")
-            except UnicodeDecodeError:
-                raise Fail(reason) from None
-        return decode
+    python_codec = "utf-8"
 
     def spark(self, b: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         s = b.cast(StringType())
@@ -310,16 +311,7 @@ class Utf16Codec(TextCodec):
     def __init__(self, charset: str, big_endian: bool = True):
         super().__init__(charset)
         self.big_endian = big_endian
-
-    def python(self) -> Callable[[bytes], str]:
-        reason, codec = self.reason, ("utf_16_be" if self.big_endian else "utf_16_le")
-
-        def decode(b: bytes) -> str:
-            try:
-                return b.decode(codec)
-            except UnicodeDecodeError:
-                raise Fail(reason) from None
-        return decode
+        self.python_codec = "utf_16_be" if big_endian else "utf_16_le"
 
     def spark(self, b: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         rx = _UTF16_BE_RX if self.big_endian else _UTF16_LE_RX
@@ -331,15 +323,7 @@ class Utf32Codec(TextCodec):
     """UTF-32 big endian (code points up to U+10FFFF, no surrogates; a leading U+FEFF is
     text, not a byte-order mark)."""
 
-    def python(self) -> Callable[[bytes], str]:
-        reason = self.reason
-
-        def decode(b: bytes) -> str:
-            try:
-                return b.decode("utf_32_be")
-            except UnicodeDecodeError:
-                raise Fail(reason) from None
-        return decode
+    python_codec = "utf_32_be"
 
     def spark(self, b: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         h = F.hex(b)
@@ -360,19 +344,9 @@ class PythonOnlyCodec(TextCodec):
 
     def __init__(self, charset: str, codec: str):
         super().__init__(charset)
-        self.codec = codec
+        self.codec = self.python_codec = codec
         self.spark_reason = (f"character set {charset} has no JVM-native decoder; "
                              f"the capture must write its text as strings")
-
-    def python(self) -> Callable[[bytes], str]:
-        reason, codec = self.reason, self.codec
-
-        def decode(b: bytes) -> str:
-            try:
-                return b.decode(codec)
-            except UnicodeDecodeError:
-                raise Fail(reason) from None
-        return decode
 
     def spark(self, b: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         return _lit(None).cast(StringType()), _lit(False)
