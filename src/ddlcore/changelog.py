@@ -4,7 +4,8 @@ Owns: the event shape, the tagged encoding of raw values that JSON cannot carry,
 writing JSON Lines (optionally gzip) and Parquet, and validating every event.  Must not know:
 any dialect, Spark.
 
-Event (one JSON object per line; DESIGN.md "Change log")::
+Event (one JSON object per line; DESIGN.md "Change log"; docs/changelog.md is the full
+specification)::
 
     {"seq": 17, "position": "mariadb-bin.000003:1234", "ts": 1732280000000, "op": "u",
      "database": "shop", "table": "orders", "ddl": null,
@@ -15,10 +16,23 @@ Event (one JSON object per line; DESIGN.md "Change log")::
   checkpoints; ``ts``: commit time in milliseconds since the epoch (UTC).
 * ``op``: ``"ddl"`` (``ddl`` holds the statement, ``database`` the session's current
   database, ``table`` null), ``"c"`` create/insert (``after``), ``"u"`` update (``before``
-  and ``after``), ``"d"`` delete (``before``), ``"r"`` snapshot read (``after``).
+  and ``after``), ``"d"`` delete (``before``), ``"r"`` snapshot read (``after``), ``"t"``
+  truncate (``table``, no images), ``"source"`` (``source``: who wrote the log and how its DDL
+  is to be read; the first event of every log), ``"stmt"`` (``ddl`` holds a statement whose
+  rows the log does not carry, e.g. statement-format DML: the pipeline quarantines it).
 * ``before`` / ``after``: the raw values of one row in ordinal order, exactly as the source
   gave them: an UNSIGNED column may hold a negative number, an ENUM its 1-based index, a SET
-  its bitmask, a string column bytes in the column's charset.
+  its bitmask, a string column bytes in the column's charset; ``{"$absent": true}`` for a
+  column the source left out of the image (never the same as null).
+
+Optional fields, written only when set (a MySQL log of the first version has none of them):
+``schema`` (PostgreSQL schema of ``table``), ``tx`` (the transaction: GTID, binlog position of
+its ``BEGIN``, PostgreSQL xid, TiDB commit_ts), ``row`` (0-based index of the row within the
+source's row event), ``catalog`` (on a ``ddl`` event: the tables it changed as the source's
+catalog describes them after it, ``{"tables": [Table JSON], "dropped": [TableId JSON]}``),
+``snapshot`` (on a ``ddl`` event: ``true`` when the statement describes a table as it is
+*now* — a snapshot or a resync — so that it replaces whatever the history knew), ``source``
+(on a ``source`` event, see ``SourceInfo``).
 
 Raw values are written with the tagged encoding of ``ddlcore.raw`` (its module docstring is
 the specification: ``{"$b64": ...}`` bytes, ``{"$dec": ...}`` decimals, ``{"$date": ...}``,
@@ -33,19 +47,26 @@ import gzip
 import io
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from . import raw
 from .errors import DdlCoreError
 
-__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "encode_value", "decode_value",
-           "encode_row", "decode_row", "read_changelog", "iter_changelog", "ChangeLogWriter",
-           "write_parquet", "EVENT_FIELDS"]
+__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "encode_value",
+           "decode_value", "encode_row", "decode_row", "read_changelog", "iter_changelog",
+           "ChangeLogWriter", "write_parquet", "EVENT_FIELDS", "BASE_FIELDS", "OPTIONAL_FIELDS",
+           "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files"]
 
-OPS = frozenset({"ddl", "c", "u", "d", "r"})
-EVENT_FIELDS = ("seq", "position", "ts", "op", "database", "table", "ddl", "before", "after")
+#: every op; ``ROW_OPS`` carry row images
+OPS = frozenset({"ddl", "c", "u", "d", "r", "t", "source", "stmt"})
+ROW_OPS = frozenset({"c", "u", "d", "r"})
+#: the fields of the first contract (always written)
+BASE_FIELDS = ("seq", "position", "ts", "op", "database", "table", "ddl", "before", "after")
+#: fields written only when set
+OPTIONAL_FIELDS = ("schema", "tx", "row", "catalog", "snapshot", "source")
+EVENT_FIELDS = BASE_FIELDS + OPTIONAL_FIELDS
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
@@ -75,12 +96,31 @@ class ChangeEvent:
     ddl: str | None = None
     before: list | None = None
     after: list | None = None
+    schema: str | None = None
+    tx: str | None = None
+    row: int | None = None
+    catalog: dict | None = None
+    snapshot: bool | None = None
+    source: dict | None = None
 
     def to_json(self) -> dict[str, Any]:
         # a plain dict, not dataclasses.asdict: that deep-copies every row image (capture's hot path)
-        return {"seq": self.seq, "position": self.position, "ts": self.ts, "op": self.op,
-                "database": self.database, "table": self.table, "ddl": self.ddl,
-                "before": self.before, "after": self.after}
+        d = {"seq": self.seq, "position": self.position, "ts": self.ts, "op": self.op,
+             "database": self.database, "table": self.table, "ddl": self.ddl,
+             "before": self.before, "after": self.after}
+        if self.schema is not None:
+            d["schema"] = self.schema
+        if self.tx is not None:
+            d["tx"] = self.tx
+        if self.row is not None:
+            d["row"] = self.row
+        if self.catalog is not None:
+            d["catalog"] = self.catalog
+        if self.snapshot is not None:
+            d["snapshot"] = self.snapshot
+        if self.source is not None:
+            d["source"] = self.source
+        return d
 
     def to_line(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -127,6 +167,30 @@ def decode_row(values: list | None) -> list | None:
 # ---------------------------------------------------------------------------- validation
 
 
+def _check_text(name: str, v: Any) -> None:
+    if v is not None and not isinstance(v, str):
+        raise ValueError(f"{name} must be text or null, got {type(v).__name__}")
+
+
+def _check_catalog(catalog: Any) -> None:
+    from .model import Table, TableId
+
+    if not isinstance(catalog, dict):
+        raise ValueError("catalog must be an object {\"tables\": [...], \"dropped\": [...]}")
+    unknown = set(catalog) - {"tables", "dropped"}
+    if unknown:
+        raise ValueError(f"catalog: unknown field(s) {sorted(unknown)}")
+    for key, cls in (("tables", Table), ("dropped", TableId)):
+        items = catalog.get(key, [])
+        if not isinstance(items, list):
+            raise ValueError(f"catalog.{key} must be an array")
+        for i, item in enumerate(items):
+            try:
+                cls.from_json(item)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(f"catalog.{key}[{i}]: not a {cls.__name__} ({exc})") from None
+
+
 def validate(obj: Any) -> ChangeEvent:
     """A decoded JSON object → ``ChangeEvent``; raises ``ValueError`` naming the problem."""
     if not isinstance(obj, dict):
@@ -148,14 +212,34 @@ def validate(obj: Any) -> ChangeEvent:
         raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
     database, table, ddl = obj.get("database"), obj.get("table"), obj.get("ddl")
     before, after = obj.get("before"), obj.get("after")
-    for name, v in (("database", database), ("table", table), ("ddl", ddl)):
-        if v is not None and not isinstance(v, str):
-            raise ValueError(f"{name} must be text or null, got {type(v).__name__}")
+    schema, tx, row = obj.get("schema"), obj.get("tx"), obj.get("row")
+    catalog, snapshot, source = obj.get("catalog"), obj.get("snapshot"), obj.get("source")
+    for name, v in (("database", database), ("table", table), ("ddl", ddl), ("schema", schema),
+                    ("tx", tx)):
+        _check_text(name, v)
+    if row is not None and (not isinstance(row, int) or isinstance(row, bool) or row < 0):
+        raise ValueError(f"row must be a non-negative int or null, got {row!r}")
+    if snapshot is not None and not isinstance(snapshot, bool):
+        raise ValueError(f"snapshot must be true, false or null, got {snapshot!r}")
+    if op not in ROW_OPS and (before is not None or after is not None):
+        raise ValueError(f"a {op} event carries no row images")
+    if catalog is not None:
+        if op != "ddl":
+            raise ValueError("only a ddl event carries a catalog description")
+        _check_catalog(catalog)
+    if source is not None and op != "source":
+        raise ValueError("only a source event carries source")
     if op == "ddl":
         if not ddl:
             raise ValueError("a ddl event needs the ddl text")
-        if before is not None or after is not None:
-            raise ValueError("a ddl event carries no row images")
+    elif op == "stmt":
+        if not ddl:
+            raise ValueError("a stmt event needs the statement text (in ddl)")
+    elif op == "source":
+        SourceInfo.from_json(source)
+    elif op == "t":
+        if not table:
+            raise ValueError("a truncate event (op=t) needs its table")
     else:
         if not table:
             raise ValueError(f"a row event (op={op}) needs its table")
@@ -164,16 +248,77 @@ def validate(obj: Any) -> ChangeEvent:
             if not isinstance(obj.get(name), list):
                 raise ValueError(f"op={op} needs {name} as an array of raw values")
         for name in ("before", "after"):
-            row = obj.get(name)
-            if row is not None:
-                if not isinstance(row, list):
+            image = obj.get(name)
+            if image is not None:
+                if not isinstance(image, list):
                     raise ValueError(f"{name} must be an array")
-                for i, v in enumerate(row):
+                for i, v in enumerate(image):
                     try:
                         decode_value(v)
                     except ValueError as exc:
                         raise ValueError(f"{name}[{i}]: {exc}") from None
-    return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after)
+    return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after,
+                       schema, tx, row, catalog, snapshot, source)
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """What a ``source`` event says (docs/changelog.md, "The source event"): who wrote the log
+    and how its DDL is to be read.
+
+    * ``dialect``: the ddlcore dialect of the DDL events (``"mysql"``, ``"postgres"``).
+    * ``flavor``: the server family within the dialect (``"mariadb"``, ``"mysql"``,
+      ``"tidb"``; ``None`` for PostgreSQL).
+    * ``epoch``: text that names this log: made new when a capture starts a log (first run,
+      re-snapshot); every later ``source`` event of the same log repeats it.  A pipeline output
+      continues one log only (``ddlcore run`` refuses another epoch).
+    * ``server``: the source's identity (``{"server_id": 1, "server_uuid": "...", "version":
+      "10.11.6-MariaDB", "system_identifier": "..."}``; keys as the source names them).
+    * ``parser_options``: options for the dialect's parser, exactly as ``Dialect.parser(**)``
+      takes them (MySQL: ``flavor``, ``character_set_server``, ``collation_server``,
+      ``lower_case_table_names``, ``ansi_quotes``, ``no_backslash_escapes``,
+      ``server_version``; PostgreSQL: ``search_path``).
+    * ``settings``: the server settings those options were derived from, as the server
+      printed them (``sql_mode``, ``time_zone``, ``lc_monetary``...), for the record.
+    * ``capture``: what wrote the log (``{"tool": "ddlcore capture mysql", "version": "0.2.0"}``).
+
+    ``from_json`` raises ``ValueError`` naming a missing or mistyped field."""
+
+    dialect: str
+    epoch: str
+    flavor: str | None = None
+    server: dict = field(default_factory=dict)
+    parser_options: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+    capture: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dialect": self.dialect, "flavor": self.flavor, "epoch": self.epoch,
+                "server": dict(self.server), "parser_options": dict(self.parser_options),
+                "settings": dict(self.settings), "capture": dict(self.capture)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "SourceInfo":
+        if not isinstance(data, dict):
+            raise ValueError("a source event needs source as an object")
+        unknown = set(data) - {"dialect", "flavor", "epoch", "server", "parser_options", "settings", "capture"}
+        if unknown:
+            raise ValueError(f"source: unknown field(s) {sorted(unknown)}")
+        for key in ("dialect", "epoch"):
+            if not isinstance(data.get(key), str) or not data.get(key):
+                raise ValueError(f"source.{key} must be non-empty text, got {data.get(key)!r}")
+        _check_text("source.flavor", data.get("flavor"))
+        for key in ("server", "parser_options", "settings", "capture"):
+            if not isinstance(data.get(key, {}), dict):
+                raise ValueError(f"source.{key} must be an object")
+        return cls(data["dialect"], data["epoch"], data.get("flavor"), dict(data.get("server", {})),
+                   dict(data.get("parser_options", {})), dict(data.get("settings", {})),
+                   dict(data.get("capture", {})))
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two logs the same log: dialect, flavor, server identity and epoch."""
+        return {"dialect": self.dialect, "flavor": self.flavor, "server": dict(self.server),
+                "epoch": self.epoch}
 
 
 # ---------------------------------------------------------------------------- reading
@@ -185,13 +330,43 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", errors="strict")
 
 
+#: the names of change-log files in a directory (a capture's ``--out``): other files there
+#: (``checkpoint.json``, ``history.sqlite``, ``capture.log``) are not read
+CHANGELOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
+
+
+def is_changelog_file(path: str | os.PathLike) -> bool:
+    """``path`` is named as a change-log file (``*.jsonl``, ``*.jsonl.gz``, ``*.parquet``) and
+    is not hidden (``.``/``_`` prefix, as Spark and Hadoop skip them)."""
+    name = Path(path).name
+    return not name.startswith((".", "_")) and name.endswith(CHANGELOG_SUFFIXES)
+
+
+def changelog_files(path: str | os.PathLike) -> list[Path]:
+    """The change-log files ``path`` names: itself if it is a file, else the change-log files
+    directly inside the directory, sorted by name (a capture names its files so that name
+    order is seq order).  Raises ``ChangeLogError`` for a directory that holds none."""
+    p = Path(path)
+    if not p.is_dir():
+        return [p]
+    files = sorted(f for f in p.iterdir() if f.is_file() and is_changelog_file(f))
+    if not files:
+        raise ChangeLogError(f"no change-log files (*.jsonl, *.jsonl.gz, *.parquet) in {p}",
+                             source=str(p))
+    return files
+
+
 def iter_changelog(path: str | os.PathLike) -> Iterator[ChangeEvent | BadEvent]:
     """Every event of a change log, in file order: ``ChangeEvent`` for a valid one,
     ``BadEvent`` (line, reason, text) for a malformed one.  JSON Lines (``.jsonl``, ``.json``,
-    ``.gz``) or Parquet (``.parquet``, or a directory of them).  Blank lines are ignored.
-    A torn last line (a writer killed mid-line) is a ``BadEvent`` too."""
+    ``.gz``) or Parquet (``.parquet``), or a directory of them (``changelog_files``).  Blank
+    lines are ignored.  A torn last line (a writer killed mid-line) is a ``BadEvent`` too."""
     p = Path(path)
-    if p.is_dir() or p.suffix == ".parquet":
+    if p.is_dir():
+        for f in changelog_files(p):
+            yield from iter_changelog(f)
+        return
+    if p.suffix == ".parquet":
         yield from _iter_parquet(p)
         return
     src = str(p)
@@ -272,19 +447,30 @@ class ChangeLogWriter:
         self.close()
 
 
+#: Parquet columns of a change log: (name, Arrow type name); JSON-valued fields (``before``,
+#: ``after``, ``catalog``, ``source``) are their compact JSON text
+PARQUET_SCHEMA_FIELDS = (("seq", "int64"), ("position", "string"), ("ts", "int64"), ("op", "string"),
+                         ("database", "string"), ("table", "string"), ("ddl", "string"),
+                         ("before", "string"), ("after", "string"), ("schema", "string"),
+                         ("tx", "string"), ("row", "int64"), ("catalog", "string"),
+                         ("snapshot", "bool"), ("source", "string"))
+_JSON_TEXT_FIELDS = ("before", "after", "catalog", "source")
+
+
 def write_parquet(events: Iterable[ChangeEvent], path: str | os.PathLike) -> None:
-    """Write events as one Parquet file: the event fields as columns, ``before``/``after`` as
-    the JSON text of their encoded arrays (needs pyarrow)."""
+    """Write events as one Parquet file with the columns ``PARQUET_SCHEMA_FIELDS`` (needs
+    pyarrow).  ``before``/``after``/``catalog``/``source`` are the JSON text of their values."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [e.to_json() for e in events]
-    for r in rows:
-        for k in ("before", "after"):
+    rows = []
+    for e in events:
+        r = {k: None for k, _ in PARQUET_SCHEMA_FIELDS}
+        r.update(e.to_json())
+        for k in _JSON_TEXT_FIELDS:
             r[k] = None if r[k] is None else json.dumps(r[k], ensure_ascii=False, separators=(",", ":"))
-    schema = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts", pa.int64()),
-                        ("op", pa.string()), ("database", pa.string()), ("table", pa.string()),
-                        ("ddl", pa.string()), ("before", pa.string()), ("after", pa.string())])
+        rows.append(r)
+    schema = pa.schema([(k, getattr(pa, "bool_" if t == "bool" else t)()) for k, t in PARQUET_SCHEMA_FIELDS])
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), str(path))
 
 
@@ -296,7 +482,10 @@ def _iter_parquet(path: Path) -> Iterator[ChangeEvent | BadEvent]:
         for i, row in enumerate(pq.read_table(str(f)).to_pylist(), start=1):
             text = json.dumps(row, ensure_ascii=False, default=str)
             try:
-                for k in ("before", "after"):
+                for k in OPTIONAL_FIELDS:  # an absent optional field is a null column
+                    if k in row and row[k] is None:
+                        del row[k]
+                for k in _JSON_TEXT_FIELDS:
                     if isinstance(row.get(k), str):
                         row[k] = json.loads(row[k])
                 yield validate(row)

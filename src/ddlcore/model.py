@@ -126,6 +126,19 @@ class Column:
     * ``enum_values`` / ``set_values``: the labels of an ENUM / SET in definition order.
     * ``array_dimensions``: PostgreSQL array dimensions (0 for scalars).
     * ``identity``: PostgreSQL identity generation (``"ALWAYS"`` / ``"BY DEFAULT"``) or ``None``.
+
+    PostgreSQL only (``None`` for MySQL; named as in PostgreSQL's ``information_schema.columns``):
+
+    * ``udt_schema`` / ``udt_name``: the type's schema and name as the catalog stores it
+      (``pg_catalog`` / ``int4``; an array ``_int4``; an enum ``public`` / ``mood``; for a
+      domain column, the domain's base type, as ``information_schema`` reports it).
+    * ``domain_schema`` / ``domain_name``: the domain of a domain-typed column.
+    * ``domain_base_type``: ``format_type()`` of that domain's (innermost non-domain) base type
+      with its typmod, e.g. ``character varying(20)``; what a converter decodes a value with.
+    * ``interval_type``: the fields of an ``interval`` column (``DAY TO SECOND``, ``YEAR``).
+
+    Since these fields are ``None`` for every MySQL column, they are left out of
+    ``Table.structure()`` when ``None``: fingerprints of MySQL tables are unchanged.
     """
 
     name: str
@@ -154,9 +167,19 @@ class Column:
     srid: int | None = None
     array_dimensions: int = 0
     identity: str | None = None
+    udt_schema: str | None = None
+    udt_name: str | None = None
+    domain_schema: str | None = None
+    domain_name: str | None = None
+    domain_base_type: str | None = None
+    interval_type: str | None = None
 
     #: fields that do not change how a value is stored or read (excluded from fingerprints)
     NON_STRUCTURAL = frozenset({"comment"})
+    #: fields added after the first release: left out of ``Table.structure()`` when ``None``
+    #: (so fingerprints recorded before they existed stay valid)
+    LATER_FIELDS = frozenset({"udt_schema", "udt_name", "domain_schema", "domain_name",
+                              "domain_base_type", "interval_type"})
 
     def __post_init__(self) -> None:
         # JSON gives lists; keep the value hashable and immutable.
@@ -349,7 +372,8 @@ class Table:
         they do not change how a row is stored in a change log."""
         return {
             "columns": [
-                {k: v for k, v in c.to_json().items() if k not in Column.NON_STRUCTURAL}
+                {k: v for k, v in c.to_json().items()
+                 if k not in Column.NON_STRUCTURAL and not (v is None and k in Column.LATER_FIELDS)}
                 for c in self.columns
             ],
             "primary_key": list(self.primary_key),

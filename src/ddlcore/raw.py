@@ -27,7 +27,13 @@ time       ``datetime.timedelta``, ``datetime.time``,     ``{"$time": "-838:59:5
            ``RawTime``
 json       ``dict``, ``list``, ``tuple`` (a parsed JSON   ``{"$json": "{\"a\": 1}"}``  same, compact
            document), ``RawJson`` (its text)
+absent     ``ABSENT`` (the one instance of ``Absent``)    ``{"$absent": true}``    ``{"$absent":true}``
 =========  =============================================  =======================  ======================
+
+*Absent* is not a value: it marks a column the source did not put in this row image (a
+partial binlog row image under ``binlog_row_image=MINIMAL|NOBLOB``, a PostgreSQL TOASTed value
+that an update left unchanged).  It is never SQL NULL and a converter must never turn it into
+NULL silently: the pipeline records which columns were absent (docs/changelog.md).
 
 Rules of the encoding:
 
@@ -71,13 +77,13 @@ import re
 from typing import Any, Iterable
 
 __all__ = [
-    "KINDS", "TAGS", "NUMBER_RX", "INT_RX", "RawDate", "RawDateTime", "RawTime", "RawJson",
+    "KINDS", "TAGS", "NUMBER_RX", "INT_RX", "ABSENT", "ABSENT_TEXT", "Absent", "is_absent", "RawDate", "RawDateTime", "RawTime", "RawJson",
     "kind_of", "canonical", "encode_json", "decode_json", "text_form", "from_text",
     "encode_row", "decode_row", "text_row", "date_text", "datetime_text", "time_text",
 ]
 
 #: the kinds of raw value, in the order of the table above
-KINDS = ("null", "int", "float", "str", "bytes", "decimal", "date", "datetime", "time", "json")
+KINDS = ("null", "int", "float", "str", "bytes", "decimal", "date", "datetime", "time", "json", "absent")
 
 #: JSON tag → kind
 TAGS = {"$b64": "bytes", "$dec": "decimal", "$date": "date", "$datetime": "datetime",
@@ -91,6 +97,39 @@ INT_RX = r"^-?[0-9]+$"
 _NUMBER = re.compile(NUMBER_RX)
 _UTC = _dt.timezone.utc
 _COMPACT = (",", ":")
+
+
+class Absent:
+    """The marker of a column missing from a row image (see the module docstring).  There is
+    one instance, ``ABSENT``; it is falsy and compares equal only to itself."""
+
+    __slots__ = ()
+    _instance: "Absent | None" = None
+
+    def __new__(cls) -> "Absent":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+#: the absent marker
+ABSENT = Absent()
+#: its text form (the element of the ``array<string>`` Spark reads)
+ABSENT_TEXT = '{"$absent":true}'
+
+
+def is_absent(value: Any) -> bool:
+    """``value`` is the absent marker (the Python ``ABSENT`` or its JSON ``{"$absent": true}``)."""
+    return value is ABSENT or (type(value) is dict and len(value) == 1 and value.get("$absent") is True)
 
 
 class RawDate(str):
@@ -170,6 +209,8 @@ def canonical(value: Any) -> tuple[str, Any]:
     t = type(value)
     if value is None:
         return "null", None
+    if value is ABSENT:
+        return "absent", ABSENT
     if t is int:
         return "int", value
     if t is str:
@@ -273,6 +314,8 @@ def encode_json(value: Any) -> Any:
         return v
     if kind == "str":
         return {"$s": v} if _ambiguous(v) else v
+    if kind == "absent":
+        return {"$absent": True}
     return {_KIND_TAG[kind]: _payload(kind, v)}
 
 
@@ -285,6 +328,10 @@ def decode_json(value: Any) -> Any:
         return int(value) if type(value) is bool else value
     if isinstance(value, dict) and len(value) == 1:
         (tag, payload), = value.items()
+        if tag == "$absent":
+            if payload is not True:
+                raise ValueError(f"the absent marker is {{\"$absent\": true}}, not {value!r}")
+            return ABSENT
         kind = TAGS.get(tag)
         if kind is None or not isinstance(payload, str):
             raise ValueError(f"unknown raw value tag {value!r}")
@@ -347,6 +394,8 @@ def text_form(value: Any) -> str | None:
     kind, v = canonical(value)
     if kind == "null":
         return None
+    if kind == "absent":
+        return ABSENT_TEXT
     if kind == "int":
         return str(v)
     if kind == "float":

@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import gzip
 import json
+import re
 
 import pytest
 from hypothesis import given, strategies as st
@@ -89,3 +90,96 @@ def test_truncated_gzip_is_a_bad_event_not_a_crash(tmp_path):
     got = list(iter_changelog(path))
     assert isinstance(got[-1], BadEvent) and "unreadable" in got[-1].reason
     assert all(isinstance(g, ChangeEvent) for g in got[:-1]) and len(got) > 1
+
+
+# ---------------------------------------------------------------------------- contract v2
+
+from ddlcore import raw  # noqa: E402
+from ddlcore.changelog import SourceInfo, changelog_files  # noqa: E402
+from ddlcore.model import Column, Table, TableId  # noqa: E402
+
+SOURCE = {"dialect": "mysql", "flavor": "mariadb", "epoch": "e-1",
+          "server": {"server_id": 1, "version": "10.11.6-MariaDB"},
+          "parser_options": {"lower_case_table_names": 1}, "settings": {"sql_mode": ""},
+          "capture": {"tool": "test"}}
+
+
+def test_absent_marker_is_not_null_and_round_trips():
+    assert raw.encode_json(raw.ABSENT) == {"$absent": True}
+    assert raw.decode_json({"$absent": True}) is raw.ABSENT
+    assert raw.text_form(raw.ABSENT) == raw.ABSENT_TEXT == '{"$absent":true}'
+    assert raw.from_text(raw.ABSENT_TEXT) is raw.ABSENT
+    assert raw.ABSENT is not None and raw.ABSENT != None  # noqa: E711
+    assert raw.is_absent({"$absent": True}) and not raw.is_absent(None)
+    with pytest.raises(ValueError, match="absent marker"):
+        decode_value({"$absent": False})
+    import pickle
+    assert pickle.loads(pickle.dumps(raw.ABSENT)) is raw.ABSENT
+
+
+def _v2_events():
+    table = Table(TableId("app", "public", "Orders"),
+                  (Column("id", 1, "integer", "integer", nullable=False, udt_schema="pg_catalog",
+                          udt_name="int4"),), primary_key=("id",))
+    return [
+        ChangeEvent(1, "0/16B3748", 1000, "source", source=SOURCE),
+        ChangeEvent(2, "0/16B3750", 1000, "ddl", "app", None, "CREATE TABLE \"Orders\" (id int primary key)",
+                    schema="public", catalog={"tables": [table.to_json()], "dropped": []}, snapshot=True),
+        ChangeEvent(3, "0/16B3800", 1001, "u", "app", "Orders", None, [1, {"$absent": True}], [2, {"$absent": True}],
+                    schema="public", tx="742", row=0),
+        ChangeEvent(4, "0/16B3900", 1002, "t", "app", "Orders", schema="public", tx="743"),
+        ChangeEvent(5, "0/16B3A00", 1003, "stmt", "app", "Orders", "UPDATE t SET a = 1"),
+    ]
+
+
+def test_contract_v2_events_round_trip_jsonl_and_parquet(tmp_path):
+    evs = _v2_events()
+    with ChangeLogWriter(tmp_path / "changelog.jsonl") as w:
+        for e in evs:
+            w.write(e)
+    assert list(read_changelog(tmp_path / "changelog.jsonl")) == evs
+    write_parquet(evs, tmp_path / "log.parquet")
+    assert list(read_changelog(tmp_path / "log.parquet")) == evs
+    # optional fields are written only when set: a first-contract event's line is unchanged
+    line = ChangeEvent(9, "p", 1, "c", "d", "t", None, None, [1]).to_line()
+    assert json.loads(line).keys() == {"seq", "position", "ts", "op", "database", "table", "ddl",
+                                       "before", "after"}
+    assert SourceInfo.from_json(evs[0].source).identity()["epoch"] == "e-1"
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"op": "source"}, "source as an object"),
+    ({"op": "source", "source": {"dialect": "mysql"}}, "source.epoch"),
+    ({"op": "source", "source": {**SOURCE, "extra": 1}}, "unknown field"),
+    ({"op": "t"}, "needs its table"),
+    ({"op": "t", "table": "x", "after": [1]}, "carries no row images"),
+    ({"op": "stmt", "table": "x"}, "statement text"),
+    ({"op": "c", "table": "x", "after": [1], "catalog": {"tables": []}}, "only a ddl event"),
+    ({"op": "ddl", "ddl": "x", "catalog": {"tables": [{"columns": []}]}}, r"catalog.tables\[0\]"),
+    ({"op": "ddl", "ddl": "x", "snapshot": "yes"}, "snapshot must be"),
+    ({"op": "c", "table": "x", "after": [1], "row": -1}, "row must be"),
+    ({"op": "c", "table": "x", "after": [1], "schema": 5}, "schema must be text"),
+])
+def test_contract_v2_validation(tmp_path, event, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"seq": 1, "position": "p", "ts": 1, **event}) + "\n")
+    (got,) = list(iter_changelog(path))
+    assert isinstance(got, BadEvent) and re.search(message, got.reason), got.reason
+
+
+def test_a_capture_directory_reads_only_change_log_files(tmp_path):
+    evs = _v2_events()
+    with ChangeLogWriter(tmp_path / "changelog.jsonl") as w:
+        for e in evs[:3]:
+            w.write(e)
+    with ChangeLogWriter(tmp_path / "changelog.000002.jsonl.gz") as w:
+        for e in evs[3:]:
+            w.write(e)
+    for name in ("checkpoint.json", "history.sqlite", "capture.log", "capture.lock", ".hidden.jsonl"):
+        (tmp_path / name).write_text("not a change log")
+    assert [f.name for f in changelog_files(tmp_path)] == ["changelog.000002.jsonl.gz", "changelog.jsonl"]
+    assert sorted(e.seq for e in read_changelog(tmp_path)) == [1, 2, 3, 4, 5]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ChangeLogError, match="no change-log files"):
+        changelog_files(empty)
