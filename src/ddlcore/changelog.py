@@ -32,7 +32,10 @@ source's row event), ``catalog`` (on a ``ddl`` event: the tables it changed as t
 catalog describes them after it, ``{"tables": [Table JSON], "dropped": [TableId JSON]}``),
 ``snapshot`` (on a ``ddl`` event: ``true`` when the statement describes a table as it is
 *now* — a snapshot or a resync — so that it replaces whatever the history knew), ``source``
-(on a ``source`` event, see ``SourceInfo``).
+(on a ``source`` event, see ``SourceInfo``), ``search_path`` (on a PostgreSQL ``ddl`` event:
+the session's effective search path, schema names in order), ``quarantine`` (on any event:
+the capture knows it cannot be interpreted — e.g. a row whose binlog metadata contradicts the
+schema history — and says why; the pipeline quarantines it with that reason).
 
 Raw values are written with the tagged encoding of ``ddlcore.raw`` (its module docstring is
 the specification: ``{"$b64": ...}`` bytes, ``{"$dec": ...}`` decimals, ``{"$date": ...}``,
@@ -65,7 +68,7 @@ ROW_OPS = frozenset({"c", "u", "d", "r"})
 #: the fields of the first contract (always written)
 BASE_FIELDS = ("seq", "position", "ts", "op", "database", "table", "ddl", "before", "after")
 #: fields written only when set
-OPTIONAL_FIELDS = ("schema", "tx", "row", "catalog", "snapshot", "source")
+OPTIONAL_FIELDS = ("schema", "tx", "row", "catalog", "snapshot", "source", "search_path", "quarantine")
 EVENT_FIELDS = BASE_FIELDS + OPTIONAL_FIELDS
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -102,6 +105,8 @@ class ChangeEvent:
     catalog: dict | None = None
     snapshot: bool | None = None
     source: dict | None = None
+    search_path: list | None = None
+    quarantine: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         # a plain dict, not dataclasses.asdict: that deep-copies every row image (capture's hot path)
@@ -120,6 +125,10 @@ class ChangeEvent:
             d["snapshot"] = self.snapshot
         if self.source is not None:
             d["source"] = self.source
+        if self.search_path is not None:
+            d["search_path"] = self.search_path
+        if self.quarantine is not None:
+            d["quarantine"] = self.quarantine
         return d
 
     def to_line(self) -> str:
@@ -214,9 +223,15 @@ def validate(obj: Any) -> ChangeEvent:
     before, after = obj.get("before"), obj.get("after")
     schema, tx, row = obj.get("schema"), obj.get("tx"), obj.get("row")
     catalog, snapshot, source = obj.get("catalog"), obj.get("snapshot"), obj.get("source")
+    search_path, quarantine = obj.get("search_path"), obj.get("quarantine")
     for name, v in (("database", database), ("table", table), ("ddl", ddl), ("schema", schema),
-                    ("tx", tx)):
+                    ("tx", tx), ("quarantine", quarantine)):
         _check_text(name, v)
+    if search_path is not None:
+        if op != "ddl":
+            raise ValueError("only a ddl event carries a search_path")
+        if not isinstance(search_path, list) or not all(isinstance(x, str) and x for x in search_path):
+            raise ValueError(f"search_path must be an array of schema names, got {search_path!r}")
     if row is not None and (not isinstance(row, int) or isinstance(row, bool) or row < 0):
         raise ValueError(f"row must be a non-negative int or null, got {row!r}")
     if snapshot is not None and not isinstance(snapshot, bool):
@@ -258,7 +273,7 @@ def validate(obj: Any) -> ChangeEvent:
                     except ValueError as exc:
                         raise ValueError(f"{name}[{i}]: {exc}") from None
     return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after,
-                       schema, tx, row, catalog, snapshot, source)
+                       schema, tx, row, catalog, snapshot, source, search_path, quarantine)
 
 
 @dataclass(frozen=True)
@@ -453,8 +468,9 @@ PARQUET_SCHEMA_FIELDS = (("seq", "int64"), ("position", "string"), ("ts", "int64
                          ("database", "string"), ("table", "string"), ("ddl", "string"),
                          ("before", "string"), ("after", "string"), ("schema", "string"),
                          ("tx", "string"), ("row", "int64"), ("catalog", "string"),
-                         ("snapshot", "bool"), ("source", "string"))
-_JSON_TEXT_FIELDS = ("before", "after", "catalog", "source")
+                         ("snapshot", "bool"), ("source", "string"), ("search_path", "string"),
+                         ("quarantine", "string"))
+_JSON_TEXT_FIELDS = ("before", "after", "catalog", "source", "search_path")
 
 
 def write_parquet(events: Iterable[ChangeEvent], path: str | os.PathLike) -> None:

@@ -124,11 +124,14 @@ def _v2_events():
     return [
         ChangeEvent(1, "0/16B3748", 1000, "source", source=SOURCE),
         ChangeEvent(2, "0/16B3750", 1000, "ddl", "app", None, "CREATE TABLE \"Orders\" (id int primary key)",
-                    schema="public", catalog={"tables": [table.to_json()], "dropped": []}, snapshot=True),
+                    catalog={"tables": [table.to_json()], "dropped": []}, snapshot=True,
+                    search_path=["app", "public"]),
         ChangeEvent(3, "0/16B3800", 1001, "u", "app", "Orders", None, [1, {"$absent": True}], [2, {"$absent": True}],
                     schema="public", tx="742", row=0),
         ChangeEvent(4, "0/16B3900", 1002, "t", "app", "Orders", schema="public", tx="743"),
         ChangeEvent(5, "0/16B3A00", 1003, "stmt", "app", "Orders", "UPDATE t SET a = 1"),
+        ChangeEvent(6, "0/16B3B00", 1004, "c", "app", "Orders", None, None, [1], schema="public",
+                    quarantine="table map: column 1 is varchar, the history says int"),
     ]
 
 
@@ -159,6 +162,8 @@ def test_contract_v2_events_round_trip_jsonl_and_parquet(tmp_path):
     ({"op": "ddl", "ddl": "x", "snapshot": "yes"}, "snapshot must be"),
     ({"op": "c", "table": "x", "after": [1], "row": -1}, "row must be"),
     ({"op": "c", "table": "x", "after": [1], "schema": 5}, "schema must be text"),
+    ({"op": "c", "table": "x", "after": [1], "search_path": ["a"]}, "only a ddl event"),
+    ({"op": "ddl", "ddl": "x", "search_path": "a,b"}, "search_path must be"),
 ])
 def test_contract_v2_validation(tmp_path, event, message):
     path = tmp_path / "bad.jsonl"
@@ -178,7 +183,7 @@ def test_a_capture_directory_reads_only_change_log_files(tmp_path):
     for name in ("checkpoint.json", "history.sqlite", "capture.log", "capture.lock", ".hidden.jsonl"):
         (tmp_path / name).write_text("not a change log")
     assert [f.name for f in changelog_files(tmp_path)] == ["changelog.000002.jsonl.gz", "changelog.jsonl"]
-    assert sorted(e.seq for e in read_changelog(tmp_path)) == [1, 2, 3, 4, 5]
+    assert sorted(e.seq for e in read_changelog(tmp_path)) == [1, 2, 3, 4, 5, 6]
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(ChangeLogError, match="no change-log files"):
