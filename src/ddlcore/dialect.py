@@ -22,6 +22,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Dialect", "StatementFilter", "FilterRule"]
 
+#: the start of a table statement (``Dialect.statement_targets``); group 1 is the verb
+_TABLE_STATEMENT = re.compile(
+    r"(?:\s|--[^\n]*\n|/\*.*?\*/)*"
+    r"(CREATE|ALTER|DROP|RENAME)\b"
+    r"(?:\s+(?:OR\s+REPLACE|GLOBAL|LOCAL|TEMPORARY|TEMP|UNLOGGED|ONLINE|OFFLINE|IGNORE))*"
+    r"\s+TABLE\b"
+    r"(?:\s+IF\s+(?:NOT\s+)?EXISTS\b)?(?:\s+ONLY\b)?",
+    re.IGNORECASE | re.DOTALL)
+
 
 @dataclass(frozen=True)
 class FilterRule:
@@ -83,6 +92,14 @@ class Dialect:
     statement_filter: ClassVar[StatementFilter] = StatementFilter(())
     default_options: ClassVar[Mapping[str, Any]] = {}
     column_key: ClassVar[Callable[[str], str]] = staticmethod(casefold_key)
+    #: characters that quote identifiers (MySQL backquote, SQL double quote)
+    identifier_quotes: ClassVar[str] = '`"'
+    #: what happens to an unquoted identifier before it reaches the model: ``None`` (kept as
+    #: written, MySQL) or ``"lower"`` (folded to lower case, PostgreSQL 4.1.1)
+    fold_unquoted: ClassVar[str | None] = None
+    #: table names are ``[database.]schema.name`` resolved through ``Tables.search_path``
+    #: (PostgreSQL) rather than ``[database.]name`` (MySQL)
+    uses_schemas: ClassVar[bool] = False
 
     _generated: tuple[type, type, type] | None = None
 
@@ -135,6 +152,73 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<Dialect {self.name}>"
+
+    # -- what a statement names, without parsing it ------------------------------------------
+
+    def statement_targets(self, text: str, tables: Tables) -> list[TableId] | None:
+        """The tables a *table statement* names, read from its words without parsing it:
+        ``CREATE [...] TABLE``, ``ALTER [...] TABLE``, ``DROP [...] TABLE`` (several),
+        ``RENAME TABLE a TO b, ...`` (both sides).  ``None`` when the statement is not one of
+        these (``TRUNCATE`` changes no schema); an empty list when it is but its names cannot
+        be read.
+
+        Used by the schema history to *block* the tables of a statement that failed to parse or
+        apply (their schema is unknown from then on).  Names are resolved as the dialect does
+        (``fold_unquoted``, ``uses_schemas`` with ``tables.search_path``, the current
+        database); a dialect with other statement forms overrides this."""
+        m = _TABLE_STATEMENT.match(text)
+        if m is None:
+            return None
+        verb = m.group(1).upper()
+        rest = text[m.end():]
+        q = re.escape(self.identifier_quotes)
+        ident = (rf"(?:[{q}](?:[^{q}]|[{q}]{{2}})*[{q}]|[^\s{q}.,;()]+)")
+        name_rx = re.compile(rf"\s*({ident}(?:\s*\.\s*{ident}){{0,2}})", re.DOTALL)
+        names: list[str] = []
+        pos = 0
+        while True:
+            nm = name_rx.match(rest, pos)
+            if nm is None:
+                break
+            names.append(nm.group(1))
+            pos = nm.end()
+            sep = re.compile(r"\s*(,|\s+TO\s+)", re.IGNORECASE).match(rest, pos)
+            if sep is None or verb not in ("DROP", "RENAME"):
+                break
+            pos = sep.end()
+        out = []
+        for n in names:
+            parts = self._identifier_parts(n)
+            if parts:
+                out.append(self._resolve(parts, tables))
+        return out
+
+    def _identifier_parts(self, name: str) -> list[str]:
+        parts: list[str] = []
+        q = re.escape(self.identifier_quotes)
+        for m in re.finditer(rf"[{q}]((?:[^{q}]|[{q}]{{2}})*)[{q}]|([^\s{q}.]+)", name):
+            if m.group(1) is not None:
+                quote = m.group(0)[0]
+                parts.append(m.group(1).replace(quote * 2, quote))
+            else:
+                word = m.group(2)
+                parts.append(word.lower() if self.fold_unquoted == "lower" else word)
+        return parts
+
+    def _resolve(self, parts: list[str], tables: Tables) -> TableId:
+        db = tables.current_database
+        if not self.uses_schemas:
+            return TableId(parts[-2] if len(parts) >= 2 else db, None, parts[-1])
+        if len(parts) == 3:
+            return TableId(parts[0], parts[1], parts[2])
+        if len(parts) == 2:
+            return TableId(db, parts[0], parts[1])
+        path = [s for s in tables.search_path if s != "$user"] or ["public"]
+        for schema in path:
+            tid = TableId(db, schema, parts[0])
+            if tables.get(tid) is not None:
+                return tid
+        return TableId(db, path[0], parts[0])
 
     # -- Spark type rules (issue #5) ---------------------------------------------------------
 

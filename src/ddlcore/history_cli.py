@@ -139,7 +139,7 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
                   filters=list(filters) if filters else None, lenient=lenient)
     except DdlCoreError as exc:
         raise click.UsageError(str(exc)) from None
-    counts = {"applied": 0, "skipped": 0, "failed": 0, "known": 0, "versions": 0, "ignored": 0}
+    counts = {"applied": 0, "skipped": 0, "failed": 0, "known": 0, "versions": 0, "ignored": 0, "source": 0}
 
     def tally(ev) -> None:
         if not ev.recorded:
@@ -158,11 +158,10 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
                 for path in files:
                     if is_change_log(path):
                         for event in read_change_log(path):
-                            if event.get("op") != "ddl":
+                            if event.get("op") not in ("ddl", "source"):
                                 counts["ignored"] += 1
                                 continue
-                            tally(h.record({k: event.get(k) for k in ("seq", "position", "ts",
-                                                                      "database", "ddl")}))
+                            tally(h.record(event))
                         continue
                     text = path.read_text(encoding="utf-8", errors="surrogateescape")
                     for stmt in h.parser.split(text):
@@ -185,6 +184,8 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
 def _summary(c: dict[str, int]) -> str:
     s = f"recorded {c['applied'] + c['skipped'] + c['failed']} event(s): {c['applied']} applied, " \
         f"{c['skipped']} skipped, {c['failed']} failed; {c['known']} already recorded"
+    if c["source"]:
+        s += f"; {c['source']} source event(s)"
     if c["ignored"]:
         s += f"; {c['ignored']} row event(s) ignored"
     return s

@@ -32,6 +32,7 @@ _COLUMN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Column)
                     if f.default is not dataclasses.MISSING}
 _REQUIRED = ("name", "ordinal_position", "data_type", "column_type")
 _NON_STRUCTURAL = Column.NON_STRUCTURAL
+_LATER = Column.LATER_FIELDS
 
 
 def dumps(obj: Any) -> str:
@@ -77,7 +78,9 @@ def table_json(t: Table, columns: list[dict[str, Any]] | None = None) -> dict[st
 
 def fingerprint(columns: list[dict[str, Any]], primary_key: tuple[str, ...]) -> str:
     """``Table.fingerprint()`` from serialised columns."""
-    structure = {"columns": [{k: v for k, v in c.items() if k not in _NON_STRUCTURAL} for c in columns],
+    structure = {"columns": [{k: v for k, v in c.items()
+                              if k not in _NON_STRUCTURAL and not (v is None and k in _LATER)}
+                             for c in columns],
                  "primary_key": list(primary_key)}
     return hashlib.sha256(dumps(structure).encode("utf-8")).hexdigest()
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import DdlCoreError, DdlParseError
-from ..model import Table, TableId, Tables, lower_table_key
+from ..model import Table, TableChange, TableId, Tables, lower_table_key
 from ..splitter import Statement
 from .codec import Encoder, decode, dumps as _dumps, id_text
 from .diff import TableDiff, diff_tables
@@ -56,33 +56,62 @@ class HistoryError(DdlCoreError):
 
 @dataclass(frozen=True)
 class DdlEvent:
-    """One DDL event of a change log.
+    """One DDL event of a change log (docs/changelog.md).
 
     ``seq``: int, strictly increasing over the log (the order); ``ddl``: the statement text
-    (one statement, as a binlog query event holds); ``position``: the source's position text
-    (``mariadb-bin.000003:1234``, a GTID, an LSN; opaque); ``database``: the current database
-    the statement ran in (``None``: keep the history's current database); ``ts``: commit time
-    in milliseconds since the epoch, or ``None``."""
+    (one statement, as a binlog query event holds; a PostgreSQL query string may hold several);
+    ``position``: the source's position text (``mariadb-bin.000003:1234``, a GTID, an LSN;
+    opaque); ``database``: the current database the statement ran in (``None``: keep the
+    history's current database); ``ts``: commit time in milliseconds since the epoch, or
+    ``None``.
+
+    From the change-log contract: ``op`` (``"ddl"``, or ``"source"``: ``source`` holds a
+    ``SourceInfo`` object whose ``parser_options`` apply from this seq on; ``ddl`` is then its
+    JSON text), ``catalog`` (``{"tables": [Table JSON], "dropped": [TableId JSON], "renamed":
+    [{"from": TableId JSON, "to": TableId JSON}]}``: what the source's catalog says the
+    statement did — recorded as given), ``snapshot`` (the statement describes a table as it is
+    now: it replaces what the history knew), ``search_path`` (PostgreSQL: the session's
+    schemas in order)."""
 
     seq: int
     ddl: str
     position: str | None = None
     database: str | None = None
     ts: int | None = None
+    op: str = "ddl"
+    catalog: Mapping[str, Any] | None = None
+    snapshot: bool = False
+    search_path: tuple[str, ...] | None = None
+    source: Mapping[str, Any] | None = None
 
     @classmethod
     def coerce(cls, event: "DdlEvent | Mapping[str, Any]") -> "DdlEvent":
         """A ``DdlEvent`` from itself or a mapping with keys ``seq``, ``ddl`` and optionally
-        ``position``, ``database``, ``ts`` (a change-log event; other keys are ignored).
-        Raises ``TypeError`` / ``ValueError`` for a missing or mistyped field."""
+        ``position``, ``database``, ``ts``, ``op``, ``catalog``, ``snapshot``, ``search_path``,
+        ``source`` (a change-log event; other keys are ignored).  A ``source`` event needs
+        ``source`` instead of ``ddl``.  Raises ``TypeError`` / ``ValueError`` for a missing or
+        mistyped field."""
         if isinstance(event, DdlEvent):
             ev = event
         elif isinstance(event, Mapping):
-            if "seq" not in event or "ddl" not in event:
+            op = event.get("op") or "ddl"
+            if op not in ("ddl", "source"):
+                raise ValueError(f"a schema history records ddl and source events, not op={op!r}")
+            if "seq" not in event or (op == "ddl" and "ddl" not in event):
                 raise ValueError(f"a DDL event needs 'seq' and 'ddl' (got keys {sorted(event)})")
+            source = event.get("source")
+            if op == "source":
+                if not isinstance(source, Mapping):
+                    raise ValueError("a source event needs 'source' (an object)")
+                ddl = _dumps(dict(source))
+            else:
+                ddl = event["ddl"]
             pos = event.get("position")
-            ev = cls(event["seq"], event["ddl"], None if pos is None else str(pos),
-                     event.get("database"), event.get("ts"))
+            sp = event.get("search_path")
+            ev = cls(event["seq"], ddl, None if pos is None else str(pos),
+                     event.get("database"), event.get("ts"), op, event.get("catalog"),
+                     bool(event.get("snapshot") or False), None if sp is None else tuple(sp),
+                     source)
         else:
             raise TypeError(f"expected a DdlEvent or a mapping, got {type(event).__name__}")
         if isinstance(ev.seq, bool) or not isinstance(ev.seq, int):
@@ -91,6 +120,8 @@ class DdlEvent:
             raise TypeError(f"ddl must be a string, got {type(ev.ddl).__name__}")
         if ev.ts is not None and (isinstance(ev.ts, bool) or not isinstance(ev.ts, int)):
             raise TypeError(f"ts must be an int (milliseconds) or None, got {ev.ts!r}")
+        if ev.catalog is not None and not isinstance(ev.catalog, Mapping):
+            raise TypeError("catalog must be an object")
         return ev
 
 
@@ -99,8 +130,12 @@ class TableVersion:
     """One stored version of a table.
 
     ``table``: the definition (``None``: the table does not exist under ``table_id`` from
-    ``valid_from_seq`` on — dropped or renamed away); ``kind``: ``create``, ``alter``,
-    ``rename`` or ``drop``; ``fingerprint``: ``Table.fingerprint()`` (``None`` with no table);
+    ``valid_from_seq`` on — dropped or renamed away — or its schema is unknown: ``blocked``);
+    ``kind``: ``create``, ``alter``, ``rename``, ``drop``, ``snapshot`` (a snapshot or resync
+    replaced the definition) or ``blocked`` (a statement on the table failed to parse or apply:
+    its schema is unknown from ``valid_from_seq`` until its next version; ``reason`` says since
+    when and why, e.g. ``"schema unknown since seq 42: ..."``; rows in that span cannot be
+    interpreted); ``fingerprint``: ``Table.fingerprint()`` (``None`` with no table);
     ``valid_from_seq`` / ``position`` / ``ts`` / ``ddl``: the event that made it;
     ``valid_to_seq``: the seq of the next version (``None``: still in force); ``previous_id``:
     for a rename, the id the table came from; ``renamed_to``: for a rename away, the new id."""
@@ -117,10 +152,17 @@ class TableVersion:
     ddl: str
     previous_id: TableId | None = None
     renamed_to: TableId | None = None
+    reason: str | None = None
+
+    @property
+    def blocked(self) -> bool:
+        """The table's schema is unknown in this version's span (``kind == "blocked"``)."""
+        return self.kind == "blocked"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "table_id": self.table_id.to_json(), "version": self.version, "kind": self.kind,
+            "reason": self.reason,
             "fingerprint": self.fingerprint, "valid_from_seq": self.valid_from_seq,
             "valid_to_seq": self.valid_to_seq, "position": self.position, "ts": self.ts,
             "ddl": self.ddl,
@@ -233,6 +275,20 @@ class _Head:
     version: int
     body: str | None
     name: str
+    blocked: bool = False
+
+
+@dataclass
+class _CatalogGroup:
+    """The events of one query string that carry catalog descriptions: the text is applied
+    once; ``states`` are the parsed tables after each of its statements (``None`` after a
+    restart: not compared); ``pre`` the model before the text (``None`` after a restart);
+    ``renamed`` the renames the catalog reported so far."""
+
+    text: str
+    states: list[tuple[TableId, Table | None]] | None
+    pre: "Tables | None" = None
+    renamed: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,6 +393,12 @@ class SchemaHistory:
         self._last_seq: int | None = None
         self._state_text: str | None = None
         self._pruned: int | None = None
+        self._catalog_group: _CatalogGroup | None = None
+        self._loaded_group_checked = False
+        self._source_options = False
+        last = store.last_seq()
+        if last is not None and stored is not None:
+            self._restore_options(store.state_at(last))  # a source event's options are current
 
     # -- construction helpers --------------------------------------------------------------
 
@@ -409,6 +471,8 @@ class SchemaHistory:
         """Restore the parser's state as it was after the last recorded event: the latest
         version of every table, view and database, the shadow and the session state.  Reads
         stored values only (no DDL is parsed)."""
+        last = self.store.last_seq()
+        self._restore_options(None if last is None else self.store.state_at(last))
         parser = self.parser
         tables = parser.new_tables()
         heads = self.store.heads(None)
@@ -447,15 +511,29 @@ class SchemaHistory:
         tables.search_path = tuple(st.get("search_path", ()))
         tables.session = dict(st.get("session", {}))
 
-    @staticmethod
-    def _state_of(tables: Tables) -> str:
-        return _dumps({"current_database": tables.current_database,
-                       "search_path": list(tables.search_path),
-                       "session": dict(tables.session)})
+    def _state_of(self, tables: Tables) -> str:
+        state: dict[str, Any] = {"current_database": tables.current_database,
+                                 "search_path": list(tables.search_path),
+                                 "session": dict(tables.session)}
+        if self._source_options:
+            state["parser_options"] = self.options  # set by a source event: survives restarts
+        return _dumps(state)
+
+    def _restore_options(self, text: str | None) -> None:
+        """The parser options a source event set, from the stored state (restart)."""
+        if text is None:
+            return
+        opts = json.loads(text).get("parser_options")
+        if opts is not None and opts != self.options:
+            self.options = dict(opts)
+            self._parser = None
+        self._source_options = opts is not None
 
     def _invalidate(self) -> None:
         self._loaded = False
         self._tables = None
+        self._catalog_group = None
+        self._loaded_group_checked = False
 
     def current_tables(self) -> Tables:
         """The live model after the last recorded event, as the parser sees it (tables
@@ -482,18 +560,32 @@ class SchemaHistory:
                lenient: bool | None = None) -> SchemaChangeEvent:
         """Parse and apply one DDL event and store what it changed, atomically.
 
-        ``event``: a ``DdlEvent`` or a mapping (``seq``, ``ddl``, ``position``, ``database``,
-        ``ts``).  ``statement``: the event's statement as a script splitter already produced
-        it (default: ``event.ddl`` is split; one event is one statement).  ``lenient``: this
-        call's mode (default: the history's).
+        ``event``: a ``DdlEvent`` or a mapping (a change-log ``ddl`` or ``source`` event:
+        ``seq``, ``ddl``, ``position``, ``database``, ``ts``, and optionally ``op``,
+        ``catalog``, ``snapshot``, ``search_path``, ``source``).  ``statement``: the event's
+        statement as a script splitter already produced it (default: ``event.ddl`` is split;
+        one event is one statement).  ``lenient``: this call's mode (default: the history's).
+
+        * A ``source`` event switches the parser options to its ``parser_options`` from this
+          seq on (status ``"source"``).
+        * A ``catalog`` is recorded as given (the source's catalog is the truth); the DDL text
+          is parsed too and every disagreement is a warning starting ``drift: ``.
+        * ``snapshot``: the statement's tables replace what the history knew (kind
+          ``snapshot``; a blocked table is unblocked).
+        * In lenient mode, a statement that fails to parse or apply (status ``"failed"``)
+          *blocks* the tables it names (``Dialect.statement_targets``; every table of the
+          current database when the names cannot be read): a version of kind ``blocked``
+          whose ``reason`` is ``"schema unknown since seq N: <error>"``.  A blocked table is
+          out of the live model, so later ALTERs cannot give it a guessed schema; a snapshot
+          (resync) or a CREATE gives it a schema again.
 
         Returns the ``SchemaChangeEvent``.  An event whose seq is already recorded changes
         nothing: the stored event is returned with ``recorded=False``.
 
         Raises ``DdlParseError`` (strict mode) for DDL that cannot be parsed or applied — the
-        event stays unrecorded; ``HistoryError`` for a seq not after the last recorded one, or
-        a recorded seq given with different DDL; ``StoreConflict`` when another process wrote
-        to the store."""
+        event stays unrecorded; ``HistoryError`` for a seq not after the last recorded one, a
+        recorded seq given with different DDL, or a source event of another dialect;
+        ``StoreConflict`` when another process wrote to the store."""
         ev = DdlEvent.coerce(event)
         row = self.store.event(ev.seq)
         if row is None and ev.seq < self.pruned_before:
@@ -509,38 +601,224 @@ class SchemaHistory:
         if self._last_seq is not None and ev.seq <= self._last_seq:
             raise HistoryError(f"seq {ev.seq} arrives after seq {self._last_seq}: events must be "
                                f"recorded in increasing seq order")
+        if ev.op == "source":
+            return self._record_source(ev)
         lenient = self.lenient if lenient is None else lenient
         parser = self.parser
         stmt = statement if statement is not None else self._statement(ev.ddl)
-        saved_db = tables.current_database
+        saved_db, saved_path = tables.current_database, tables.search_path
         views_before = dict(tables.views)
         dbs_before = dict(tables.databases)
         if ev.database is not None:
             tables.current_database = ev.database
+        if ev.search_path is not None:
+            tables.search_path = tuple(ev.search_path)
         ran_in = tables.current_database
+        blocked: list[tuple[TableId, str]] = []
         try:
-            result = None if stmt is None else parser.apply(stmt, tables, lenient=lenient)
+            if ev.catalog is not None:
+                result = self._apply_catalog(ev, tables)
+            else:
+                result = None if stmt is None else parser.apply(stmt, tables, lenient=lenient)
+                if result is not None and result.status == "failed":
+                    blocked = self._blocked_targets(ev, stmt, result, tables)
         except DdlParseError:
-            tables.current_database = saved_db  # the statement itself changed nothing
+            tables.current_database, tables.search_path = saved_db, saved_path  # nothing changed
             raise
         except BaseException:
             self._invalidate()
             raise
+        if ev.catalog is None:
+            self._catalog_group = None
         try:
-            batch, out, heads, shadow = self._build(ev, ran_in, result, views_before, dbs_before)
+            batch, out, heads, shadow = self._build(ev, ran_in, result, views_before, dbs_before, blocked)
             self.store.write(batch)
         except BaseException:
             self._invalidate()
             raise
+        self._commit_heads(heads, shadow, ev.seq, batch)
+        return out
+
+    def _commit_heads(self, heads: dict, shadow: dict, seq: int, batch: WriteBatch) -> None:
         self._heads.update(heads)
         for k, v in shadow.items():
             if v is None:
                 self._shadow.pop(k, None)
             else:
                 self._shadow[k] = v
-        self._last_seq = ev.seq
+        self._last_seq = seq
         if batch.event.state is not None:
             self._state_text = batch.event.state
+
+    # -- source events -------------------------------------------------------------------------
+
+    def _record_source(self, ev: DdlEvent) -> SchemaChangeEvent:
+        """A ``source`` event: check its dialect, switch the parser options."""
+        from ..changelog import SourceInfo
+
+        try:
+            src = SourceInfo.from_json(dict(ev.source or {}))
+        except ValueError as exc:
+            raise HistoryError(f"seq {ev.seq}: {exc}") from None
+        if self._dialect is None and self.dialect_name is None:
+            raise HistoryError("a new history needs a dialect to record (dialect='mysql')")
+        dialect = self._dialect
+        if dialect is None:
+            from ..plugins import get_dialect
+            dialect = self._dialect = get_dialect(self.dialect_name)  # type: ignore[arg-type]
+        if src.dialect.lower() != dialect.name and src.dialect.lower() not in dialect.aliases:
+            raise HistoryError(f"seq {ev.seq}: the change log's source is dialect {src.dialect!r}; "
+                               f"this history records {dialect.name!r}")
+        given = dict(src.parser_options)
+        if src.flavor is not None and "flavor" in dialect.default_options:
+            given.setdefault("flavor", src.flavor)
+        unknown = set(given) - set(dialect.default_options)
+        if unknown:
+            raise HistoryError(f"seq {ev.seq}: unknown {dialect.name} parser option(s) in the source "
+                               f"event: {', '.join(sorted(unknown))}")
+        new_opts = {**dict(dialect.default_options), **given}
+        new_opts.pop("lenient", None)
+        tables = self.current_tables()
+        changed = {k: v for k, v in new_opts.items() if self.options.get(k, _MISSING) != v}
+        if changed:
+            fold = self._folds(dialect.new_tables(**new_opts).table_key)
+            if fold != self._fold:
+                if len(tables) or tables.views:
+                    raise HistoryError(
+                        f"seq {ev.seq}: the source's table-name rules changed ({changed}) after tables "
+                        f"were recorded; a change log cannot change lower_case_table_names midway")
+                self._fold = fold
+                self._key_fn = lower_table_key if fold else (lambda t: t)
+                self.filter = TableFilter(self.filter.patterns, case_sensitive=not fold)
+                self.store.set_meta({"fold": "1" if fold else "0"})
+            self.options = new_opts
+            self._source_options = True
+            self._parser = None
+            fresh = self.parser.new_tables()
+            fresh.databases, fresh.views = tables.databases, tables.views
+            fresh.current_database, fresh.search_path = tables.current_database, tables.search_path
+            fresh.session = tables.session
+            for t in tables:
+                fresh.put(t)
+            self._tables = tables = fresh
+        reason = (f"source: dialect {src.dialect}" + (f", flavor {src.flavor}" if src.flavor else "")
+                  + (f"; parser options changed: {_dumps(changed)}" if changed else "; parser options unchanged"))
+        state = self._state_of(tables)
+        row = EventRow(ev.seq, ev.position, ev.ts, None, ev.ddl, "source", reason, None, None,
+                       state if state != self._state_text else None)
+        batch = WriteBatch(row, self._last_seq)
+        try:
+            self.store.write(batch)
+        except BaseException:
+            self._invalidate()
+            raise
+        self._commit_heads({}, {}, ev.seq, batch)
+        return SchemaChangeEvent(ev.seq, ev.position, ev.ts, None, ev.ddl, "source", (), reason)
+
+    # -- catalog descriptions -----------------------------------------------------------------
+
+    def _apply_catalog(self, ev: DdlEvent, tables: Tables) -> Any:
+        """Apply a ddl event that carries the source's catalog description: the text is parsed
+        (once per query string: a PostgreSQL query string with several commands arrives as one
+        event per command, each with the whole text) and applied, then the catalog's tables
+        overwrite what the parse made; disagreements are ``drift: `` warnings."""
+        from ..parsing import StatementResult
+        from ..model import Table as _Table
+
+        catalog = ev.catalog or {}
+        warnings: list[str] = []
+        text_changes: list[TableChange] = []
+        group = self._catalog_group
+        if group is None and self._last_seq is not None and not self._loaded_group_checked:
+            self._loaded_group_checked = True
+            last = self.store.event(self._last_seq)
+            if last is not None and last.ddl == ev.ddl and last.status == "applied":
+                group = _CatalogGroup(ev.ddl, None)  # continuing a query string across a restart
+        self._loaded_group_checked = True
+        if group is None or group.text != ev.ddl:
+            pre = tables.copy()
+            states: list[tuple[TableId, Table | None]] = []
+            failures: list[str] = []
+            for st in self.parser.split(ev.ddl):
+                r = self.parser.apply(st, tables, lenient=True)
+                if r.status == "failed" and r.error is not None:
+                    failures.append(str(r.error))
+                text_changes.extend(r.changes)
+                warnings.extend(r.warnings)
+                for c in r.changes:
+                    states.append((c.table_id, c.after))
+                    if c.previous_id is not None:
+                        states.append((c.previous_id, None))
+            group = _CatalogGroup(ev.ddl, states, pre)
+            for f in failures:
+                warnings.append(f"drift: the DDL text could not be parsed or applied ({f}); "
+                                f"the catalog description was recorded")
+        self._catalog_group = group
+        cat_changes: list[TableChange] = []
+        def before_of(tid: TableId) -> Table | None:
+            return group.pre.get(tid) if group.pre is not None else tables.get(tid)
+
+        for item in catalog.get("renamed", ()) or ():
+            src_id, dst_id = TableId.from_json(item["from"]), TableId.from_json(item["to"])
+            if tables.table_key(src_id) == tables.table_key(dst_id):
+                continue
+            old = before_of(src_id) or tables.get(src_id)
+            tables.remove(src_id)
+            group.renamed[tables.table_key(dst_id)] = (src_id, old)
+        for tj in catalog.get("tables", ()) or ():
+            table = _Table.from_json(tj)
+            key = tables.table_key(table.id)
+            if group.states is not None:
+                parsed = [t for tid, t in group.states if tables.table_key(tid) == key]
+                drift = _drift(parsed, table, self._dialect)
+                if drift:
+                    warnings.append(f"drift: {table.id}: {drift}")
+            before = before_of(table.id)
+            tables.put(table)
+            renamed = group.renamed.get(key)
+            if renamed is not None:
+                cat_changes.append(TableChange("rename", table.id, before=renamed[1], after=table,
+                                               previous_id=renamed[0]))
+            else:
+                cat_changes.append(TableChange("alter" if before is not None else "create", table.id,
+                                               before=before, after=table))
+        for dj in catalog.get("dropped", ()) or ():
+            tid = TableId.from_json(dj)
+            old = tables.remove(tid)
+            cat_changes.append(TableChange("drop", tid, before=old or before_of(tid)))
+        in_catalog = set()
+        for c in cat_changes:
+            in_catalog.add(tables.table_key(c.table_id))
+            if c.previous_id is not None:
+                in_catalog.add(tables.table_key(c.previous_id))
+        changes = [c for c in text_changes
+                   if tables.table_key(c.table_id) not in in_catalog
+                   and (c.previous_id is None or tables.table_key(c.previous_id) not in in_catalog)] + cat_changes
+        status = "applied"
+        stmt = Statement(ev.ddl, 0, 1, 0, 0)
+        return StatementResult(stmt, status, tuple(changes), warnings=tuple(warnings))
+
+    # -- blocked tables ------------------------------------------------------------------------
+
+    def _blocked_targets(self, ev: DdlEvent, stmt: Statement, result: Any,
+                         tables: Tables) -> list[tuple[TableId, str]]:
+        """The tables a failed statement blocks, each with the reason; removed from the live
+        model (their schema is unknown from here on)."""
+        find = getattr(self._dialect, "statement_targets", None)  # a duck-typed dialect may lack it
+        targets = None if find is None else find(stmt.text, tables)
+        if targets is None:
+            return []
+        err = result.error
+        why = str(err) if err is not None else (result.reason or "failed")
+        reason = f"schema unknown since seq {ev.seq}: {why}"
+        if not targets:  # a table statement whose names cannot be read: everything it may touch
+            db = tables.current_database
+            targets = [t.id for t in tables if t.id.database == db]
+            reason += " (the statement's table names could not be read: every table of the current database is blocked)"
+        out = []
+        for tid in targets:
+            tables.remove(tid)
+            out.append((tid, reason))
         return out
 
     def record_many(self, events: Iterable[DdlEvent | Mapping[str, Any]], *,
@@ -549,7 +827,7 @@ class SchemaHistory:
         return [self.record(e, lenient=lenient) for e in events]
 
     def _build(self, ev: DdlEvent, ran_in: str | None, result: Any, views_before: dict,
-               dbs_before: dict) -> tuple[WriteBatch, SchemaChangeEvent, dict, dict]:
+               dbs_before: dict, blocked: list[tuple[TableId, str]] = ()) -> tuple[WriteBatch, SchemaChangeEvent, dict, dict]:
         tables = self._tables
         assert tables is not None
         if result is None:
@@ -558,6 +836,10 @@ class SchemaHistory:
             status, reason = result.status, (result.reason or None)
             error = None if result.error is None else result.error.to_json()
             warnings, changes = tuple(result.warnings), tuple(result.changes)
+        if ev.snapshot:  # replacing the definition is what a snapshot is for: no warning
+            warnings = tuple(w for w in warnings if not w.endswith("already existed in the model; replaced"))
+        if blocked:
+            warnings = warnings + tuple(f"{tid}: {why}" for tid, why in blocked)
         state = self._state_of(tables)
         row = EventRow(ev.seq, ev.position, ev.ts, ran_in, ev.ddl, status, reason,
                        None if error is None else _dumps(error),
@@ -590,8 +872,16 @@ class SchemaHistory:
                 cause[k] = ("alter" if c.kind == "truncate" else c.kind, None)
         for k, tid in touched.items():
             current = tables.get(tid)
-            self._version("table", k, current, tid, cause[k], self.filter.matches(tid),
+            why = cause[k]
+            if ev.snapshot and current is not None and why[0] != "rename":
+                why = ("snapshot", None)
+            self._version("table", k, current, tid, why, self.filter.matches(tid),
                           ev.seq, batch, heads, shadow)
+        for tid, why in blocked:
+            k = self._key(tid)
+            if k in touched:
+                continue
+            self._block(k, tid, why, self.filter.matches(tid), ev.seq, batch, heads, shadow)
         # views and databases: compare the registries (small) before and after
         for kind, before, after in (("view", views_before, tables.views),
                                     ("database", dbs_before, tables.databases)):
@@ -630,13 +920,30 @@ class SchemaHistory:
                                 reason, error, warnings, True)
         return batch, out, heads, shadow
 
+    def _block(self, k: str, tid: TableId, reason: str, matching: bool, seq: int, batch: WriteBatch,
+               heads: dict, shadow: dict) -> None:
+        """Stage a ``blocked`` version of table key ``k`` (unless it is blocked already: the
+        reason keeps the seq where the schema was lost)."""
+        if not matching:
+            if self._shadow.get(("table", k)) is not None:
+                batch.shadow_delete.append(("table", k))
+                shadow[("table", k)] = None
+            return
+        head = heads.get(("table", k)) or self._head_of("table", k)
+        if head is not None and head.body is None and head.blocked:
+            return
+        version = 1 if head is None else head.version + 1
+        batch.versions.append(VersionRow("table", k, version, seq, "blocked", _id_text(tid),  # type: ignore[arg-type]
+                                         None, None, reason))
+        heads[("table", k)] = _Head(version, None, _id_text(tid), blocked=True)  # type: ignore[arg-type]
+
     def _head_of(self, kind: str, k: str) -> _Head | None:
         """The stored head of a key: live heads are loaded at start; a key that is dead (or
         unknown) is looked up once and remembered."""
         head = self._heads.get((kind, k), _MISSING)
         if head is _MISSING:
             row = self.store.head(kind, k)
-            head = None if row is None else _Head(row.version, row.body, row.name)
+            head = None if row is None else _Head(row.version, row.body, row.name, row.change == "blocked")
             self._heads[(kind, k)] = head  # type: ignore[assignment]
         return head  # type: ignore[return-value]
 
@@ -760,14 +1067,15 @@ class SchemaHistory:
         out = []
         for i, r in enumerate(rows):
             e = events.get(r.seq)
-            other = _id_from(r.other)
+            other = None if r.change == "blocked" else _id_from(r.other)
             out.append(TableVersion(
                 table_id=_id_from(r.name), version=r.version, kind=r.change,  # type: ignore[arg-type]
                 table=self._decode("table", r.name, r.body), fingerprint=r.fingerprint,
                 valid_from_seq=r.seq, valid_to_seq=rows[i + 1].seq if i + 1 < len(rows) else last_to,
                 position=e.position if e else None, ts=e.ts if e else None, ddl=e.ddl if e else "",
                 previous_id=other if (r.change == "rename" and r.body is not None) else None,
-                renamed_to=other if (r.change == "rename" and r.body is None) else None))
+                renamed_to=other if (r.change == "rename" and r.body is None) else None,
+                reason=r.other if r.change == "blocked" else None))
         return out
 
     def all_table_ids(self) -> list[TableId]:
@@ -864,6 +1172,46 @@ class SchemaHistory:
 
 
 _MISSING = object()
+
+#: column fields not compared for drift: expression texts (the catalog re-prints them) and
+#: what does not change how a value is read
+_DRIFT_IGNORED = frozenset({"column_default", "generation_expression", "comment", "ordinal_position",
+                            "on_update"})
+
+
+def _drift(parsed: list[Table | None], catalog: Table, dialect: Any) -> str:
+    """Why the parsed versions of a table disagree with the catalog's (``""``: one of them
+    agrees).  Columns are compared field by field (``_DRIFT_IGNORED`` aside), then the
+    primary key."""
+    if not parsed:
+        return "the DDL text does not change this table"
+    key = getattr(dialect, "column_key", None) or (lambda n: n)
+    best = None
+    for p in parsed:
+        if p is None:
+            why = "the DDL text removes this table"
+        else:
+            why = _table_drift(p, catalog, key)
+        if not why:
+            return ""
+        best = best or why
+    return best or ""
+
+
+def _table_drift(parsed: Table, catalog: Table, key: Callable[[str], str]) -> str:
+    pc = [key(c.name) for c in parsed.columns]
+    cc = [key(c.name) for c in catalog.columns]
+    if pc != cc:
+        return f"columns parsed {[c.name for c in parsed.columns]}, catalog {[c.name for c in catalog.columns]}"
+    for a, b in zip(parsed.columns, catalog.columns):
+        da, db = a.to_json(), b.to_json()
+        for f in da:
+            if f in _DRIFT_IGNORED or da[f] == db.get(f):
+                continue
+            return f"column {b.name}: {f} parsed {da[f]!r}, catalog {db.get(f)!r}"
+    if [key(n) for n in parsed.primary_key] != [key(n) for n in catalog.primary_key]:
+        return f"primary key parsed {list(parsed.primary_key)}, catalog {list(catalog.primary_key)}"
+    return ""
 
 
 def _sort_key(k: Any) -> tuple:
