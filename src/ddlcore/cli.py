@@ -97,6 +97,36 @@ def render_tables(console: Console, tables: Iterable[Table]) -> None:
         console.print("  " + "; ".join(facts), style="dim")
 
 
+_MAGIC = ((b"\x1f\x8b", "gzip data: decompress it first"),
+          (b"PK\x03\x04", "a zip archive"),
+          (b"\xff\xfe\x00\x00", "UTF-32 text (little endian BOM): use --encoding utf-32"),
+          (b"\x00\x00\xfe\xff", "UTF-32 text (big endian BOM): use --encoding utf-32"),
+          (b"\xff\xfe", "UTF-16 text (little endian BOM): use --encoding utf-16"),
+          (b"\xfe\xff", "UTF-16 text (big endian BOM): use --encoding utf-16"))
+
+
+def read_text_file(path: Path, encoding: str = "utf-8") -> str:
+    """The text of a DDL file in ``encoding``.  Raises ``ValueError`` naming the file and the
+    byte offset for what is not text in that encoding: gzip or zip data, a UTF-16/32 byte-order
+    mark under another encoding, a NUL byte (binary data), bytes invalid in the encoding.  A
+    UTF-8 byte-order mark is dropped."""
+    data = path.read_bytes()
+    utf16or32 = encoding.lower().replace("_", "-").startswith(("utf-16", "utf16", "utf-32", "utf32"))
+    for magic, what in _MAGIC:
+        if data.startswith(magic) and not (utf16or32 and "UTF-" in what):
+            raise ValueError(f"{path}: byte 0: {what}, not DDL text")
+    if not utf16or32:
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise ValueError(f"{path}: byte {nul}: a NUL byte: binary data, not DDL text in {encoding}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: byte {exc.start}: not valid {encoding} ({exc.reason}); "
+                         f"give the file's encoding with --encoding") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def _parse_options(pairs: Iterable[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for p in pairs:
@@ -136,25 +166,40 @@ def dialects_cmd() -> None:
 @click.option("--database", default=None, help="current database before the first statement")
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="dialect parser option, e.g. -o flavor=mysql")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="the files' text encoding (a Python codec name)")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def parse_cmd(dialect_name: str, lenient: bool, fmt: str, database: str | None,
-              options: tuple[str, ...], files: tuple[Path, ...]) -> None:
+              options: tuple[str, ...], encoding: str, files: tuple[Path, ...]) -> None:
     """Parse DDL FILEs in order and print the resulting table model.
 
     Unparsable statements stop with exit status 1 and the error (line, column, what was
-    expected), or with --lenient are listed on stderr and skipped."""
+    expected), or with --lenient are listed on stderr and skipped.  A file that is not text in
+    ENCODING (binary data, gzip, UTF-16 without --encoding utf-16, invalid bytes) stops with
+    exit status 1 naming the file and the byte offset, before anything is printed."""
     err = Console(stderr=True)
     try:
         dialect = get_dialect(dialect_name)
         parser = dialect.parser(**_parse_options(options))
     except (DdlCoreError, TypeError) as exc:
         raise click.UsageError(str(exc)) from None
+    try:
+        import codecs
+        codecs.lookup(encoding)
+    except LookupError:
+        raise click.UsageError(f"--encoding {encoding}: no such codec") from None
+    texts = []
+    for path in files:  # every file is read before anything is parsed or printed
+        try:
+            texts.append((path, read_text_file(path, encoding)))
+        except ValueError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
     tables = parser.new_tables()
     if database:
         tables.current_database = database
     failed = 0
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    for path, text in texts:
         try:
             result = parser.parse(text, tables, lenient=lenient)
         except DdlParseError as exc:

@@ -24,9 +24,15 @@ def render_summary(console: Console, result, out: Path) -> None:
         rt.add_row(d, t, str(v), o, f"{n:,}")
     console.print(rt)
     console.print(f"events read past the checkpoint: {result.events:,}; DDL recorded: {result.ddl}; "
-                  f"rows written: {result.rows:,}; quarantined: {result.quarantined:,}; "
-                  f"checkpoint seq {result.previous_seq} → {result.last_seq}; {result.seconds:.1f} s",
+                  f"rows written: {result.rows:,}; quarantined: {result.quarantined:,}"
+                  + (f"; replayed from the quarantine: {result.replayed:,}" if result.replayed else "")
+                  + f"; checkpoint seq {result.previous_seq} → {result.last_seq}; {result.seconds:.1f} s",
                   highlight=False)
+    if result.drift:
+        console.print(f"[yellow]schema drift[/] ({len(result.drift)}): the source's catalog and the parsed DDL "
+                      f"disagree (the catalog was recorded):", highlight=False)
+        for w in result.drift[:20]:
+            console.print(f"  {w}", highlight=False, markup=False)
     if result.quarantine_reasons:
         q = RichTable(title="quarantined (see _quarantine/)", title_justify="left")
         q.add_column("reason")
@@ -40,7 +46,8 @@ def render_summary(console: Console, result, out: Path) -> None:
 @click.option("--changelog", required=True, type=click.Path(exists=True, path_type=Path),
               help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet")
 @click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="output directory")
-@click.option("--dialect", default="mysql", show_default=True, help="dialect of the DDL events")
+@click.option("--dialect", default=None,
+              help="dialect of the DDL events (default: the one the change log's source event names, else mysql)")
 @click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="schema history store (default OUT/_history.sqlite)")
 @click.option("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
@@ -49,25 +56,39 @@ def render_summary(console: Console, result, out: Path) -> None:
               help="type-mapping option, e.g. -s decimal_handling=string")
 @click.option("--concurrent-jobs", type=click.IntRange(min=1), default=DEFAULT_CONCURRENT_JOBS,
               show_default=True, help="table versions converted at the same time (each a Spark job)")
-def run_cmd(changelog: Path, out: Path, dialect: str, history: Path | None, master: str | None,
-            strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int) -> None:
+@click.option("--replay-quarantine", is_flag=True,
+              help="also re-interpret quarantined rows whose schema is known now (after a resync)")
+def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | None, master: str | None,
+            strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
+            replay_quarantine: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
     next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
     --strict the run stops, exit status 1, naming the first)."""
     from .cli import _parse_options
-    from .spark.pipeline import PipelineError, run_pipeline
+    from .errors import DdlCoreError
+    from .spark.pipeline import PipelineError, check_run_options, run_pipeline
 
     console = Console(stderr=True)
     opts = _parse_options(spark_options)
+    try:  # before Spark starts: a bad option costs no JVM and leaves nothing behind
+        check_run_options(out, dialect, opts)
+    except PipelineError as exc:
+        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
+        sys.exit(2)
     with console.status("starting Spark") as status:
         try:
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
                                   strict=strict, spark_options=opts,
-                                  concurrent_jobs=concurrent_jobs,
+                                  concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:
-            console.print(f"[bold red]stopped[/] {exc}", highlight=False)
+            status.stop()
+            click.echo(f"stopped: {exc}", err=True)
+            sys.exit(1)
+        except DdlCoreError as exc:
+            status.stop()
+            click.echo(f"error: {exc}", err=True)
             sys.exit(1)
     render_summary(Console(), result, out)

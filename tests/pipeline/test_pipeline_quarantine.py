@@ -39,7 +39,7 @@ def test_quarantine_records_keep_every_field_and_the_raw_ddl_event(spark, tmp_pa
     assert res.quarantined == 2
     records = [json.loads(line) for f in (out / "_quarantine").glob("*.json")
                for line in f.read_text().splitlines()]
-    assert all(set(r) == {"seq", "position", "op", "database", "table", "reason", "event"} for r in records)
+    assert all(set(r) == {"seq", "position", "op", "database", "schema", "table", "reason", "event"} for r in records)
     ddl = next(r for r in records if r["seq"] == ddl_seq)
     assert ddl["reason"].startswith("DDL could not be parsed") and ddl["database"] == "shop"
     assert json.loads(ddl["event"])["ddl"] == "CREATE TABLE broken ("

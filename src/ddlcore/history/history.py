@@ -463,6 +463,12 @@ class SchemaHistory:
         return self._parser
 
     @property
+    def folds_table_names(self) -> bool:
+        """Table names compare in lower case (MySQL ``lower_case_table_names`` 1 or 2, from
+        the options or a source event)."""
+        return self._fold
+
+    @property
     def last_seq(self) -> int | None:
         """The highest recorded seq (``None``: nothing recorded)."""
         return self.store.last_seq()

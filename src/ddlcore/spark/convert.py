@@ -20,6 +20,7 @@ from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, S
 
 from ..errors import RowConversionError
 from ..model import Table
+from ..raw import ABSENT, ABSENT_TEXT
 from .options import SparkOptions
 from .rules import ColumnRule, Fail
 from .schema import build_fields, column_rules, resolve_rules
@@ -71,7 +72,9 @@ class RowConverter:
         describes them) → a tuple of values fitting ``struct_type`` (``int``, ``Decimal``,
         ``float``, ``str``, ``bytes``, ``bool``, ``date``, naive ``datetime`` for
         ``TimestampNTZType``, UTC-aware ``datetime`` for ``TimestampType``, ``timedelta``,
-        ``list`` of labels).  ``None`` (no row image) → ``None``; a null raw value → ``None``.
+        ``list`` of labels).  ``None`` (no row image) → ``None``; a null raw value → ``None``;
+        the absent marker ``ddlcore.raw.ABSENT`` (a column the source left out of the image)
+        stays ``ABSENT``.
 
         Raises ``RowConversionError`` (``column``, ``position``, ``value``, ``reason``) for the
         first value that cannot be converted, or for a row of the wrong length (``column`` and
@@ -106,8 +109,8 @@ class RowConverter:
         out: list[Any] = []
         errors: list[RowConversionError] = []
         for i, (fn, v) in enumerate(zip(self._functions, values)):
-            if v is None:
-                out.append(None)
+            if v is None or v is ABSENT:  # absent stays absent: never turned into a value
+                out.append(v)
                 continue
             try:
                 out.append(fn(v))
@@ -169,6 +172,26 @@ class RowConverter:
         )).otherwise(empty)
         error_column = F.flatten(F.array(arity, *parts)).cast(ERRORS_TYPE).alias(errors)
         return outputs + [error_column]
+
+    def absent(self, raw: "SparkColumn | str") -> SparkColumn:
+        """The names of the columns whose raw value in ``raw`` (an ``array<string>``) is the
+        absent marker (``ddlcore.raw.ABSENT_TEXT``: left out of the image by the source), as
+        an ``array<string>`` in ordinal order; null when none is absent, for a null ``raw`` and
+        for a row of the wrong length."""
+        arr = F.col(raw) if isinstance(raw, str) else raw
+        names = F.array(*[F.lit(n) for n in self.names]) if self.names else F.array().cast("array<string>")
+        picked = F.filter(F.zip_with(arr, names, lambda x, n: F.when(x == F.lit(ABSENT_TEXT), n)),
+                          lambda n: n.isNotNull())
+        return F.when((F.size(arr) == len(self.rules)) & F.exists(arr, lambda x: x == F.lit(ABSENT_TEXT)),
+                      picked)
+
+    @staticmethod
+    def present(raw: "SparkColumn | str") -> SparkColumn:
+        """``raw`` with every absent marker replaced by null: what the value expressions read
+        (an absent column's value is null in the output, and ``absent`` says it was absent —
+        the two together never pass absent off as NULL)."""
+        arr = F.col(raw) if isinstance(raw, str) else raw
+        return F.transform(arr, lambda x: F.when(x != F.lit(ABSENT_TEXT), x))
 
     def raw_items(self, raw: "SparkColumn | str") -> list[SparkColumn]:
         """The text form of each column's raw value in ``raw`` (an ``array<string>``), one
@@ -279,12 +302,13 @@ def _row_function(functions: list[Callable[[Any], Any]]) -> Callable[[Sequence[A
             return ()
         return empty
     names = [f"v{i}" for i in range(n)]
-    body = ", ".join(f"None if v{i} is None else f{i}(v{i})" for i in range(n))
+    body = ", ".join(f"v{i} if (v{i} is None or v{i} is A) else f{i}(v{i})" for i in range(n))
     src = (f"def convert(values):\n"
            f"    if len(values) != {n}:\n"
            f"        raise ValueError('arity')\n"
            f"    {', '.join(names)}, = values\n"
            f"    return ({body},)\n")
     namespace: dict[str, Any] = {f"f{i}": fn for i, fn in enumerate(functions)}
+    namespace["A"] = ABSENT
     exec(compile(src, "<ddlcore RowConverter>", "exec"), namespace)  # noqa: S102 - generated above
     return namespace["convert"]

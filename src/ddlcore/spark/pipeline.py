@@ -1,33 +1,38 @@
 """The main job: a change log (DDL + row events) → typed Parquet tables, with PySpark.
 
-Owns: reading the change log in Spark, building the schema history from its DDL events on the
-driver, tagging every row event with the table version in force at its ``seq``, converting
-rows with ``RowConverter.columns`` (JVM expressions, no Python per row), writing each table
+Owns: reading the change log in Spark, building the schema history from its DDL and source
+events on the driver, tagging every row event with the table version in force at its ``seq``,
+converting rows with ``RowConverter`` (JVM expressions, no Python per row), writing each table
 version, the schemas, the quarantine and the run summary, and committing a run atomically
-(checkpoint by ``seq``).  Must not know: any dialect (it is a name passed through).
+(checkpoint by ``seq``).  Must not know: any dialect (it is a name passed through or read from
+the log's source event).
 
-Output layout (``OUT``)::
+Output layout (``OUT``; names escaped by ``ddlcore.spark.layout``)::
 
-    OUT/<database>/<table>/schema_version=<N>/*.parquet   rows of that table version
-    OUT/_schemas/<database>.<table>.v<N>.json             StructType JSON + the table model
+    OUT/<database>/[<schema>/]<table>/schema_version=<N>/*.parquet   rows of that table version
+    OUT/_schemas/<database>.[<schema>.]<table>.v<N>.json             StructType JSON + the table model
     OUT/_quarantine/*.json                                events that could not be interpreted
     OUT/_run.json                                         counts of the last run and in total
     OUT/_history.sqlite                                   the schema history (default --history)
     OUT/_state/checkpoint.json                            last committed seq
+    OUT/_state/log.json                                   the log's identity and the run options
 
 Row files hold the table version's columns (``struct_type``) — the *after* image for
-``c``/``u``/``r`` and the *before* image for ``d`` (so a delete carries its key) — plus
-``_op``, ``_seq`` (long), ``_position``, ``_ts`` (long, ms) and ``_before`` (a struct of the
-before image for ``u`` and ``d``, null otherwise).
+``c``/``u``/``r`` and the *before* image for ``d`` (so a delete carries its key), all null for
+``t`` (truncate) — plus ``_op``, ``_seq`` (long), ``_position``, ``_ts`` (long, ms since the
+epoch, UTC), ``_tx`` (the transaction, when the log gives it), ``_row`` (the row's index within
+the source's row event), ``_absent`` (names of the columns the source left out of the row
+image: their values are null *because they are unknown*, not because they are NULL; null when
+none), ``_before`` (a struct of the before image for ``u`` and ``d``) and ``_before_absent``.
 
-Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, table,
-reason, event`` (the event's raw text), every key present even when null.
+Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
+table, reason, event`` (the event's raw text), every key present even when null.
 
 Commit protocol: a run writes into ``OUT/_state/staging/<run>/`` (rows that cannot be
 converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
 written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
-move and the new checkpoint, fsynced), moves the files into place, writes the checkpoint and
-removes ``pending.json``.
+move and to delete, the new checkpoint, fsynced), moves the files into place, deletes the
+replaced quarantine files, writes the checkpoint and removes ``pending.json``.
 A run killed before ``pending.json`` exists leaves only staging files, removed by the next
 run, which redoes the work; a run killed after it is rolled forward by the next run before it
 reads anything.  So no row is lost or written twice, and readers of a table directory only
@@ -37,29 +42,44 @@ ever see files of committed runs (up to the few renames of a roll-forward in pro
 from __future__ import annotations
 
 import gc
+import gzip
+import hashlib
 import json
 import os
+import re
 import shutil
 import time
 import uuid
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import DdlCoreError, DdlParseError
+from .layout import schema_file, version_dir
 
-__all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS", "spark_session"]
+__all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
+           "spark_session", "check_run_options"]
 
-#: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form)
+#: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form;
+#: ``catalog`` and ``source`` as their JSON text)
 EVENT_SCHEMA_DDL = ("seq LONG, position STRING, ts LONG, op STRING, database STRING, "
-                    "`table` STRING, ddl STRING, before ARRAY<STRING>, after ARRAY<STRING>")
-ROW_OPS = ("c", "u", "d", "r")
+                    "`table` STRING, ddl STRING, before ARRAY<STRING>, after ARRAY<STRING>, "
+                    "`schema` STRING, tx STRING, `row` LONG, quarantine STRING, snapshot BOOLEAN, "
+                    "search_path ARRAY<STRING>, catalog STRING, source STRING")
+#: the ops whose events become output rows
+ROW_OPS = ("c", "u", "d", "r", "t")
+#: ops recorded in the schema history, never output rows
+HISTORY_OPS = ("ddl", "source")
+ALL_OPS = ROW_OPS + HISTORY_OPS + ("stmt",)
 
 
 class PipelineError(DdlCoreError):
-    """The run stopped (``--strict`` and a bad event, or a DDL event that cannot be parsed
-    in strict mode); ``seq`` / ``reason`` name the first bad event.  Nothing was committed."""
+    """The run stopped (``--strict`` and a bad event, a DDL event that cannot be parsed in
+    strict mode, a change log that is not the continuation of the output's, run options that
+    differ from the output's); ``seq`` / ``reason`` name the first bad event.  Nothing was
+    committed."""
 
     def __init__(self, reason: str, seq: int | None = None):
         self.reason = reason
@@ -71,7 +91,9 @@ class PipelineError(DdlCoreError):
 class RunResult:
     """What a run did: ``events`` read past the checkpoint, ``rows`` written,
     ``quarantined`` events, ``ddl`` events recorded, ``counts`` ``{(db, table, version, op):
-    n}``, ``quarantine_reasons`` ``{reason: n}``, ``last_seq`` committed, ``seconds``."""
+    n}`` (``table`` is ``schema.table`` for PostgreSQL), ``quarantine_reasons`` ``{reason:
+    n}``, ``replayed`` quarantined events written by ``--replay-quarantine``, ``drift``
+    warnings of the history, ``last_seq`` committed, ``seconds``."""
 
     events: int = 0
     rows: int = 0
@@ -83,12 +105,16 @@ class RunResult:
     previous_seq: int | None = None
     seconds: float = 0.0
     versions_written: list[tuple[str, str, int]] = field(default_factory=list)
+    replayed: int = 0
+    drift: list[str] = field(default_factory=list)
+    dialect: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "events": self.events, "rows": self.rows, "quarantined": self.quarantined,
             "ddl": self.ddl, "last_seq": self.last_seq, "previous_seq": self.previous_seq,
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), "replayed": self.replayed, "dialect": self.dialect,
+            "drift": list(self.drift),
             "counts": [{"database": d, "table": t, "schema_version": v, "op": o, "rows": n}
                        for (d, t, v, o), n in sorted(self.counts.items())],
             "quarantine_reasons": dict(sorted(self.quarantine_reasons.items())),
@@ -142,32 +168,54 @@ def _fsync_dir(path: Path) -> None:
 
 
 class _State:
+    """``OUT/_state``: the checkpoint, the commit in progress, the staging area, the log's
+    identity and run options (``log.json``) and the malformed lines already quarantined
+    (``malformed.json``)."""
+
     def __init__(self, out: Path):
         self.dir = out / "_state"
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.checkpoint = self.dir / "checkpoint.json"
         self.pending = self.dir / "pending.json"
         self.staging = self.dir / "staging"
+        self.log = self.dir / "log.json"
+        self.malformed = self.dir / "malformed.json"
 
     def last_seq(self) -> int | None:
         if not self.checkpoint.exists():
             return None
         return json.loads(self.checkpoint.read_text())["last_seq"]
 
+    def log_info(self) -> dict | None:
+        return json.loads(self.log.read_text()) if self.log.exists() else None
+
+    def malformed_keys(self) -> set[str]:
+        return set(json.loads(self.malformed.read_text())) if self.malformed.exists() else set()
+
     def recover(self) -> bool:
         """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
         rolled = False
         if self.pending.exists():
-            plan = json.loads(self.pending.read_text())
-            _apply_moves(plan["moves"])
-            _write_json_atomic(self.checkpoint, plan["checkpoint"])
-            if plan.get("run_json") is not None:
-                _write_json_atomic(Path(plan["run_json_path"]), plan["run_json"])
+            _apply_plan(json.loads(self.pending.read_text()), self)
             self.pending.unlink()
             rolled = True
         if self.staging.exists():
             shutil.rmtree(self.staging)
         return rolled
+
+
+def _apply_plan(plan: dict[str, Any], state: _State) -> None:
+    """Carry out a commit plan (idempotent: a roll-forward may repeat it)."""
+    _apply_moves(plan["moves"])
+    for path in plan.get("deletes", ()):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    for name, data in (plan.get("state") or {}).items():
+        _write_json_atomic(state.dir / name, data)
+    _write_json_atomic(state.checkpoint, plan["checkpoint"])
+    if plan.get("run_json") is not None:
+        _write_json_atomic(Path(plan["run_json_path"]), plan["run_json"])
 
 
 def _apply_moves(moves: list[list[str]]) -> None:
@@ -184,121 +232,304 @@ def _apply_moves(moves: list[list[str]]) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the job
+# reading the change log
 # --------------------------------------------------------------------------------------------
 
 
-def _is_parquet(changelog: Path) -> bool:
-    return changelog.is_dir() and any(changelog.glob("*.parquet")) or changelog.suffix == ".parquet"
+def _op_regex(*ops: str) -> str:
+    """A regex matching ``"op": "<one of ops>"`` in a JSON line, with any JSON whitespace and
+    any letter spelt as a ``\\u`` escape (JSON has no other way to write them): exact as a
+    pre-filter — a line whose parsed ``op`` is one of ``ops`` matches it."""
+    def letters(word: str) -> str:
+        return "".join(f"({ch}|\\\\u00{ord(ch):02x}|\\\\u00{ord(ch):02X})" for ch in word)
+    return rf'"{letters("op")}"\s*:\s*"(' + "|".join(letters(o) for o in ops) + ')"'
 
 
-#: a line whose event may be a DDL event: its ``op`` member is ``"ddl"``, with any JSON
-#: whitespace and any of the letters spelt as a ``\u`` escape (JSON has no other way to
-#: write them) — exact as a pre-filter: a parsed ``op`` equal to ``ddl`` matches it
-_MAYBE_DDL = (r'"(o|\\u006[fF])(p|\\u0070)"\s*:\s*"(d|\\u0064)(d|\\u0064)(l|\\u006[cC])"')
+#: a line whose event may be recorded in the history (``ddl`` or ``source``)
+_MAYBE_HISTORY = _op_regex(*HISTORY_OPS)
+_OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("quarantine", "STRING"),
+                     ("snapshot", "BOOLEAN"), ("search_path", "STRING"), ("catalog", "STRING"),
+                     ("source", "STRING"))
 
 
-def _read_events(spark, changelog: Path, *, ddl_only: bool = False):
-    """Events as a DataFrame: the event columns, ``_line`` (the raw text) and ``_valid``.
-    ``ddl_only``: only lines that may hold DDL events are parsed (a superset of them; the
-    caller still filters on ``op``) — the cheap pass that collects the DDL."""
+def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
+    """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
+    its change-log files: ``ddlcore.changelog.changelog_files``)."""
+    from ..changelog import ChangeLogError, changelog_files
+
+    if changelog.is_dir() and not any(changelog.glob("*.jsonl*")) and any(changelog.glob("*.parquet")):
+        files = sorted(changelog.glob("*.parquet"))
+    else:
+        try:
+            files = changelog_files(changelog)
+        except ChangeLogError as exc:
+            raise PipelineError(str(exc)) from None
+    parquet = [str(f) for f in files if f.suffix == ".parquet"]
+    text = [str(f) for f in files if f.suffix != ".parquet"]
+    return text, parquet
+
+
+def _read_events(spark, inputs: tuple[list[str], list[str]], *, history_only: bool = False):
+    """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
+    ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
+    parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
+    collects the DDL."""
     from pyspark.sql import functions as F
 
-    if _is_parquet(changelog):
-        df = spark.read.parquet(str(changelog))
-        if ddl_only:
-            df = df.where(F.col("op") == "ddl")
-        df = (df.withColumn("before", F.from_json("before", "ARRAY<STRING>"))
-                .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
-                .withColumn("_line", F.to_json(F.struct(*[F.col(c) for c in df.columns]))))
-    else:
-        text = spark.read.text(str(changelog)).where(F.trim("value") != "")
-        if ddl_only:
-            text = text.where(F.col("value").rlike(_MAYBE_DDL))
-        parsed = text.select(F.col("value").alias("_line"),
+    text_files, parquet_files = inputs
+    frames = []
+    if text_files:
+        text = spark.read.text(text_files).where(F.trim("value") != "")
+        if history_only:
+            text = text.where(F.col("value").rlike(_MAYBE_HISTORY))
+        parsed = text.select(F.col("value").alias("_line"), F.input_file_name().alias("_file"),
                              F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
-        df = parsed.select("_line", "e.*")
+        frames.append(parsed.select("_line", "_file", "e.*"))
+    if parquet_files:
+        df = spark.read.parquet(*parquet_files)
+        for name, typ in _OPTIONAL_COLUMNS:  # a log of the first contract lacks them
+            if name not in df.columns:
+                df = df.withColumn(name, F.lit(None).cast(typ))
+        if history_only:
+            df = df.where(F.col("op").isin(*HISTORY_OPS))
+        df = (df.withColumn("_line", F.to_json(F.struct(*[F.col(c) for c in df.columns])))
+                .withColumn("_file", F.input_file_name())
+                .withColumn("before", F.from_json("before", "ARRAY<STRING>"))
+                .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
+                .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
+        frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
+    df = _union(frames)
     ops = F.col("op")
-    valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin("ddl", *ROW_OPS)
-             & F.when(ops == "ddl", F.col("ddl").isNotNull())
+    valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin(*ALL_OPS)
+             & F.when(ops.isin("ddl", "stmt"), F.col("ddl").isNotNull())
+                .when(ops == "source", F.col("source").isNotNull())
                 .otherwise(F.col("table").isNotNull()
                            & F.when(ops.isin("c", "r"), F.col("after").isNotNull())
                            .when(ops == "u", F.col("after").isNotNull() & F.col("before").isNotNull())
-                           .otherwise(F.col("before").isNotNull())))
+                           .when(ops == "d", F.col("before").isNotNull())
+                           .otherwise(F.lit(True))))
     return df.withColumn("_valid", F.coalesce(valid, F.lit(False)))
 
 
-def _invalid_reason():
-    from pyspark.sql import functions as F
-
-    return (F.when(F.col("seq").isNull(), F.lit("malformed event: not JSON or no seq"))
-            .when(F.col("position").isNull(), F.lit("malformed event: no position"))
-            .when(~F.col("op").isin("ddl", *ROW_OPS) | F.col("op").isNull(), F.lit("malformed event: unknown op"))
-            .when(F.col("op") == "ddl", F.lit("malformed event: ddl event without ddl text"))
-            .when(F.col("table").isNull(), F.lit("malformed event: row event without table"))
-            .otherwise(F.concat(F.lit("malformed event: op="), F.col("op"), F.lit(" without its row image"))))
+_EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", ")]
 
 
 def _images():
     """Which row images an event carries, as staged (``_img``): ``a`` (after: ``c``, ``r``),
-    ``b`` (before: ``d``), ``ab`` (``u``); ``x`` for an event that is not a valid row event.
-    A version whose rows carry no before image is converted with a plan for one image only."""
+    ``b`` (before: ``d``), ``ab`` (``u``), ``n`` (none: ``t``); ``x`` for an event that is not
+    converted.  A version whose rows carry no before image is converted with a plan for one
+    image only."""
     from pyspark.sql import functions as F
 
     op = F.col("op")
-    return (F.when(~F.col("_valid") | F.col("v_part").isNull(), F.lit("x"))
-            .when(op == "u", F.lit("ab")).when(op == "d", F.lit("b")).otherwise(F.lit("a")))
+    return (F.when(F.col("_part") < 0, F.lit("x"))
+            .when(op == "u", F.lit("ab")).when(op == "d", F.lit("b")).when(op == "t", F.lit("n"))
+            .otherwise(F.lit("a")))
 
 
 #: staged row partitions (``_part``) that are not a table version
-_PART_INVALID, _PART_UNKNOWN = -2, -1
-_QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `table` STRING, "
-                      "reason STRING, event STRING")
+_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
+_QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
+                      "`table` STRING, reason STRING, event STRING")
+_QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
 #: table versions converted and written at the same time (Spark jobs submitted from threads)
 DEFAULT_CONCURRENT_JOBS = 4
+#: the pipeline's own columns in every row file
+META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
 
 
-def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialect: str = "mysql",
+# --------------------------------------------------------------------------------------------
+# run options and the log's identity
+# --------------------------------------------------------------------------------------------
+
+
+def check_run_options(out: str | os.PathLike, dialect: str | None,
+                      spark_options: dict[str, Any] | None) -> dict[str, Any]:
+    """Validate a run's options before Spark starts and against the output's recorded ones:
+    the dialect must be installed, the ``-s`` options known with valid values, and equal to
+    those the output was written with (types must not change inside a ``schema_version``
+    directory).  Returns the normalised type-mapping options.  Raises ``PipelineError``
+    naming the problem."""
+    import dataclasses
+
+    from ..errors import DialectNotFound
+    from ..plugins import get_dialect
+    from .options import SparkOptions
+
+    if dialect is not None:
+        try:
+            get_dialect(dialect)
+        except DialectNotFound as exc:
+            raise PipelineError(str(exc)) from None
+    try:
+        opts = SparkOptions.of(spark_options or {})
+    except (TypeError, ValueError) as exc:
+        raise PipelineError(f"-s: {exc}") from None
+    normal = {k: v for k, v in dataclasses.asdict(opts).items() if k != "dialect"}
+    info = _State(Path(out)).log_info()
+    if info is not None and info.get("spark_options") is not None and info["spark_options"] != normal:
+        diff = {k: (info["spark_options"].get(k), v) for k, v in normal.items() if info["spark_options"].get(k) != v}
+        said = ", ".join(f"-s {k}={old} (this run: {new})" for k, (old, new) in sorted(diff.items()))
+        raise PipelineError(f"{out} was written with {said}: types must not change inside a schema_version "
+                            f"directory; run with the same options or write to a new output directory")
+    return normal
+
+
+def _check_identity(out: Path, state: _State, sources: list, last: int | None) -> dict | None:
+    """The log's identity (from its source events) checked against the output's."""
+    from ..changelog import SourceInfo
+
+    ids = []
+    for ev in sources:
+        ident = SourceInfo.from_json(ev.source).identity()
+        if ident not in ids:
+            ids.append(ident)
+    if len(ids) > 1:
+        raise PipelineError(f"the change log holds events of {len(ids)} different sources or capture epochs "
+                            f"({'; '.join(_ident_text(i) for i in ids)}): give one log at a time")
+    ident = ids[0] if ids else None
+    info = state.log_info()
+    recorded = None if info is None else info.get("identity")
+    if recorded is not None and ident != recorded:
+        what = _ident_text(ident) if ident else "a log without a source event"
+        raise PipelineError(f"{out} continues the change log of {_ident_text(recorded)}; this change log is "
+                            f"{what}: a different log (a new capture or snapshot restarts seq at 1, and "
+                            f"continuing would skip its rows); write it to a new output directory")
+    if recorded is None and ident is not None and last is not None:
+        raise PipelineError(f"{out} was written from a change log without a source event up to seq {last}; "
+                            f"this change log is {_ident_text(ident)}: write it to a new output directory")
+    return ident
+
+
+def _ident_text(ident: dict) -> str:
+    server = ", ".join(f"{k} {v}" for k, v in sorted((ident.get("server") or {}).items()) if v is not None)
+    return (f"{ident.get('dialect')}/{ident.get('flavor') or '-'} server ({server or 'unnamed'}) "
+            f"epoch {ident.get('epoch')}")
+
+
+def _resolve_dialect(given: str | None, sources: list, info: dict | None) -> str:
+    from ..errors import DialectNotFound
+    from ..plugins import get_dialect
+
+    try:
+        log = get_dialect(sources[0].source["dialect"]).name if sources else None
+    except DialectNotFound as exc:
+        raise PipelineError(f"the change log's source event says its DDL is "
+                            f"{sources[0].source['dialect']!r}: {exc}") from None
+    asked = get_dialect(given).name if given else None
+    if asked and log and asked != log:
+        raise PipelineError(f"--dialect {given}: the change log's source event says its DDL is {log}")
+    recorded = None if info is None else info.get("dialect")
+    name = log or asked or recorded or "mysql"
+    if recorded is not None and name != recorded:
+        raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
+    return name
+
+
+# --------------------------------------------------------------------------------------------
+# the job
+# --------------------------------------------------------------------------------------------
+
+
+def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialect: str | None = None,
                  history: str | os.PathLike | None = None, master: str | None = None,
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
                  progress: Callable[[str], None] | None = None,
-                 concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS) -> RunResult:
-    """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet) into
-    ``out`` and return a ``RunResult``.  Only events with ``seq`` past the checkpoint are
-    processed; the run commits atomically (module docstring).
+                 concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
+                 replay_quarantine: bool = False) -> RunResult:
+    """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
+    directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
+    Only events with ``seq`` past the checkpoint are processed; the run commits atomically
+    (module docstring).
 
-    ``history``: the schema history store (default ``OUT/_history.sqlite``); ``dialect``: the
-    DDL dialect; ``spark_options``: ``ddlcore.spark.SparkOptions`` fields (type-mapping modes);
+    ``dialect``: the DDL dialect (default: the one the log's source event names, else
+    ``mysql``; one that contradicts the log is an error); ``history``: the schema history
+    store (default ``OUT/_history.sqlite``); ``spark_options``: type-mapping options
+    (``ddlcore.spark.SparkOptions``; the output keeps the first run's: others are refused);
     ``strict``: stop with ``PipelineError`` at the first event that cannot be interpreted
     (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
-    converted at the same time (each a Spark job, submitted from its own driver thread, so
-    one version's planning overlaps another's execution).  Raises ``FileNotFoundError`` for
-    a missing change log.
+    converted at the same time; ``replay_quarantine``: also re-interpret quarantined row
+    events whose table had no known schema at their seq and has one now (module
+    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit.
 
-    Passes over the change log: one over the lines that may hold DDL (collected on the
-    driver, recorded in the history), one that tags every row event with the table version
-    in force at its ``seq`` and stages it as Parquet partitioned by version, then one job per
-    version reading only its partition — so the work is linear in the log's size, whatever
-    the number of versions.  Only when some row cannot be converted is the log read once more,
-    for those events' raw text."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    from ..history import SchemaHistory
-    from . import RowConverter
+    Raises ``FileNotFoundError`` for a missing change log and ``PipelineError`` for a log that
+    is not the continuation of the output's, run options that differ from the output's, a
+    change log that cannot be read (a truncated gzip file: named), and in strict mode."""
+    from pyspark.errors import PySparkException
+    from py4j.protocol import Py4JJavaError
 
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
     changelog, out = Path(changelog), Path(out)
     if not changelog.exists():
         raise FileNotFoundError(f"change log not found: {changelog}")
+    inputs = _inputs(changelog)
+    sopts = check_run_options(out, dialect, spark_options)
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     state = _State(out)
-    if state.recover():
-        say("rolled forward the previous run's commit")
+    try:
+        if state.recover():
+            say("rolled forward the previous run's commit")
+        spark = spark or spark_session(master)
+        return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
+                    sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
+                    replay_quarantine=replay_quarantine, t0=t0)
+    except (Py4JJavaError, PySparkException) as exc:
+        problem = _unreadable_input(inputs)
+        if problem is not None:
+            raise PipelineError(problem) from None
+        raise
+    finally:
+        if state.staging.exists() and not state.pending.exists():
+            shutil.rmtree(state.staging, ignore_errors=True)
+        if created and not any(out.iterdir()):
+            out.rmdir()
+        elif created and state.dir.exists() and not state.checkpoint.exists() and _only_state(out):
+            shutil.rmtree(out, ignore_errors=True)  # a first run that failed leaves nothing
+
+
+def _only_state(out: Path) -> bool:
+    return all(p.name in ("_state", "_history.sqlite", "_history.sqlite-wal", "_history.sqlite-shm")
+               for p in out.iterdir())
+
+
+def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
+    """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
+    not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
+    for name in inputs[0]:
+        path = Path(name.removeprefix("file:"))
+        if path.suffix == ".gz":
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            offset = 0
+            try:
+                with open(path, "rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        d.decompress(chunk)
+                        offset += len(chunk)
+                        while d.unused_data:  # a multi-member gzip file
+                            rest = d.unused_data
+                            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                            d.decompress(rest)
+            except zlib.error as exc:
+                return f"{path}: corrupt gzip data near byte {offset} ({exc}); nothing was written"
+            if not d.eof:
+                return (f"{path}: truncated gzip file (the stream ends at byte {offset} before its end "
+                        f"marker); nothing was written")
+    return None
+
+
+def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, sopts, say,
+         concurrent_jobs, replay_quarantine, t0) -> RunResult:
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from ..changelog import validate
+    from ..history import HistoryError, SchemaHistory
+    from . import RowConverter
+
     last = state.last_seq()
     result = RunResult(previous_seq=last)
-    spark = spark or spark_session(master)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     staging = state.staging / run_id
     rows_dir = state.staging / f"{run_id}.rows"
@@ -307,88 +538,162 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
     try:
-        # -- DDL → history (driver) -------------------------------------------------------------
+        # -- DDL and source events → history (driver) -------------------------------------------
         say("reading the DDL events of the change log")
         # the candidates are filtered on the driver: a Spark filter on the parsed fields would
         # be merged with the text pre-filter, and the generated code would then parse every
         # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = _read_events(spark, changelog, ddl_only=True).select(
-            "seq", "position", "ts", "op", "database", "ddl", "_line", "_valid").collect()
-        ddl_rows = sorted((r for r in candidates if r["_valid"] and r.op == "ddl" and (last is None or r.seq > last)),
-                          key=lambda r: r.seq)
-        say(f"recording {len(ddl_rows)} DDL event(s) in the schema history")
+        candidates = _read_events(spark, inputs, history_only=True).where("_valid").select(
+            "seq", "op", "_line", "_file").collect()
+        events = []
+        bad_history: list[tuple] = []
+        for r in candidates:
+            if r.op not in HISTORY_OPS:
+                continue
+            try:
+                events.append(validate(_line_object(r["_line"])))
+            except (ValueError, TypeError) as exc:
+                if last is None or r.seq > last:
+                    bad_history.append((r.seq, None, r.op, None, None, None,
+                                        f"malformed {r.op} event: {exc}", r["_line"]))
+        events.sort(key=lambda e: e.seq)
+        sources = [e for e in events if e.op == "source"]
+        info = state.log_info()
+        identity = _check_identity(out, state, sources, last)
+        name = _resolve_dialect(dialect, sources, info)
+        result.dialect = name
+        todo_events = [e for e in events if last is None or e.seq > last]
+        say(f"recording {len(todo_events)} DDL event(s) in the schema history")
         hist_path = Path(history) if history else out / "_history.sqlite"
-        failed_ddl: list[tuple[int, str, str | None, str, str]] = []
-        with SchemaHistory.open(hist_path, dialect=dialect, lenient=not strict) as hist:
-            for r in ddl_rows:
+        failed_ddl: list[tuple] = []
+        try:
+            hist = SchemaHistory.open(hist_path, dialect=name, lenient=not strict)
+        except HistoryError as exc:
+            raise PipelineError(f"schema history {hist_path}: {exc}") from None
+        with hist:
+            for ev in todo_events:
                 try:
-                    ev = hist.record({"seq": r.seq, "position": r.position, "ts": r.ts,
-                                      "database": r.database, "ddl": r.ddl})
+                    rec = hist.record(ev.to_json())
                 except DdlParseError as exc:
-                    raise PipelineError(f"DDL cannot be parsed: {exc}", r.seq) from None
-                if ev.status == "failed":
-                    failed_ddl.append((r.seq, r.position, r.database,
-                                       (ev.error or {}).get("reason", "unparsable DDL"), r["_line"]))
-            result.ddl = len(ddl_rows)
-            versions = _version_rows(hist)
+                    raise PipelineError(f"DDL cannot be parsed: {exc}", ev.seq) from None
+                except HistoryError as exc:
+                    raise PipelineError(str(exc), ev.seq) from None
+                result.drift.extend(f"seq {ev.seq}: {w}" for w in rec.warnings if w.startswith("drift"))
+                if rec.status == "failed":
+                    failed_ddl.append((ev.seq, ev.position, "ddl", ev.database, ev.schema, None,
+                                       "DDL could not be parsed: " + (rec.error or {}).get("reason", "unparsable DDL"),
+                                       ev.to_line()))
+            result.ddl = sum(1 for e in todo_events if e.op == "ddl")
+            fold = hist.folds_table_names
+            versions = _version_list(hist)
+
+        # -- quarantined events to replay ---------------------------------------------------------
+        replay_lines, replay_keys, old_quarantine = [], set(), []
+        if replay_quarantine:
+            replay_lines, replay_keys, old_quarantine = _replayable(out, versions, fold)
+            say(f"replaying {len(replay_lines)} quarantined event(s)")
 
         # -- row events → table version in force at their seq, staged by version ----------------
         say("tagging row events with their table version")
-        seen = Observation("events")
-        events = past_checkpoint(_read_events(spark, changelog)).observe(
-            seen, F.count(F.lit(1)).alias("events"), F.max("seq").alias("max_seq"))
+        seen, fresh = Observation("all events"), Observation("new events")
+        everything = _read_events(spark, inputs).observe(seen, F.max("seq").alias("max_seq"))
+        events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
+                     .withColumn("_replay", F.lit(None).cast("INT")))
+        if replay_lines:
+            rp = spark.createDataFrame(replay_lines, "_line STRING, _replay INT")
+            rp = rp.select("_line", F.lit("replay").alias("_file"),
+                           F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
+                "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
+            events_df = events_df.unionByName(rp)
         vdf = spark.createDataFrame(
-            [(d, t, k, lo, hi) for k, (d, t, _v, lo, hi, _) in enumerate(versions)],
-            "v_database STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG")
-        rows = events.where(~(F.col("_valid") & (F.col("op") == "ddl")))
-        is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS)
-        cond = (is_row & rows["database"].eqNullSafe(vdf["v_database"]) & (rows["table"] == vdf["v_table"])
+            [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
+              v["from"], v["to"], v["reason"]) for k, v in enumerate(versions)],
+            "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
+        rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
+        is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
+        fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
+        cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
+                & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
                 & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
         tagged = rows.join(F.broadcast(vdf), cond, "left")
-        part = (F.when(~F.col("_valid"), F.lit(_PART_INVALID))
-                .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN)).otherwise(F.col("v_part")))
-        unknown = F.concat(F.lit("unknown table: no schema of "), F.coalesce(F.col("database"), F.lit("?")),
-                           F.lit("."), F.col("table"), F.lit(" in force at this seq"))
-        (tagged.select("seq", "position", "ts", "op", "database", "table", "before", "after",
-                       part.alias("_part"),
-                       F.when(~F.col("_valid"), _invalid_reason()).when(F.col("v_part").isNull(), unknown)
-                       .alias("_reason"),
-                       F.when(F.col("v_part").isNull(), F.col("_line")).alias("_line"),
-                       _images().alias("_img"))
+        op = F.col("op")
+        part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
+                .when(~F.col("_valid"), F.lit(_PART_INVALID))
+                .when(op == "stmt", F.lit(_PART_STMT))
+                .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
+                .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
+                .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
+                .otherwise(F.col("v_part")))
+        where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
+        reason = (F.when(F.col("_part") == _PART_STMT,
+                         F.concat(F.lit("statement-format DML: the change log does not carry its rows: "),
+                                  F.substring(F.col("ddl"), 1, 300)))
+                  .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit("capture: "), F.col("quarantine")))
+                  .when(F.col("_part") == _PART_UNKNOWN,
+                        F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
+                  .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
+        (tagged.withColumn("_part", part)
+         .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after",
+                 "_part", reason.alias("_reason"),
+                 F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
+                 F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
+                 _images().alias("_img"))
          .write.mode("overwrite").partitionBy("_part", "_img").parquet(str(rows_dir)))
-        metrics = seen.get
-        result.events = metrics.get("events") or 0
-        max_seq = metrics.get("max_seq")
-        result.last_seq = max(x for x in (max_seq, last) if x is not None) if (max_seq is not None or last is not None) else None
+        max_seq = seen.get.get("max_seq")
+        if last is not None and max_seq is not None and max_seq < last:
+            raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
+                                f"it is not the log this output was written from (a new capture restarts seq "
+                                f"at 1); write it to a new output directory")
         parts = sorted(int(p.name.split("=", 1)[1]) for p in rows_dir.glob("_part=*") if p.is_dir())
+        result.events = fresh.get.get("events") or 0
+        last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
+        result.last_seq = last_seq
 
         quarantined = []
-        if failed_ddl:
-            quarantined.append(spark.createDataFrame(
-                [(s, p, "ddl", db, None, f"DDL could not be parsed: {why}", line)
-                 for s, p, db, why, line in failed_ddl], _QUARANTINE_SCHEMA))
-        for k in (k for k in parts if k < 0):
+        new_malformed: list[str] = []
+        records = list(failed_ddl) + bad_history
+        if _PART_INVALID in parts:
+            malformed, new_malformed = _malformed_records(spark, rows_dir / f"_part={_PART_INVALID}", state)
+            records += malformed
+        if records:
+            quarantined.append(spark.createDataFrame(records, _QUARANTINE_SCHEMA))
+        for k in (k for k in parts if k < 0 and k != _PART_INVALID):
             quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
-                "seq", "position", "op", "database", "table", F.col("_reason").alias("reason"),
+                "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                 F.col("_line").alias("event")))
         if strict and quarantined:
             first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
             raise PipelineError(first.reason, first.seq)
 
         # -- convert and write each table version ----------------------------------------------
-        sopts = dict(spark_options or {})
         todo = [k for k in parts if k >= 0]
-        todo.sort(key=lambda k: (versions[k][0] or "", versions[k][1], versions[k][2]))
+        todo.sort(key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
+                                 versions[k]["table"], versions[k]["version"]))
         bad_dirs: list[str] = []
+        collide = [k for k in todo if _meta_collision(versions[k]["model"])]
+        for k in collide:  # a source column named like a pipeline column: said, never mixed up
+            v = versions[k]
+            cols = sorted(set(v["model"].column_names) & set(META_COLUMNS))
+            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+                "seq", "position", "op", "database", "schema", "table",
+                F.lit(f"column name(s) {', '.join(cols)} of {v['table']} collide with the pipeline's "
+                      f"own columns: rows not written").alias("reason"),
+                F.to_json(F.struct("seq", "position", "op", "database", "schema", "table", "before",
+                                   "after")).alias("event")))
+        todo = [k for k in todo if k not in collide]
+        case_sensitive = any(_case_collision(versions[k]["model"]) for k in todo)
+        saved_case = spark.conf.get("spark.sql.caseSensitive", "false")
+        if case_sensitive:  # column names differing only in case (PostgreSQL): written as they are
+            spark.conf.set("spark.sql.caseSensitive", "true")
 
         def convert(i: int, k: int) -> tuple[int, dict[str, int], bool]:
-            db, tbl_name, ver, _lo, _hi, table = versions[k]
-            say(f"converting {db}.{tbl_name} version {ver} ({i + 1}/{len(todo)})")
-            target = staging / (db or "_") / tbl_name / f"schema_version={ver}"
+            v = versions[k]
+            say(f"converting {_label(v)} version {v['version']} ({i + 1}/{len(todo)})")
+            target = staging / version_dir(v["database"], v["schema"], v["table"], v["version"])
             bad_dir = state.staging / f"{run_id}.bad" / str(k)
             vdir = rows_dir / f"_part={k}"
             images = {p.name.split("=", 1)[1] for p in vdir.glob("_img=*")}
-            counts, has_bad = _write_version(spark.read.parquet(str(vdir)), table, sopts, dialect, target,
+            counts, has_bad = _write_version(spark.read.parquet(str(vdir)), v["model"], sopts, name, target,
                                              bad_dir, after=bool(images & {"a", "ab"}),
                                              before=bool(images & {"b", "ab"}))
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
@@ -398,48 +703,69 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             gc.collect()
             return k, counts, has_bad
 
-        for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs),
-                                                    spark.sparkContext.cancelAllJobs):
-            db, tbl_name, ver = versions[k][:3]
-            for op, n in counts.items():
-                result.counts[(db or "", tbl_name, ver, op)] = n
-                result.rows += n
-            if has_bad:
-                bad_dirs.append(str(state.staging / f"{run_id}.bad" / str(k)))
-            result.versions_written.append((db, tbl_name, ver))
+        try:
+            for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs),
+                                                        spark.sparkContext.cancelAllJobs):
+                v = versions[k]
+                for o, n in counts.items():
+                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                    result.rows += n
+                if has_bad:
+                    bad_dirs.append(str(state.staging / f"{run_id}.bad" / str(k)))
+                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+        finally:
+            if case_sensitive:
+                spark.conf.set("spark.sql.caseSensitive", saved_case)
         if bad_dirs:
             converted_bad = spark.read.parquet(*bad_dirs)
             if strict:
                 first = converted_bad.orderBy("seq").limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
             # the events' raw text, read back from the change log for these events only
-            lines = past_checkpoint(_read_events(spark, changelog)).select(
+            lines = past_checkpoint(_read_events(spark, inputs)).select(
                 "seq", "position", "op", F.col("_line").alias("event"))
+            if replay_lines:
+                lines = lines.unionByName(spark.createDataFrame(replay_lines, "_line STRING, _replay INT").select(
+                    F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
+                    "e.seq", "e.position", "e.op", "event"))
             quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
-                "seq", "position", "op", "database", "table", "reason", "event"))
+                "seq", "position", "op", "database", "schema", "table", "reason", "event"))
 
         # -- quarantine ------------------------------------------------------------------------
         if quarantined:
             bad = _union(quarantined).persist()
             try:
                 for r in bad.groupBy("reason").count().collect():
-                    short = r.reason.split(": ", 1)[0] if r.reason.startswith(("cannot convert", "DDL could")) else r.reason
+                    short = _short_reason(r.reason)
                     result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
                     result.quarantined += r["count"]
                 # every field in every record, null ones too (Spark's JSON writer drops them by default)
-                (bad.orderBy("seq").coalesce(1).write.mode("overwrite").option("ignoreNullFields", "false")
-                 .json(str(staging / "_quarantine")))
+                (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
+                 .option("ignoreNullFields", "false").json(str(staging / "_quarantine")))
             finally:
                 bad.unpersist()
+        deletes: list[str] = []
+        if replay_keys:
+            kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
+            result.replayed = len(old_quarantine) - len(kept)
+            (staging / "_quarantine").mkdir(parents=True, exist_ok=True)
+            with open(staging / "_quarantine" / "part-kept.json", "w") as fh:
+                for r in kept:
+                    fh.write(json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n")
+            deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
         schema_dir = staging / "_schemas"
         schema_dir.mkdir(parents=True, exist_ok=True)
-        for (d, t, v, lo, hi, table) in versions:
-            conv = RowConverter(table, sopts, dialect=dialect)
-            (schema_dir / f"{d or '_'}.{t}.v{v}.json").write_text(json.dumps({
-                "database": d, "table": t, "schema_version": v, "valid_from_seq": lo, "valid_to_seq": hi,
-                "struct_type": conv.struct_type.jsonValue(), "model": table.to_json()}, indent=2))
+        for v in versions:
+            if v["model"] is None:
+                continue
+            conv = RowConverter(v["model"], sopts, dialect=name)
+            (schema_dir / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
+                "database": v["database"], "schema": v["schema"], "table": v["table"],
+                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
+                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                "struct_type": conv.struct_type.jsonValue(), "model": v["model"].to_json()}, indent=2))
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
 
@@ -447,16 +773,176 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(out / "_run.json", result)
     moves = _plan_moves(staging, out, run_id)
-    plan = {"run": run_id, "moves": moves, "checkpoint": {"last_seq": result.last_seq, "run": run_id},
+    log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
+    plan_state: dict[str, Any] = {"log.json": log_info}
+    if new_malformed:
+        plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
+    plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
+            "checkpoint": {"last_seq": result.last_seq, "run": run_id},
             "run_json": run_json, "run_json_path": str(out / "_run.json")}
     _write_json_atomic(state.pending, plan)
-    _apply_moves(moves)
-    _write_json_atomic(state.checkpoint, plan["checkpoint"])
-    _write_json_atomic(out / "_run.json", run_json)
+    _apply_plan(plan, state)
     state.pending.unlink()
     shutil.rmtree(state.staging, ignore_errors=True)
     say("committed")
     return result
+
+
+def _line_object(line: str) -> Any:
+    obj = json.loads(line)
+    if isinstance(obj, dict):  # a Parquet row's JSON: its JSON-text fields as values
+        for k in ("catalog", "source", "search_path", "before", "after"):
+            if isinstance(obj.get(k), str):
+                try:
+                    obj[k] = json.loads(obj[k])
+                except ValueError:
+                    pass
+        for k in ("schema", "tx", "row", "quarantine", "snapshot", "catalog", "source", "search_path"):
+            if k in obj and obj[k] is None:
+                del obj[k]
+    return obj
+
+
+def _fold(name: str | None, fold: bool) -> str | None:
+    return name.lower() if (fold and name is not None) else name
+
+
+def _label(v: dict, db: bool = True) -> str:
+    parts = ([v["database"] or "?"] if db else []) + ([v["schema"]] if v["schema"] is not None else [])
+    return ".".join(parts + [v["table"]])
+
+
+def _short_reason(reason: str) -> str:
+    """The quarantine summary's key: the reason up to its first colon for the reasons that go
+    on with details (conversion errors, DDL errors, blocked tables, statements)."""
+    for head in ("cannot convert", "DDL could", "statement-format DML", "capture", "malformed"):
+        if reason.startswith(head):
+            return reason.split(": ", 1)[0]
+    m = re.match(r"(schema unknown since seq \d+)", reason)
+    if m:
+        return m.group(1)
+    m = re.match(r"(.+?:\d+): (malformed .*)", reason)
+    if m:
+        return m.group(2).split(": ", 1)[0]
+    return reason
+
+
+def _meta_collision(table) -> bool:
+    return bool(set(table.column_names) & set(META_COLUMNS))
+
+
+def _case_collision(table) -> bool:
+    names = [n.lower() for n in table.column_names]
+    return len(set(names)) != len(names)
+
+
+def _malformed_records(spark, part_dir: Path, state: _State) -> tuple[list[tuple], list[str]]:
+    """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
+    the file and line number; a line without a ``seq`` is quarantined once (its key, made of
+    its file, text and occurrence, is remembered in ``malformed.json``).  Returns the records
+    and the keys of the seq-less lines quarantined now."""
+    from ..changelog import validate
+
+    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
+                                                     "_line", "_file").collect()
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        if r["_file"]:
+            wanted[r["_file"]].add(r["_line"])
+    numbers = {f: _line_numbers(f, lines) for f, lines in wanted.items()}
+    known = state.malformed_keys()
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    records, new_keys = [], []
+    for r in sorted(rows, key=lambda r: (r["_file"] or "", r["_line"] or "")):
+        file, line = r["_file"] or "?", r["_line"] or ""
+        occurrence = seen[(file, line)]
+        seen[(file, line)] += 1
+        nums = numbers.get(file, {}).get(line, [])
+        where = f"{_plain_path(file)}:{nums[occurrence]}" if occurrence < len(nums) else _plain_path(file)
+        try:
+            obj = json.loads(line)
+            validate(obj)
+            why = "malformed event"
+        except ValueError as exc:
+            why = f"malformed event: {exc}"
+        if r["seq"] is None:
+            key = hashlib.sha256(f"{file}\0{line}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()
+            if key in known:
+                continue
+            new_keys.append(key)
+        records.append((r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
+                        f"{where}: {why}", line))
+    return records, new_keys
+
+
+def _plain_path(uri: str) -> str:
+    """A local path from Spark's ``input_file_name()`` URI (``file:///a/b%20c`` → ``/a/b c``)."""
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+
+
+def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[int]]:
+    """Where each of ``lines`` occurs in a JSON Lines file (1-based line numbers)."""
+    path = Path(_plain_path(uri))
+    found: dict[str, list[int]] = defaultdict(list)
+    if not path.exists() or path.suffix == ".parquet":
+        return found
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as fh:
+            for no, raw in enumerate(fh, start=1):
+                text = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if text in lines:
+                    found[text].append(no)
+    except (OSError, EOFError, zlib.error):
+        pass
+    return found
+
+
+def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
+    """The committed quarantine records of row events whose table had no known schema at their
+    seq (blocked, or unknown) and whose *next* version is a definition from the source
+    (``snapshot``: a resync, or ``create``) with nothing in between: ``(event line, target
+    version index)`` each, their keys, and every committed record (with ``_path``)."""
+    records = []
+    for f in sorted((out / "_quarantine").glob("*.json")):
+        for text in f.read_text(encoding="utf-8").splitlines():
+            if text.strip():
+                r = json.loads(text)
+                r["_path"] = str(f)
+                records.append(r)
+    by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
+    for k, v in enumerate(versions):
+        by_table[(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold))].append((k, v))
+    for vs in by_table.values():
+        vs.sort(key=lambda kv: kv[1]["from"])
+    lines, keys = [], set()
+    for r in records:
+        if r.get("op") not in ROW_OPS or not r.get("event") or r.get("seq") is None:
+            continue
+        reason = r.get("reason") or ""
+        if not (reason.startswith("schema unknown since seq") or reason.startswith("unknown table:")):
+            continue
+        key = (_fold(r.get("database"), fold), _fold(r.get("schema"), fold), _fold(r.get("table"), fold))
+        seq = r["seq"]
+        later = [(k, v) for k, v in by_table.get(key, []) if v["from"] > seq]
+        before = [v for _, v in by_table.get(key, []) if v["from"] < seq]
+        if not later:
+            continue
+        k, nxt = later[0]
+        in_force = before[-1] if before else None
+        if in_force is not None and not in_force["blocked"]:
+            continue  # a schema was known at its seq (dropped, or in force): not replayable
+        if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create"):
+            continue
+        lines.append((r["event"], k))
+        keys.add(_record_key(r))
+    return lines, keys, records
+
+
+def _record_key(r: dict) -> tuple:
+    return (r.get("seq"), r.get("position"), r.get("op"))
 
 
 def _union(frames: list):
@@ -507,7 +993,8 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
     ``after`` / ``before``: whether any row carries that image (``False``: the plan leaves
-    its conversion out — an insert-only version plans one image, not two)."""
+    its conversion out — an insert-only version plans one image, not two).  Absent values
+    (``{"$absent": true}``) are read as null and listed in ``_absent`` / ``_before_absent``."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -526,23 +1013,27 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
     values = conv.value_struct("_raw", names)
     failed = conv.failed("_raw", "_v", names)
-    keep = ["seq", "position", "op", "database", "table", "ts"]
+    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row"]
     none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
                                         enumerate(conv.struct_type.fields, start=1)]))
+    no_names = F.lit(None).cast("array<string>")
     if after:
-        conv_df = (rows.select(*keep, "before", F.col("after").alias("_raw"))
-                   .select(*keep, "before", "_raw", *items)
-                   .select(*keep, "before", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "before", F.col("_v").alias("_a"), failed.alias("_fa")))
+        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
+                               conv.present("after").alias("_raw"))
+                   .select(*keep, "before", "_xa", "_raw", *items)
+                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"), failed.alias("_fa")))
     else:
-        conv_df = rows.select(*keep, "before", none.alias("_a"), F.lit(False).alias("_fa"))
+        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
     if before:
-        conv_df = (conv_df.select(*keep, "_a", "_fa", F.col("before").alias("_raw"))
-                   .select(*keep, "_a", "_fa", "_raw", *items)
-                   .select(*keep, "_a", "_fa", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "_a", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
+                                  conv.present("before").alias("_raw"))
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
     else:
-        conv_df = conv_df.select(*keep, "_a", none.alias("_b"), F.col("_fa").alias("_bad"))
+        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
+                                 F.col("_fa").alias("_bad"))
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
@@ -552,26 +1043,30 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     # the images' fields are positional (``_1`` …): names and each field's metadata (the
     # column's source facts) are attached here
     fields = [(f"_{i}", f.name, f.metadata) for i, f in enumerate(conv.struct_type.fields, start=1)]
-    row_image = [F.when(F.col("op") == "d", F.col(f"_b.{p}")).otherwise(F.col(f"_a.{p}"))
+    is_delete = F.col("op") == "d"
+    row_image = [F.when(is_delete, F.col(f"_b.{p}")).otherwise(F.col(f"_a.{p}"))
                  .alias(n, metadata=md) for p, n, md in fields]
-    before_struct = F.when(F.col("op").isin("u", "d"),
-                           F.struct(*[F.col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
+    has_before = F.col("op").isin("u", "d")
+    before_struct = F.when(has_before, F.struct(*[F.col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
     out_df = good.select(*row_image, F.col("op").alias("_op"), F.col("seq").alias("_seq"),
                          F.col("position").alias("_position"), F.col("ts").alias("_ts"),
-                         before_struct.alias("_before"))
+                         F.col("tx").alias("_tx"), F.col("row").alias("_row"),
+                         F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")).alias("_absent"),
+                         before_struct.alias("_before"),
+                         F.when(has_before, F.col("_xb")).alias("_before_absent"))
     out_df.write.mode("overwrite").parquet(str(target))
     metrics = tally.get
     has_bad = bool(metrics.get("_bad"))
     if has_bad:
         image = F.struct(*conv.columns("_raw", errors="_errors"))
-        with_errors = (rows.select(*keep, "before", F.col("after").alias("_raw"))
+        with_errors = (rows.select(*keep, "before", conv.present("after").alias("_raw"))
                        .select(*keep, "before", image.alias("_a"))
-                       .select(*keep, "_a", F.col("before").alias("_raw"))
+                       .select(*keep, "_a", conv.present("before").alias("_raw"))
                        .select(*keep, "_a", image.alias("_b")))
         errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
                         F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
-            "seq", "position", "op", "database", "table",
+            "seq", "position", "op", "database", "schema", "table",
             F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
                 "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
                                                F.lit("("), F.coalesce(e["value"], F.lit("null")),
@@ -580,11 +1075,19 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     return {op: metrics[op] for op in ROW_OPS if metrics.get(op)}, has_bad
 
 
-def _version_rows(hist) -> list[tuple[str | None, str, int, int, int | None, Any]]:
-    """Every table version in the history that has a definition:
-    ``(database, table, version, valid_from_seq, valid_to_seq, Table)``."""
-    return [(v.table_id.database, v.table_id.name, v.version, v.valid_from_seq, v.valid_to_seq, v.table)
-            for v in hist.all_versions() if v.table is not None]
+def _version_list(hist) -> list[dict[str, Any]]:
+    """Every table version in the history: ``database``, ``schema``, ``table``, ``version``,
+    ``from``/``to`` (valid seqs), ``kind``, ``model`` (the ``Table``; ``None`` for a dropped or
+    blocked table), ``blocked`` and ``reason`` (a blocked version's: rows in its span are
+    quarantined with it).  Dropped spans are left out (rows there are of an unknown table)."""
+    out = []
+    for v in hist.all_versions():
+        if v.table is None and not v.blocked:
+            continue
+        out.append({"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
+                    "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
+                    "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None})
+    return out
 
 
 def _plan_moves(staging: Path, out: Path, run_id: str) -> list[list[str]]:
