@@ -331,9 +331,10 @@ class SourceInfo:
                    dict(data.get("capture", {})))
 
     def identity(self) -> dict[str, Any]:
-        """What makes two logs the same log: dialect, flavor, server identity and epoch."""
-        return {"dialect": self.dialect, "flavor": self.flavor, "server": dict(self.server),
-                "epoch": self.epoch}
+        """What makes two logs the same log: dialect, flavor, the server's identity (``server``
+        without its ``version``: an upgraded server is the same server) and the epoch."""
+        return {"dialect": self.dialect, "flavor": self.flavor,
+                "server": {k: v for k, v in self.server.items() if k != "version"}, "epoch": self.epoch}
 
 
 # ---------------------------------------------------------------------------- reading

@@ -198,7 +198,7 @@ def test_snapshot_then_resumed_stream_gives_every_event_with_raw_values(capture_
 
     # -- run 3: nothing new: nothing written, same checkpoint -------------------------------------
     stats3 = run_capture(server, out)
-    assert stats3.events == 0
+    assert stats3.events == 0  # nothing new: not even a source event (the server is unchanged)
     assert events(out) == all_evs
 
 
@@ -213,8 +213,8 @@ def test_cli_schema_only_then_stream(mariadb, mariadb_db, tmp_path):
     proc = run_cli(mariadb, out, "--snapshot", "schema_only", "--until-end", "--include", f"{db}.a", "--json")
     assert proc.returncode == 0, proc.stderr
     evs = events(out)
-    assert {e.op for e in evs} == {"ddl"}
-    assert any(e.ddl.startswith("CREATE TABLE `a`") for e in evs)
+    assert {e.op for e in evs} == {"source", "ddl"} and evs[0].op == "source"
+    assert any(e.op == "ddl" and e.ddl.startswith("CREATE TABLE `a`") and e.snapshot for e in evs)
     with conn.cursor() as cur:
         cur.execute("INSERT INTO a VALUES (2, '')")
     proc = run_cli(mariadb, out, "--until-end", "--json")
@@ -230,11 +230,11 @@ def test_snapshot_never_without_start_begins_at_the_current_end(mariadb, mariadb
         cur.execute("CREATE TABLE n (id int PRIMARY KEY)")
         cur.execute("INSERT INTO n VALUES (1)")
     out = tmp_path / "out"
-    assert run_capture(mariadb, out, snapshot="never", include=(f"{mariadb_db.name}.*",)).events == 0
+    assert run_capture(mariadb, out, snapshot="never", include=(f"{mariadb_db.name}.*",)).ops == {"source": 1}
     with conn.cursor() as cur:
         cur.execute("INSERT INTO n VALUES (2)")
     stats = run_capture(mariadb, out)
-    assert [(e.op, e.after) for e in events(out)] == [("c", [2])]
+    assert [(e.op, e.after) for e in events(out)] == [("source", None), ("c", [2])]
     # the history never saw CREATE TABLE n: a drift warning says so (FULL server)
     assert [d.what for d in stats.drift] == ["table"]
 
@@ -256,7 +256,7 @@ def test_a_second_capture_on_the_same_directory_is_refused(mariadb, tmp_path):
     with _DirectoryLock(out / "capture.lock"):
         with pytest.raises(CaptureError, match="another capture is running"):
             run_capture(mariadb, out, snapshot="never")
-    assert run_capture(mariadb, out, snapshot="never").events == 0
+    assert run_capture(mariadb, out, snapshot="never").ops == {"source": 1}
 
 
 def test_compressed_row_events_stop_the_capture_instead_of_being_dropped(mariadb_minimal, tmp_path):
@@ -267,7 +267,7 @@ def test_compressed_row_events_stop_the_capture_instead_of_being_dropped(mariadb
         cur.execute("CREATE DATABASE IF NOT EXISTS zc")
         cur.execute("CREATE TABLE IF NOT EXISTS zc.t (id int PRIMARY KEY, v text)")
         out = tmp_path / "out"
-        assert run_capture(server, out, snapshot="never", include=("zc.*",)).events == 0
+        assert run_capture(server, out, snapshot="never", include=("zc.*",)).ops == {"source": 1}
         cur.execute("INSERT INTO zc.t VALUES (1, 'plain')")
         before = master_position(server)
         try:
@@ -280,7 +280,7 @@ def test_compressed_row_events_stop_the_capture_instead_of_being_dropped(mariadb
     proc = run_cli(server, out, "--until-end")
     assert proc.returncode == 1
     assert "log_bin_compress" in proc.stderr
-    assert [(e.op, e.after) for e in events(out)] == [("c", [1, {"$b64": "cGxhaW4="}])]
+    assert [(e.op, e.after) for e in events(out) if e.op != "source"] == [("c", [1, {"$b64": "cGxhaW4="}])]
     file, pos = before.split(":")
     cp = checkpoint(out)
     assert (cp["binlog_file"], cp["binlog_position"]) <= (file, int(pos))

@@ -462,12 +462,15 @@ def catalog_model(conn: Any, databases: Iterable[str] | None = None) -> dict[str
             continue  # SEQUENCE, SYSTEM VIEW, TEMPORARY
         collation = t["table_collation"]
         charset = t["table_charset"] or (collation.split("_", 1)[0] if collation else None)
+        cols = cols_by_table.get(key, [])
+        if kind == "SYSTEM VERSIONED" and not any(c["generation_expression"] == "ROW START" for c in cols):
+            cols = cols + _implicit_period(len(cols))
         out_tables.append(
             {
                 "database": key[0],
                 "schema": None,
                 "name": key[1],
-                "columns": cols_by_table.get(key, []),
+                "columns": cols,
                 "primary_key": pk_by_table.get(key, []),
                 "default_character_set_name": charset,
                 "default_collation_name": collation,
@@ -477,6 +480,19 @@ def catalog_model(conn: Any, databases: Iterable[str] | None = None) -> dict[str
     out_tables.sort(key=lambda t: (t["database"], t["name"]))
     views.sort(key=lambda v: (v["database"], v["name"]))
     return {"tables": out_tables, "views": views}
+
+
+def _implicit_period(n: int) -> list[dict[str, Any]]:
+    """The invisible ``row_start`` / ``row_end`` of a table WITH SYSTEM VERSIONING that
+    declares no period columns: information_schema does not list them, the binlog's row images
+    carry them after the table's columns (MariaDB KB "System-Versioned Tables")."""
+    return [{"name": name, "ordinal_position": n + i, "data_type": "timestamp", "column_type": "timestamp(6)",
+             "nullable": False, "column_default": None, "character_maximum_length": None,
+             "numeric_precision": None, "numeric_scale": None, "datetime_precision": 6,
+             "character_set_name": None, "collation_name": None, "auto_increment": False,
+             "generation_expression": bound, "enum_values": None, "set_values": None, "unsigned": False,
+             "on_update": None, "comment": None}
+            for i, (name, bound) in enumerate((("row_start", "ROW START"), ("row_end", "ROW END")), start=1)]
 
 
 def _column(r: dict[str, Any]) -> dict[str, Any]:

@@ -395,7 +395,11 @@ def _check_identity(out: Path, state: _State, sources: list, last: int | None) -
         raise PipelineError(f"{out} continues the change log of {_ident_text(recorded)}; this change log is "
                             f"{what}: a different log (a new capture or snapshot restarts seq at 1, and "
                             f"continuing would skip its rows); write it to a new output directory")
-    if recorded is None and ident is not None and last is not None:
+    if info is not None and recorded is None and ident is not None and last is not None \
+            and sources[0].seq <= last:
+        # the output consumed this log's first source event, yet recorded no identity: it was
+        # written from another log (a source event appearing after the checkpoint is a capture
+        # that gained one on an upgrade: the same log)
         raise PipelineError(f"{out} was written from a change log without a source event up to seq {last}; "
                             f"this change log is {_ident_text(ident)}: write it to a new output directory")
     return ident
@@ -922,7 +926,8 @@ def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple
         if r.get("op") not in ROW_OPS or not r.get("event") or r.get("seq") is None:
             continue
         reason = r.get("reason") or ""
-        if not (reason.startswith("schema unknown since seq") or reason.startswith("unknown table:")):
+        drift = reason.startswith("capture: drift: ")
+        if not (drift or reason.startswith("schema unknown since seq") or reason.startswith("unknown table:")):
             continue
         key = (_fold(r.get("database"), fold), _fold(r.get("schema"), fold), _fold(r.get("table"), fold))
         seq = r["seq"]
@@ -932,7 +937,10 @@ def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple
             continue
         k, nxt = later[0]
         in_force = before[-1] if before else None
-        if in_force is not None and not in_force["blocked"]:
+        if drift:  # the binlog's metadata contradicted the history: only a resync settles it
+            if nxt["kind"] != "snapshot":
+                continue
+        elif in_force is not None and not in_force["blocked"]:
             continue  # a schema was known at its seq (dropped, or in force): not replayable
         if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create"):
             continue

@@ -48,6 +48,8 @@ import struct
 import threading
 from typing import Any, Iterator
 
+from ddlcore.raw import ABSENT
+
 __all__ = ["Tagged", "canonical_fraction", "date_text", "datetime_packed_text", "datetime2_text",
            "timestamp_text", "time2_text", "time_packed_text", "datetime_v1_text",
            "time_v1_text", "year_value", "json_text", "read_raw_value", "read_type_values_raw",
@@ -234,7 +236,7 @@ def read_raw_value(self: Any, column: Any, null_bitmap: bytes, null_bitmap_index
     metadata; ``MySqlCapture`` also from the SIGNEDNESS field that MINIMAL metadata carries);
     without it integers are read signed and the converter fixes them from the table model."""
     if not (cols_bitmap[i >> 3] >> (i & 7)) & 1:
-        return None  # column absent from the image (binlog_row_image=MINIMAL/NOBLOB)
+        return ABSENT  # left out of the image (binlog_row_image=MINIMAL/NOBLOB): not NULL
     if (null_bitmap[null_bitmap_index >> 3] >> (null_bitmap_index & 7)) & 1:
         return None
     packet = self.packet

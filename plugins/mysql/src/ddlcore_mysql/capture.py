@@ -39,13 +39,14 @@ import re
 import signal
 import threading
 import time
+import uuid
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ddlcore.changelog import ChangeEvent, ChangeLogWriter, encode_value
+from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo, encode_value
 from ddlcore.errors import DdlCoreError
 from ddlcore.model import Table, TableId
 
@@ -60,7 +61,15 @@ __all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint",
 
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys"})
 SNAPSHOT_MODES = ("initial", "schema_only", "never")
+#: what statement-format DML on a captured table does: stop the capture (default), or write a
+#: ``stmt`` event that the pipeline quarantines
+STATEMENT_DML_MODES = ("stop", "quarantine")
 CHECKPOINT_FORMAT = 1
+#: ``sql_mode`` bits (MySQL ``system_variables.h`` / MariaDB ``sql_class.h``): a query event's
+#: ``Q_SQL_MODE_CODE`` status variable holds the session's mode as these flags
+SQL_MODE_ANSI_QUOTES = 1 << 2
+SQL_MODE_NO_BACKSLASH_ESCAPES = 1 << 20
+CAPTURE_TOOL = "ddlcore capture mysql"
 
 CHANGELOG_NAME = "changelog.jsonl"
 CHECKPOINT_NAME = "checkpoint.json"
@@ -137,6 +146,17 @@ class CaptureOptions:
     * ``progress``: show events/s and lag on stderr (rich), when it is a terminal.
     * ``stop_after_events``: stop (cleanly, at the next transaction boundary) after writing
       this many events in this run (tests).
+    * ``on_statement_dml``: statement-format DML on a captured table (a session with
+      ``binlog_format=STATEMENT``, or ``MIXED`` logging a statement) — its rows are not in the
+      binlog: ``stop`` (default) ends the capture before it with ``CaptureError``;
+      ``quarantine`` writes it as a ``stmt`` event (the pipeline quarantines it) and goes on.
+    * ``resync``: table patterns whose definition is read again from the server
+      (``SHOW CREATE TABLE`` inside a consistent snapshot at position P) and written as
+      ``ddl`` events with ``snapshot: true`` once the stream reaches P — the way back for a
+      table whose schema the history lost (a DDL it could not parse, DDL run with
+      ``sql_log_bin=0``).
+    * ``retry_for``: seconds to keep reconnecting (exponential backoff) when the connection
+      drops or the server restarts while streaming; then the capture fails.  ``0``: no retry.
     """
 
     connection: ConnectionSettings
@@ -152,8 +172,16 @@ class CaptureOptions:
     progress: bool = True
     snapshot_retries: int = 5
     stop_after_events: int | None = None
+    on_statement_dml: str = "stop"
+    resync: tuple[str, ...] = ()
+    retry_for: float = 300.0
+    retry_wait_max: float = 10.0
 
     def __post_init__(self) -> None:
+        if self.on_statement_dml not in STATEMENT_DML_MODES:
+            raise ValueError(f"on_statement_dml must be one of {', '.join(STATEMENT_DML_MODES)}, "
+                             f"not {self.on_statement_dml!r}")
+        object.__setattr__(self, "resync", tuple(self.resync))
         if self.snapshot not in SNAPSHOT_MODES:
             raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_MODES)}, not {self.snapshot!r}")
         if self.start is not None:
@@ -188,6 +216,8 @@ class Checkpoint:
     exclude: tuple[str, ...] = ()
     server_id: int | None = None
     updated: str | None = None
+    epoch: str | None = None
+    source: dict[str, Any] | None = None
 
     @property
     def position(self) -> str:
@@ -198,7 +228,8 @@ class Checkpoint:
                 "binlog_position": self.binlog_position, "changelog_bytes": self.changelog_bytes,
                 "phase": self.phase, "parser_options": self.parser_options,
                 "include": list(self.include), "exclude": list(self.exclude),
-                "server_id": self.server_id, "updated": self.updated}
+                "server_id": self.server_id, "updated": self.updated, "epoch": self.epoch,
+                "source": self.source}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Checkpoint":
@@ -207,7 +238,8 @@ class Checkpoint:
         return cls(int(d["seq"]), str(d["binlog_file"]), int(d["binlog_position"]),
                    int(d["changelog_bytes"]), d.get("phase", "streaming"),
                    dict(d.get("parser_options") or {}), tuple(d.get("include") or ()),
-                   tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"))
+                   tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"),
+                   d.get("epoch"), d.get("source"))
 
     @classmethod
     def load(cls, path: Path) -> "Checkpoint | None":
@@ -260,6 +292,9 @@ class CaptureStats:
     resumed_from: str | None = None
     lag_seconds: float | None = None
     seconds: float = 0.0
+    statement_dml: int = 0
+    resynced: int = 0
+    reconnects: int = 0
     drift: list[DriftWarning] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -274,7 +309,9 @@ class CaptureStats:
                 "checkpoints": self.checkpoints, "first_seq": self.first_seq,
                 "last_seq": self.last_seq, "position": self.position,
                 "resumed_from": self.resumed_from, "lag_seconds": self.lag_seconds,
-                "seconds": round(self.seconds, 3), "drift": [d.to_json() for d in self.drift],
+                "seconds": round(self.seconds, 3), "statement_dml": self.statement_dml,
+                "resynced": self.resynced, "reconnects": self.reconnects,
+                "drift": [d.to_json() for d in self.drift],
                 "warnings": list(self.warnings)}
 
 
@@ -291,6 +328,10 @@ class ServerInfo:
     collation_server: str
     lower_case_table_names: int
     log_bin: bool
+    sql_mode: str = ""
+    server_id: int | None = None
+    server_uuid: str | None = None
+    time_zone: str | None = None
 
     @property
     def version_number(self) -> int:
@@ -298,11 +339,30 @@ class ServerInfo:
         return int(m.group(1)) * 10000 + int(m.group(2)) * 100 + int(m.group(3)) if m else 0
 
     def parser_options(self) -> dict[str, Any]:
-        """The MySQL parser options that make the history read DDL as this server does."""
+        """The MySQL parser options that make the history read DDL as this server does (the
+        global ``sql_mode``; a statement's own session mode is in its query event)."""
+        modes = {m.strip().upper() for m in self.sql_mode.split(",")}
         return {"flavor": self.flavor, "character_set_server": self.character_set_server,
                 "collation_server": self.collation_server,
                 "lower_case_table_names": self.lower_case_table_names,
+                "ansi_quotes": "ANSI_QUOTES" in modes or "ANSI" in modes,
+                "no_backslash_escapes": "NO_BACKSLASH_ESCAPES" in modes,
                 "server_version": self.version_number or None}
+
+    def identity(self) -> dict[str, Any]:
+        """What names the server a binlog position belongs to: ``server_id``, ``server_uuid``
+        (MySQL), ``version``."""
+        return {"server_id": self.server_id, "server_uuid": self.server_uuid, "version": self.version}
+
+    def source(self, epoch: str, parser_options: dict[str, Any] | None = None) -> SourceInfo:
+        """The change log's ``source`` event for this server (docs/changelog.md)."""
+        return SourceInfo(dialect="mysql", epoch=epoch, flavor=self.flavor, server=self.identity(),
+                          parser_options=dict(parser_options or self.parser_options()),
+                          settings={"sql_mode": self.sql_mode, "time_zone": self.time_zone,
+                                    "binlog_format": self.binlog_format,
+                                    "binlog_row_image": self.binlog_row_image,
+                                    "binlog_row_metadata": self.binlog_row_metadata},
+                          capture={"tool": CAPTURE_TOOL, "version": _version()})
 
     @classmethod
     def read(cls, cur: Any) -> "ServerInfo":
@@ -319,7 +379,9 @@ class ServerInfo:
                    character_set_server=var("character_set_server") or "utf8mb4",
                    collation_server=var("collation_server") or "utf8mb4_general_ci",
                    lower_case_table_names=int(var("lower_case_table_names") or 0),
-                   log_bin=(var("log_bin") or "OFF").upper() in ("ON", "1"))
+                   log_bin=(var("log_bin") or "OFF").upper() in ("ON", "1"),
+                   sql_mode=var("sql_mode") or "", server_id=int(var("server_id") or 0) or None,
+                   server_uuid=var("server_uuid"), time_zone=var("time_zone"))
 
 
 # ============================================================================ filter & history
@@ -378,12 +440,11 @@ class CaptureHistory:
         return self._h is not None
 
     def record(self, event: ChangeEvent) -> str | None:
-        """Record one ``ddl`` event; returns a warning text when the history could not apply
-        it (``None`` when it did)."""
+        """Record one ``ddl`` or ``source`` event; returns a warning text when the history
+        could not apply it (``None`` when it did)."""
         if self._h is None:
             return None
-        result = self._h.record({"seq": event.seq, "ddl": event.ddl, "position": event.position,
-                                 "database": event.database, "ts": event.ts})
+        result = self._h.record(event.to_json())
         if result.status == "failed":
             err = result.error or {}
             return (f"history could not parse DDL at seq {event.seq} ({event.position}): "
@@ -531,6 +592,11 @@ class MySqlCapture:
         self._written_this_run = 0
         self.server: ServerInfo | None = None
         self.filter: CaptureFilter | None = None
+        self._tx: str | None = None  # the transaction being read: GTID or BEGIN's position
+        self._source: dict[str, Any] | None = None  # the source event in force
+        self._drift_reason: dict[tuple, str | None] = {}
+        self._resync_at: tuple[str, int] | None = None
+        self._resync_ddl: list[tuple[str, str]] = []
 
     # -- public -------------------------------------------------------------------------------
 
@@ -572,9 +638,12 @@ class MySqlCapture:
         self._progress = _Progress(opts.progress)
         self._progress.start()
         try:
+            cp = self._write_source(cp)
             if cp.phase == "snapshot":
                 cp = self._snapshot(cp)
-            self._stream(cp)
+            if opts.resync:
+                self._plan_resync()
+            self._stream_with_retry(cp)
         except _Stop:
             pass
         finally:
@@ -590,11 +659,11 @@ class MySqlCapture:
         if not s.log_bin:
             raise CaptureError("the server's binary log is off (log_bin); capture needs log_bin=ON")
         if s.binlog_format != "ROW":
-            self._warn(f"binlog_format is {s.binlog_format}, not ROW: statement-format DML is "
-                       f"skipped, so rows written that way are not captured")
+            self._warn(f"binlog_format is {s.binlog_format}, not ROW: statement-format DML on a captured "
+                       f"table will {'stop the capture' if self.options.on_statement_dml == 'stop' else 'be quarantined'}")
         if s.binlog_row_image != "FULL":
             self._warn(f"binlog_row_image is {s.binlog_row_image}, not FULL: columns missing from a "
-                       f"row image are written as null")
+                       f"row image are written as absent ({{\"$absent\": true}}), not as null")
 
     def _prepare_output(self) -> Checkpoint:
         """Resume from the checkpoint (truncating the change log to it), or start afresh."""
@@ -627,7 +696,7 @@ class MySqlCapture:
             pass
         _remove_history(self.out / HISTORY_NAME)
         base = Checkpoint(0, "", 0, 0, "snapshot", s.parser_options(), tuple(opts.include),
-                          tuple(opts.exclude), opts.server_id)
+                          tuple(opts.exclude), opts.server_id, epoch=str(uuid.uuid4()))
         if opts.snapshot == "never":
             if opts.start:
                 file, pos = parse_position(opts.start)
@@ -643,9 +712,11 @@ class MySqlCapture:
 
     def _emit(self, op: str, position: str, ts: int | None, database: str | None = None,
               table: str | None = None, ddl: str | None = None, before: list | None = None,
-              after: list | None = None) -> ChangeEvent:
+              after: list | None = None, **extra: Any) -> ChangeEvent:
+        """Write one event (``extra``: the contract's optional fields: ``tx``, ``row``,
+        ``snapshot``, ``quarantine``, ``source``)."""
         self._seq += 1
-        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after)
+        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after, **extra)
         assert self._writer is not None
         self._writer.write(ev)
         if self._count_lines:
@@ -657,7 +728,7 @@ class MySqlCapture:
         st.last_seq = ev.seq
         st.position = position
         self._written_this_run += 1
-        if op == "ddl" and self._history is not None:
+        if op in ("ddl", "source") and self._history is not None:
             problem = self._history.record(ev)
             if problem:
                 st.ddl_failed += 1
@@ -684,6 +755,9 @@ class MySqlCapture:
     def _boundary(self, file: str, pos: int) -> None:
         """A transaction ended: everything written so far is committed; the next event to
         read is ``file:pos``."""
+        self._tx = None
+        if self._resync_at is not None and (file, pos) >= self._resync_at:
+            self._emit_resync()
         self._bytes = self._log_bytes()
         self._pending = (self._seq, file, pos, self._bytes)
         self.stats.transactions += 1
@@ -741,6 +815,145 @@ class MySqlCapture:
 
             self._progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
 
+    # -- the source event ---------------------------------------------------------------------
+
+    def _write_source(self, cp: Checkpoint) -> Checkpoint:
+        """Write the ``source`` event (docs/changelog.md) first in a new log, and again when a
+        restart finds the server's settings changed.  A server whose identity changed (another
+        ``server_id`` / ``server_uuid``: positions in its binlog mean something else) stops the
+        capture."""
+        s = self.server
+        assert s is not None
+        epoch = cp.epoch or str(uuid.uuid4())  # a log written before source events: given one now
+        src = s.source(epoch).to_json()
+        last = cp.source
+        if last is not None and last.get("server") and (
+                (last["server"].get("server_id"), last["server"].get("server_uuid"))
+                != (src["server"].get("server_id"), src["server"].get("server_uuid"))):
+            raise CaptureError(
+                f"the server is not the one this capture read: server_id {src['server'].get('server_id')}"
+                f" / server_uuid {src['server'].get('server_uuid')}, the change log's source says "
+                f"{last['server'].get('server_id')} / {last['server'].get('server_uuid')}; its binlog "
+                f"positions are not this server's (capture it into a new directory)")
+        same = last is not None and {k: v for k, v in last.items() if k != "capture"} == \
+            {k: v for k, v in src.items() if k != "capture"}
+        self._source = last if same else src
+        self._checkpoint = cp = replace(cp, epoch=epoch, source=self._source)
+        if same:
+            return cp
+        position = cp.position if cp.binlog_file else self._current_position()
+        self._emit("source", position, int(time.time() * 1000), source=src)
+        if cp.phase == "streaming":  # durable now: the next run must not write it again
+            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            self._write_checkpoint()
+            assert self._checkpoint is not None
+            return self._checkpoint
+        return cp
+
+    def _current_position(self) -> str:
+        with self.options.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
+            file, pos = _master_position(cur)
+        return f"{file}:{pos}"
+
+    def _session_options(self, ev: Any, position: str, ts: int) -> None:
+        """A statement's session ``sql_mode`` (its query event's ``Q_SQL_MODE_CODE``) decides
+        how its DDL reads (``ANSI_QUOTES``, ``NO_BACKSLASH_ESCAPES``): when it differs from the
+        source event in force, a new source event (same epoch) says so from this seq on."""
+        mode = getattr(ev, "sql_mode", None)
+        if mode is None or self._source is None:
+            return
+        opts = dict(self._source.get("parser_options") or {})
+        want = {"ansi_quotes": bool(mode & SQL_MODE_ANSI_QUOTES),
+                "no_backslash_escapes": bool(mode & SQL_MODE_NO_BACKSLASH_ESCAPES)}
+        if all(opts.get(k) == v for k, v in want.items()):
+            return
+        src = {**self._source, "parser_options": {**opts, **want}}
+        self._source = src
+        self._emit("source", position, ts, source=src)
+        if self._checkpoint is not None:
+            self._checkpoint = replace(self._checkpoint, source=src)
+
+    # -- resync -------------------------------------------------------------------------------
+
+    def _plan_resync(self) -> None:
+        """Read the definitions of the ``resync`` tables inside a consistent snapshot at the
+        binlog position P; they are written (``snapshot: true``) when the stream reaches P."""
+        from ddlcore.history.filters import TableFilter
+
+        assert self.server is not None
+        only = TableFilter(list(self.options.resync), case_sensitive=self.server.lower_case_table_names == 0)
+        conn = self.options.connection.connect(autocommit=False)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION sql_mode = ''")
+                cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            file, pos, _dbs, tables = self._snapshot_schema(conn, self.server, only)
+            conn.commit()
+        finally:
+            conn.close()
+        if not tables:
+            raise CaptureError(f"--resync {' '.join(self.options.resync)}: no captured table matches")
+        self._resync_at = (file, pos)
+        self._resync_ddl = [(db, ddl) for (db, _name), ddl in tables]
+        cp = self._checkpoint
+        if cp is not None and (cp.binlog_file, cp.binlog_position) >= self._resync_at:
+            self._emit_resync()
+            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            self._write_checkpoint()
+
+    def _emit_resync(self) -> None:
+        assert self._resync_at is not None
+        file, pos = self._resync_at
+        ts = int(time.time() * 1000)
+        for db, ddl in self._resync_ddl:
+            self._emit("ddl", f"{file}:{pos}", ts, db, None, ddl, snapshot=True)
+        self.stats.resynced += len(self._resync_ddl)
+        self._resync_at, self._resync_ddl = None, []
+
+    # -- reconnecting -------------------------------------------------------------------------
+
+    def _stream_with_retry(self, cp: Checkpoint) -> None:
+        """Stream; when the connection drops or the server restarts, reconnect with
+        exponential backoff (tenacity) for up to ``retry_for`` seconds, each time from the
+        last committed transaction (the change log is cut back to it first)."""
+        from tenacity import (Retrying, retry_if_exception, stop_after_delay, wait_exponential)
+
+        opts = self.options
+        if opts.retry_for <= 0:
+            self._stream(cp)
+            return
+
+        def note(state: Any) -> None:
+            exc = state.outcome.exception()
+            self.stats.reconnects += 1
+            self._warn(f"connection to the source lost ({type(exc).__name__}: {exc}); reconnecting "
+                       f"(attempt {state.attempt_number}, from {self._checkpoint.position if self._checkpoint else '?'})")
+
+        first = True
+        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
+                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
+                                retry=retry_if_exception(_is_connection_error), before_sleep=note, reraise=True):
+            with attempt:
+                if not first:
+                    cp = self._back_to_checkpoint()
+                first = False
+                self._stream(cp)
+
+    def _back_to_checkpoint(self) -> Checkpoint:
+        """After a lost connection: make the last complete transaction durable, cut what
+        follows it from the change log, and resume from there."""
+        if self._pending is not None:
+            self._write_checkpoint()
+        cp = self._checkpoint
+        assert cp is not None and self._writer is not None
+        self._writer.close()
+        if self.changelog_path.stat().st_size > cp.changelog_bytes:
+            os.truncate(self.changelog_path, cp.changelog_bytes)
+        self._seq, self._bytes, self._tx = cp.seq, cp.changelog_bytes, None
+        self.stats.last_seq = cp.seq
+        self._open_writer(cp.seq or None)
+        return cp
+
     # -- snapshot -----------------------------------------------------------------------------
 
     def _snapshot(self, cp: Checkpoint) -> Checkpoint:
@@ -761,9 +974,9 @@ class MySqlCapture:
             ts = int(time.time() * 1000)
             position = f"{file}:{pos}"
             for db, ddl in databases:
-                self._emit("ddl", position, ts, None, None, ddl)
+                self._emit("ddl", position, ts, None, None, ddl, snapshot=True)
             for (db, name), ddl in tables:
-                self._emit("ddl", position, ts, db, None, ddl)
+                self._emit("ddl", position, ts, db, None, ddl, snapshot=True)
             self.stats.snapshot_tables = len(tables)
             if opts.snapshot == "initial":
                 for (db, name), _ in tables:
@@ -777,7 +990,7 @@ class MySqlCapture:
         assert self._checkpoint is not None
         return self._checkpoint
 
-    def _snapshot_schema(self, conn: Any, server: ServerInfo):
+    def _snapshot_schema(self, conn: Any, server: ServerInfo, only: Any = None):
         """Open the consistent snapshot and read the schema under it; returns ``(file, pos,
         [(db, CREATE DATABASE)], [((db, table), CREATE TABLE)])``.
 
@@ -806,7 +1019,7 @@ class MySqlCapture:
                         file, pos = status["binlog_snapshot_file"], int(status["binlog_snapshot_position"])
                     else:
                         file, pos = _master_position(cur)
-                    databases, tables = self._list_tables(cur)
+                    databases, tables = self._list_tables(cur, only)
                     for db, name in tables:  # metadata locks until the snapshot ends
                         cur.execute(f"SELECT 1 FROM {_qi(db)}.{_qi(name)} LIMIT 0")
                     db_ddl = []
@@ -840,7 +1053,9 @@ class MySqlCapture:
         raise CaptureError(f"could not take a consistent snapshot in {self.options.snapshot_retries} "
                            f"attempts: {last_error}")
 
-    def _list_tables(self, cur: Any) -> tuple[list[str], list[tuple[str, str]]]:
+    def _list_tables(self, cur: Any, only: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
+        """Databases and captured base tables (``only``: a ``TableFilter``: just the tables it
+        matches, and no databases — a resync)."""
         assert self.filter is not None
         cur.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")
         all_dbs = [r[0] for r in cur.fetchall()]
@@ -848,6 +1063,8 @@ class MySqlCapture:
                     "WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED') "
                     "ORDER BY TABLE_SCHEMA, TABLE_NAME")
         tables = [(db, t) for db, t in cur.fetchall() if self.filter.captures(db, t)]
+        if only is not None:
+            return [], [(db, t) for db, t in tables if only.matches(TableId(db, None, t))]
         with_tables = {db for db, _ in tables}
         databases = [db for db in all_dbs if db.lower() not in SYSTEM_DATABASES or db in with_tables]
         return databases, tables
@@ -949,6 +1166,10 @@ class MySqlCapture:
                         in_trx = self._on_query(ev, file, end, in_trx)
                     elif cls is MariadbGtidEvent:
                         in_trx = not (ev.flags & 1)  # FL_STANDALONE: a DDL or other lone statement
+                        self._tx = ev.gtid
+                    elif cls is GtidEvent:
+                        gtid = getattr(ev, "gtid", None)
+                        self._tx = None if not gtid or "ANONYMOUS" in str(gtid).upper() else str(gtid)
                     elif cls is HeartbeatLogEvent and self._pending is not None:
                         self._write_checkpoint()  # idle: make the last transaction durable now
                     elif cls is NotImplementedEvent and ev.event_type in UNREADABLE_EVENTS:
@@ -963,43 +1184,94 @@ class MySqlCapture:
 
     def _on_query(self, ev: Any, file: str, end: int, in_trx: bool) -> bool:
         """A query event: ``BEGIN`` opens a transaction; ``COMMIT``/``ROLLBACK`` end one;
-        statements the dialect's filter sends to the parser become ``ddl`` events; everything
+        statements the dialect's filter sends to the parser become ``ddl`` events (a
+        ``TRUNCATE`` also a ``t`` event for its table); statement-format DML on a captured
+        table stops the capture or becomes a ``stmt`` event (``on_statement_dml``); everything
         else is skipped.  A statement outside a transaction is a transaction of its own.
         Returns whether a transaction is open after it."""
         q = ev.query
         if q == "BEGIN" or _TX_BEGIN.match(q):
+            if self._tx is None:  # no GTID: the transaction is named by where its BEGIN starts
+                self._tx = f"{file}:{end - ev.event_size}"
             return True
         if q == "COMMIT" or _TX_END.match(q):
             self._boundary(file, end)
             return False
         text = _query_text(ev)
         parse, _reason = STATEMENT_FILTER.classify(text)
+        schema = ev.schema.decode("utf-8", "surrogateescape") if isinstance(ev.schema, bytes) else ev.schema
+        position, ts = f"{file}:{end}", ev.timestamp * 1000
         if parse:
-            schema = ev.schema.decode("utf-8", "surrogateescape") if isinstance(ev.schema, bytes) else ev.schema
-            self._emit("ddl", f"{file}:{end}", ev.timestamp * 1000, schema or None, None, text)
+            self._session_options(ev, position, ts)
+            self._emit("ddl", position, ts, schema or None, None, text, tx=self._tx)
+            m = _TRUNCATE.match(text)
+            if m is not None:
+                db, table = _table_ref(m.group(1), schema)
+                if db is not None and self.filter is not None and self.filter.captures(db, table):
+                    self._emit("t", position, ts, db, table, tx=self._tx)
+        elif _DML.match(text):
+            self._on_statement_dml(text, schema or None, position, ts)
         else:
             self.stats.skipped_statements += 1
         if not in_trx:
             self._boundary(file, end)
         return in_trx
 
+    def _on_statement_dml(self, text: str, schema: str | None, position: str, ts: int) -> None:
+        """Statement-format DML: its rows are not in the binlog.  On a captured table it stops
+        the capture (``CaptureError``) or is written as a ``stmt`` event; on a table the
+        history does not know (a temporary table) it is skipped with a warning."""
+        assert self.filter is not None
+        targets = _dml_targets(text, schema)
+        captured = []
+        for db, table in targets or [(schema, None)]:
+            if db is None or (table is not None and not self.filter.captures(db, table)):
+                continue
+            if table is not None and self._history is not None and self._history.available \
+                    and self._history.table_at(TableId(db, None, table), self._seq) is None:
+                self._warn(f"statement-format DML at {position} on {db}.{table}, a table the schema history "
+                           f"does not know (a temporary table?), skipped: {_short(text)}")
+                continue
+            captured.append(f"{db}.{table}" if table else f"{db}.?")
+        if not captured:
+            self.stats.skipped_statements += 1
+            return
+        self.stats.statement_dml += 1
+        what = ", ".join(captured)
+        if self.options.on_statement_dml == "stop":
+            raise CaptureError(
+                f"statement-format DML on captured table {what} at {position} (a session with "
+                f"binlog_format=STATEMENT, or MIXED logging a statement): the rows it changed are not in the "
+                f"binlog; the capture stopped before it, at the last complete transaction. Statement: "
+                f"{_short(text)} — run with --on-statement-dml quarantine to record it as a quarantined "
+                f"event and go on, or resnapshot the table")
+        table = targets[0][1] if targets and len(targets) == 1 else None
+        self._emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
+        self._warn(f"statement-format DML on {what} at {position} written as a quarantined stmt event: {_short(text)}")
+
     def _on_rows(self, ev: Any, op: str, position: str) -> None:
         assert self.filter is not None
         if not self.filter.captures(ev.schema, ev.table):
             return
         ts = ev.timestamp * 1000
-        db, table = ev.schema, ev.table
+        db, table, tx = ev.schema, ev.table, self._tx
+        extra: dict[str, Any] = {} if tx is None else {"tx": tx}
+        drift = self._drift_reason.get((ev.table_id, self.stats.ops["ddl"] + self.stats.ops["source"]))
+        if drift:
+            extra["quarantine"] = drift
         if op == "u":
-            for row in ev.rows:
+            for i, row in enumerate(ev.rows):
                 self._emit("u", position, ts, db, table, None,
                            [encode_value(v) for v in row["before_values"].values()],
-                           [encode_value(v) for v in row["after_values"].values()])
+                           [encode_value(v) for v in row["after_values"].values()], row=i, **extra)
         elif op == "c":
-            for row in ev.rows:
-                self._emit("c", position, ts, db, table, None, None, [encode_value(v) for v in row["values"].values()])
+            for i, row in enumerate(ev.rows):
+                self._emit("c", position, ts, db, table, None, None,
+                           [encode_value(v) for v in row["values"].values()], row=i, **extra)
         else:
-            for row in ev.rows:
-                self._emit("d", position, ts, db, table, None, [encode_value(v) for v in row["values"].values()], None)
+            for i, row in enumerate(ev.rows):
+                self._emit("d", position, ts, db, table, None,
+                           [encode_value(v) for v in row["values"].values()], None, row=i, **extra)
 
     def _on_table_map(self, ev: Any, position: str) -> None:
         """Take the binlog's own signedness (MINIMAL metadata carries it too), and compare the
@@ -1014,7 +1286,8 @@ class MySqlCapture:
             return
         # a table's map repeats in every transaction; compare once per table id (a new
         # definition gets a new id) and per DDL epoch (the history changes only at DDL events)
-        seen = (ev.schema, ev.table, ev.table_id, self.stats.ops["ddl"])
+        epoch = self.stats.ops["ddl"] + self.stats.ops["source"]
+        seen = (ev.schema, ev.table, ev.table_id, epoch)
         if seen in self._drift_seen:
             return
         if len(self._drift_seen) > 100_000:
@@ -1023,14 +1296,30 @@ class MySqlCapture:
         tid = TableId(ev.schema, None, ev.table)
         table = self._history.table_at(tid, self._seq)
         columns = binlog_columns(ev)
+        found = compare_table(columns, table, table_name=f"{ev.schema}.{ev.table}", seq=self._seq,
+                              position=position)
+        # rows of a table whose binlog metadata contradicts the history are quarantined with
+        # the reason (a table the history does not know is the pipeline's "unknown table")
+        reasons = [w.message for w in found if table is not None]
+        if len(self._drift_reason) > 100_000:
+            self._drift_reason.clear()
+        self._drift_reason[(ev.table_id, epoch)] = ("drift: " + "; ".join(reasons)) if reasons else None
         sig = (ev.schema, ev.table, None if table is None else table.to_json_text(), tuple(columns))
         if sig in self._drift_seen:
             return  # the same disagreement (or agreement) as before: report it once
         self._drift_seen.add(sig)
-        for w in compare_table(columns, table, table_name=f"{ev.schema}.{ev.table}", seq=self._seq,
-                               position=position):
+        for w in found:
             self.stats.drift.append(w)
             self._warn(w.message)
+
+
+def _version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ddlcore-mysql")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return None
 
 
 def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
@@ -1043,6 +1332,61 @@ def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
 
 def _qi(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+_NAME = r"(?:`(?:[^`]|``)*`|[\w$]+)"
+_QNAME = rf"({_NAME}(?:\s*\.\s*{_NAME})?)"
+_TRUNCATE = re.compile(rf"\s*TRUNCATE\s+(?:TABLE\s+)?{_QNAME}\s*;?\s*$", re.I)
+#: statement-format DML (MySQL manual 15.2): the statements whose rows a row-based binlog
+#: would carry as row events
+_DML = re.compile(r"\s*(?:INSERT|REPLACE|UPDATE|DELETE|LOAD\s+(?:DATA|XML))\b", re.I)
+_DML_TARGET = (
+    re.compile(rf"\s*(?:INSERT|REPLACE)\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)\s+)*(?:INTO\s+)?{_QNAME}", re.I),
+    re.compile(rf"\s*UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE)\s+)*{_QNAME}\s+(?:AS\s+\w+\s+|\w+\s+)?SET\b", re.I),
+    re.compile(rf"\s*DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+{_QNAME}\s*(?:$|;|WHERE\b|ORDER\b|LIMIT\b|PARTITION\b|RETURNING\b)", re.I),
+    re.compile(rf"\s*LOAD\s+(?:DATA|XML)\b.*?\bINTO\s+TABLE\s+{_QNAME}", re.I | re.S),
+)
+
+
+def _unquote(part: str) -> str:
+    part = part.strip()
+    return part[1:-1].replace("``", "`") if part.startswith("`") else part
+
+
+def _table_ref(text: str, schema: str | None) -> tuple[str | None, str]:
+    """``db.t`` / ``t`` (backquotes allowed) → ``(database, table)``; the session's schema
+    when unqualified."""
+    parts = [_unquote(p) for p in re.findall(_NAME, text)]
+    return (parts[0], parts[1]) if len(parts) == 2 else (schema, parts[0])
+
+
+def _dml_targets(text: str, schema: str | None) -> list[tuple[str | None, str]] | None:
+    """The table a single-table DML statement changes, or ``None`` when it cannot be read
+    (multi-table forms): then every table of the session's database counts as touched."""
+    for rx in _DML_TARGET:
+        m = rx.match(text)
+        if m is not None:
+            return [_table_ref(m.group(1), schema)]
+    return None
+
+
+def _short(text: str, n: int = 200) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[:n - 3] + "..."
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    """A lost connection or a restarting server (worth reconnecting for), not a refusal."""
+    import pymysql
+
+    if isinstance(exc, (ConnectionError, EOFError, pymysql.err.InterfaceError)):
+        return True
+    if isinstance(exc, pymysql.err.OperationalError):
+        code = exc.args[0] if exc.args else None
+        # 2003 can't connect, 2006 gone away, 2013 lost during query, 2055 lost connection,
+        # 1053 server shutdown, 1927 connection killed (MariaDB), 4031 disconnected (MySQL)
+        return code in (2003, 2006, 2013, 2055, 1053, 1927, 4031)
+    return isinstance(exc, OSError) and not isinstance(exc, PermissionError)
 
 
 def _tag_text(tag: str, v: Any) -> str:

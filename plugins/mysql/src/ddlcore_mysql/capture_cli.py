@@ -43,11 +43,20 @@ __all__ = ["mysql_capture_command"]
 @click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
 @click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
               metavar="SECONDS", help="at most this long between checkpoints")
+@click.option("--on-statement-dml", type=click.Choice(["stop", "quarantine"]), default="stop", show_default=True,
+              help="statement-format DML on a captured table (its rows are not in the binlog): stop the "
+                   "capture, or record it as a quarantined stmt event and go on")
+@click.option("--resync", multiple=True, metavar="PATTERN",
+              help="read these tables' definitions again (SHOW CREATE TABLE at the current position) and "
+                   "record them as snapshot DDL events: the way back for a table whose schema was lost; repeatable")
+@click.option("--retry-for", default=300.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
+              help="keep reconnecting (exponential backoff) this long when the connection drops; 0: no retry")
 @click.option("--no-progress", is_flag=True, help="no live progress on stderr")
 @click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
 def mysql_capture_command(host: str, port: int, socket: str | None, user: str, password_env: str | None,
                           server_id: int, out: str, snapshot: str, start: str | None, until_end: bool,
                           include: tuple[str, ...], exclude: tuple[str, ...], checkpoint_interval: float,
+                          on_statement_dml: str, resync: tuple[str, ...], retry_for: float,
                           no_progress: bool, as_json: bool) -> None:
     """Capture a MySQL / MariaDB binlog into DIR/changelog.jsonl, as a replica.
 
@@ -71,7 +80,8 @@ def mysql_capture_command(host: str, port: int, socket: str | None, user: str, p
                                                     socket=socket),
                                  server_id=server_id, out=out, snapshot=snapshot, start=start,
                                  until_end=until_end, include=include, exclude=exclude,
-                                 checkpoint_interval=checkpoint_interval, progress=not no_progress)
+                                 checkpoint_interval=checkpoint_interval, progress=not no_progress,
+                                 on_statement_dml=on_statement_dml, resync=resync, retry_for=retry_for)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     cap = MySqlCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",

@@ -164,9 +164,35 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
             for d in definitions:
                 if not isinstance(d, P.ColumnDeclarationContext):
                     self.visit(d)
+            self.system_versioning(editor)
             return editor.build()
         finally:
             self.editor = None
+
+    #: the names MariaDB gives the period columns of ``WITH SYSTEM VERSIONING`` when the table
+    #: declares none (MariaDB KB "System-Versioned Tables": invisible ``row_start``/``row_end``)
+    IMPLICIT_PERIOD = ("row_start", "row_end")
+
+    def system_versioning(self, editor: TableEditor) -> None:
+        """A table ``WITH SYSTEM VERSIONING`` that declares no ``AS ROW START/END`` columns has
+        MariaDB's implicit ones: ``row_start`` and ``row_end``, ``TIMESTAMP(6)``, invisible,
+        after every other column.  ``information_schema.COLUMNS`` does not list them, but every
+        binlog row image carries them, so the model has them (``invisible``, generation
+        ``ROW START`` / ``ROW END``).  Without versioning, implicit ones are removed."""
+        versioned = editor.options.get("SYSTEM VERSIONING") == "YES"
+        explicit = any(c.generation_expression in ("ROW START", "ROW END") and not c.invisible
+                       for c in editor.columns)
+        implicit = [c.name for c in editor.columns if c.invisible and c.generation_expression in ("ROW START", "ROW END")]
+        if versioned and not explicit:
+            for name in implicit:  # keep them last
+                editor.drop_column(name)
+            for name, bound in zip(self.IMPLICIT_PERIOD, ("ROW START", "ROW END")):
+                editor.add_column(Column(name, 0, "timestamp", "timestamp(6)", nullable=False,
+                                         datetime_precision=6, invisible=True,
+                                         generation_expression=bound, generation_stored=True))
+        elif not versioned:
+            for name in implicit:
+                editor.drop_column(name)
 
     def create_table_like(self, table_id: TableId, ctx: P.CreateTableLikeContext) -> Table | None:
         """CREATE TABLE t LIKE s: a copy of s's definition (foreign keys are not copied,
@@ -401,8 +427,11 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return {"collation": self.visitCollationName(ctx.collationName())}
 
     def visitGeneratedColumnAttribute(self, ctx: P.GeneratedColumnAttributeContext):
-        if ctx.ROW() is not None:  # MariaDB AS ROW START / END: system-versioning period columns
-            return {}
+        if ctx.ROW() is not None:
+            # MariaDB system-versioning period column: information_schema shows it as STORED
+            # GENERATED 'ROW START' / 'ROW END', NOT NULL (MariaDB KB "System-Versioned Tables")
+            return {"generation_expression": f"ROW {ctx.rowBoundary.text.upper()}",
+                    "generation_stored": True, "nullable": False}
         kind = ctx.generatedColumnType.text.upper() if ctx.generatedColumnType is not None else "VIRTUAL"
         return {"generation_expression": self.source_text(ctx.balancedTokens()),
                 "generation_stored": kind in ("STORED", "PERSISTENT")}
@@ -788,6 +817,7 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
                 for spec in specs:
                     if not isinstance(spec, P.AlterTableOptionsContext):
                         self.visit(spec)
+                self.system_versioning(editor)
             finally:
                 self.editor = None
             return editor
@@ -927,7 +957,7 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return None
 
     def visitAlterAddSystemVersioning(self, ctx):
-        return None
+        self.editor.set_option("SYSTEM VERSIONING", "YES")
 
     def visitAlterAlgorithm(self, ctx):
         return None
@@ -948,7 +978,7 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return None
 
     def visitAlterDropSystemVersioning(self, ctx):
-        return None
+        self.editor.set_option("SYSTEM VERSIONING", None)
 
     def visitAlterForce(self, ctx):
         return None
