@@ -33,7 +33,14 @@ options { tokenVocab = MySqlLexer; }
 
 // One statement as the splitter hands it over (its delimiter removed; a trailing ';' is allowed).
 ddlStatement
-    : statement SEMI? EOF
+    : setStatementFor? statement SEMI? EOF
+    ;
+
+// MariaDB SET STATEMENT var=value [, var=value ...] FOR statement: the statement runs with
+// those session variables for its duration (MariaDB KB "SET STATEMENT"); the values are kept
+// as text.
+setStatementFor
+    : SET STATEMENT (~(FOR | SEMI))+ FOR
     ;
 
 // MySQL 15.1 Data Definition Statements (those that change tables, databases or views),
@@ -265,7 +272,8 @@ tableOption
     | (DATA | INDEX) DIRECTORY EQ? stringLiteral                        #tableOptionDirectory
     | UNION EQ? LPAREN (tableName (COMMA tableName)*)? RPAREN           #tableOptionUnion
     | (WITH | WITHOUT) SYSTEM VERSIONING                                #tableOptionSystemVersioning
-    | name=(ID | KEY_BLOCK_SIZE | TABLESPACE | STORAGE | START | ENGINE_ATTRIBUTE | SECONDARY_ENGINE_ATTRIBUTE)
+    | name=(ID | BQUOTE_ID | KEY_BLOCK_SIZE | TABLESPACE | STORAGE | START | ENGINE_ATTRIBUTE
+      | SECONDARY_ENGINE_ATTRIBUTE)
       EQ? tableOptionValue                                              #tableOptionGeneric
     ;
 
@@ -350,9 +358,15 @@ alias
 // MySQL 15.1.9 ALTER TABLE Statement; MariaDB ALTER TABLE.
 //   ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] tbl_name [WAIT n | NOWAIT]
 //       [alter_option [, alter_option] ...] [partition_options]
+// MariaDB/MySQL take REMOVE PARTITIONING (and the other partition options) after the
+// alter_specification list without a comma: `ALTER TABLE t ADD COLUMN c int REMOVE PARTITIONING`.
 alterTable
     : ALTER ONLINE? IGNORE? TABLE ifExists? tableName waitOption?
-      (alterSpecification (COMMA alterSpecification)*)? partitionOptions?
+      (alterSpecification (COMMA alterSpecification)*)? (partitionOptions | removePartitioning)?
+    ;
+
+removePartitioning
+    : (REMOVE | UPGRADE) PARTITIONING
     ;
 
 // MySQL 15.1.9: alter_option (MariaDB: alter_specification).
@@ -388,7 +402,7 @@ alterSpecification
     | lockOption                                                        #alterLock
     | MODIFY COLUMN? ifExists? columnName columnDefinition columnPosition?  #alterModifyColumn
     | ORDER BY columnName (ASC | DESC)? (COMMA columnName (ASC | DESC)?)*  #alterOrderBy
-    | RENAME COLUMN oldColumn=columnName TO columnName                  #alterRenameColumn
+    | RENAME COLUMN ifExists? oldColumn=columnName TO columnName        #alterRenameColumn
     | RENAME (INDEX | KEY) oldIndex=indexName TO indexName              #alterRenameIndex
     | RENAME (TO | AS)? tableName                                       #alterRenameTable
     | (WITH | WITHOUT) VALIDATION                                       #alterValidation
@@ -617,13 +631,21 @@ dataType
       ( typeName+=VARBINARY
       | (typeName+=VARCHAR | typeName+=(CHAR | CHARACTER) typeName+=VARYING)? stringOption*
       )                                                                              #longType
-    | typeName+=ENUM LPAREN stringLiteral (COMMA stringLiteral)* RPAREN stringOption*  #enumType
-    | typeName+=SET LPAREN stringLiteral (COMMA stringLiteral)* RPAREN stringOption*   #setType
+    | typeName+=ENUM LPAREN enumValue (COMMA enumValue)* RPAREN stringOption*  #enumType
+    | typeName+=SET LPAREN enumValue (COMMA enumValue)* RPAREN stringOption*   #setType
     | typeName+=JSON                                                                 #jsonType
     | typeName+=(GEOMETRY | POINT | LINESTRING | POLYGON | MULTIPOINT | MULTILINESTRING
       | MULTIPOLYGON | GEOMETRYCOLLECTION | GEOMCOLLECTION)                          #spatialType
     | typeName+=(INET4 | INET6)                                                      #inetType
     | typeName+=UUID                                                                 #uuidType
+    ;
+
+// MySQL 13.3.5 / 13.3.6: an ENUM or SET member is a string literal; MariaDB and MySQL also take
+// a hexadecimal or bit literal (its bytes in the column's charset).
+enumValue
+    : stringLiteral
+    | HEX_LITERAL
+    | BIT_LITERAL
     ;
 
 // (M): display width, length, or fractional-seconds precision (fsp).
@@ -632,8 +654,10 @@ fieldLength
     ;
 
 // (M[,D]): precision and scale (DECIMAL, FLOAT, DOUBLE; FLOAT(p)).
+// MariaDB also reads a precision written as a fraction, DECIMAL(19.5) (sql_yacc.yy field_length:
+// '(' DECIMAL_NUM ')'), keeping its integer part.
 precisionScale
-    : LPAREN precision=DECIMAL_LITERAL (COMMA scale=DECIMAL_LITERAL)? RPAREN
+    : LPAREN precision=(DECIMAL_LITERAL | REAL_LITERAL) (COMMA scale=DECIMAL_LITERAL)? RPAREN
     ;
 
 // MySQL 13.1: [UNSIGNED | SIGNED] [ZEROFILL], any order.
@@ -745,7 +769,7 @@ nonReservedKeyword
     | NEXT | NO | NOW | NOWAIT | NUMBER | NVARCHAR | OFFLINE | ONLINE | ONLY | PARSER | PARTITIONING
     | PERIOD | PERSIST | PERSIST_ONLY | PERSISTENT | POINT | POLYGON | RAW | REBUILD | REMOVE
     | REORGANIZE | REPAIR | ROW | SECONDARY_ENGINE_ATTRIBUTE | SECURITY | SERIAL | SESSION | SIGNED
-    | SQL_BUFFER_RESULT | SQL_CACHE | SQL_NO_CACHE | SRID | START | STORAGE | STORED | SYSTEM
+    | SQL_BUFFER_RESULT | SQL_CACHE | SQL_NO_CACHE | SRID | START | STATEMENT | STORAGE | STORED | SYSTEM
     | TABLES | TABLESPACE | TEMPORARY | TEXT | TIME | TIMESTAMP | TRUNCATE | UNICODE | UPGRADE
     | UUID | VALIDATION | VALUE | VARCHAR2 | VERSIONING | VIEW | VIRTUAL | VISIBLE | WAIT | WITHOUT
     | YEAR

@@ -52,7 +52,7 @@ from ddlcore.model import Table, TableId
 
 from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
 from .charsets import python_codec
-from .dialect import STATEMENT_FILTER
+from .dialect import STATEMENT_FILTER, strip_set_statement
 from .drift import DriftWarning, binlog_columns, compare_table
 
 __all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
@@ -1204,12 +1204,12 @@ class MySqlCapture:
         if parse:
             self._session_options(ev, position, ts)
             self._emit("ddl", position, ts, schema or None, None, text, tx=self._tx)
-            m = _TRUNCATE.match(text)
+            m = _TRUNCATE.match(strip_set_statement(text))
             if m is not None:
                 db, table = _table_ref(m.group(1), schema)
                 if db is not None and self.filter is not None and self.filter.captures(db, table):
                     self._emit("t", position, ts, db, table, tx=self._tx)
-        elif _DML.match(text):
+        elif _DML.match(strip_set_statement(text)):
             self._on_statement_dml(text, schema or None, position, ts)
         else:
             self.stats.skipped_statements += 1
@@ -1222,7 +1222,7 @@ class MySqlCapture:
         the capture (``CaptureError``) or is written as a ``stmt`` event; on a table the
         history does not know (a temporary table) it is skipped with a warning."""
         assert self.filter is not None
-        targets = _dml_targets(text, schema)
+        targets = _dml_targets(strip_set_statement(text), schema)
         captured = []
         for db, table in targets or [(schema, None)]:
             if db is None or (table is not None and not self.filter.captures(db, table)):

@@ -6,12 +6,13 @@ section.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from ddlcore import Dialect, FilterRule, SplitRules, StatementFilter
 from ddlcore.model import TableId, casefold_key, lower_table_key
 
-__all__ = ["MySqlDialect", "STATEMENT_FILTER"]
+__all__ = ["MySqlDialect", "STATEMENT_FILTER", "SET_STATEMENT_PREFIX", "strip_set_statement"]
 
 _DEFINER = r"(?:(?!\b(?:TRIGGER|PROCEDURE|FUNCTION|EVENT|TABLE)\b)[^;])*?"
 _SESSION = r"(?:(?:SESSION|LOCAL)\s+|@@(?:SESSION\.|LOCAL\.)?)?"
@@ -25,6 +26,8 @@ STATEMENT_FILTER = StatementFilter([
     FilterRule(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:ONLINE\s+|OFFLINE\s+)?(?:UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?INDEX\b", True),
     FilterRule(r"CREATE\s+(?:OR\s+REPLACE\s+)?" + _DEFINER + r"\bVIEW\b", True),
     FilterRule(r"ALTER\s+(?:ONLINE\s+)?(?:IGNORE\s+)?TABLE\b", True),
+    # MariaDB SET STATEMENT var=value FOR <statement>: decided by the statement after FOR
+    FilterRule(r"SET\s+STATEMENT\b[^;]*?\bFOR\s+(?:CREATE|ALTER|DROP|RENAME|TRUNCATE)\b", True),
     FilterRule(r"ALTER\s+(?:DATABASE|SCHEMA)\b", True),
     FilterRule(r"ALTER\s+" + _DEFINER + r"\bVIEW\b", True),
     FilterRule(r"DROP\s+(?:TEMPORARY\s+)?TABLES?\b", True),
@@ -44,6 +47,16 @@ STATEMENT_FILTER = StatementFilter([
     FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:SEQUENCE|SERVER|TABLESPACE|LOGFILE|SPATIAL\s+REFERENCE|RESOURCE\s+GROUP|PACKAGE)\b", False, "object that holds no rows of a table"),
     FilterRule(r"(?:LOCK|UNLOCK|FLUSH|ANALYZE|OPTIMIZE|REPAIR|CHECK|CHECKSUM|SHOW|DESCRIBE|DESC|EXPLAIN|HELP|KILL|RESET|PURGE|CHANGE|INSTALL|UNINSTALL|SET|SAVEPOINT|RELEASE|PREPARE|EXECUTE|DEALLOCATE|SIGNAL|RESIGNAL|GET|SOURCE|STOP|START|BINLOG|CACHE|SHUTDOWN|RESTART|CLONE|IMPORT)\b", False, "administration or session statement"),
 ])
+
+
+#: MariaDB ``SET STATEMENT var=value [, ...] FOR`` in front of a statement (MariaDB KB "SET STATEMENT")
+SET_STATEMENT_PREFIX = re.compile(r"\s*SET\s+STATEMENT\b[^;]*?\bFOR\s+", re.IGNORECASE | re.DOTALL)
+
+
+def strip_set_statement(text: str) -> str:
+    """``text`` without a leading MariaDB ``SET STATEMENT var=value, ... FOR``."""
+    m = SET_STATEMENT_PREFIX.match(text)
+    return text[m.end():] if m else text
 
 
 class MySqlDialect(Dialect):
@@ -84,6 +97,10 @@ class MySqlDialect(Dialect):
         "no_backslash_escapes": False,
         "server_version": None,  # None: 101100 for mariadb, 80099 for mysql
     }
+
+    def statement_targets(self, text: str, tables: Any) -> list[TableId] | None:
+        """As ``Dialect.statement_targets``, seeing through MariaDB's ``SET STATEMENT ... FOR``."""
+        return super().statement_targets(strip_set_statement(text), tables)
 
     def split_rules_for(self, options: Mapping[str, Any]) -> SplitRules:
         """Splitting follows ``no_backslash_escapes``, ``flavor`` and ``server_version``."""

@@ -231,7 +231,7 @@ def column_fields(spec: DataTypeSpec, table_charset: str | None = None,
         out["numeric_scale"] = 0
         out.update(unsigned=unsigned, zerofill=spec.zerofill)
     elif fam == "decimal":
-        p = 10 if length is None else length
+        p = 10 if not length else length  # DECIMAL(0) / NUMERIC(0,0) are decimal(10,0) on the server
         s = 0 if spec.scale is None else spec.scale
         out["column_type"] = f"decimal({p},{s}){sign}"
         out.update(numeric_precision=p, numeric_scale=s, unsigned=unsigned, zerofill=spec.zerofill)
@@ -288,7 +288,9 @@ def column_fields(spec: DataTypeSpec, table_charset: str | None = None,
             size = TYPES[name].max_bytes
             out.update(character_maximum_length=size, character_octet_length=size)
         else:  # enum / set
-            values = tuple(spec.values or ())
+            # a member given as a hex or bit literal is bytes in the column's charset
+            values = tuple(v.decode(charsets.python_codec(charset), "replace") if isinstance(v, bytes) else v
+                           for v in (spec.values or ()))
             out["column_type"] = f"{info.name}(" + ",".join(_quote_label(v) for v in values) + ")"
             if fam == "enum":
                 n = max((len(v) for v in values), default=0)
@@ -459,6 +461,9 @@ def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str 
         return "'" + str(value).translate(_EXPR_ESCAPES) + "'"
     if kind == "hex":
         value = value.decode("latin-1")
+    elif kind == "bit" and fam in ("char", "binary"):
+        # a bit literal is a binary string (manual 11.1.5): its bytes, as for a hex literal
+        value = value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big").decode("latin-1")
     elif kind == "bit":
         value = str(value)
     elif kind == "bool":
@@ -467,6 +472,8 @@ def render_default(default: DefaultValue | None, fields: dict[str, Any]) -> str 
     if fields["data_type"] == "char":
         text = text.rstrip(" ")  # CHAR values lose trailing spaces (manual 13.3.2)
     if fam == "date" or fam == "time":
+        if kind == "number":
+            text = _temporal_number(fields["data_type"], text)
         text = _normalize_temporal(fields["data_type"], text, fields.get("datetime_precision") or 0)
     return quote_string(text)
 
@@ -484,8 +491,35 @@ def _as_int(kind: str, value: Any) -> int:
     return int(decimal.Decimal(str(value)).to_integral_value(rounding=decimal.ROUND_HALF_UP))
 
 
-_DATE_RX = re.compile(r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?)?\s*$")
+# MySQL 11.1.3 Date and Time Literals: "relaxed" strings take any punctuation character as a
+# delimiter ('2012^12^31 11+30+45'), and a 'T' or space between date and time
+_P = r"[^0-9A-Za-z\s]"
+_DATE_RX = re.compile(rf"^\s*(\d{{1,4}}){_P}(\d{{1,2}}){_P}(\d{{1,2}})(?:(?:[ T]|{_P})(\d{{1,2}}){_P}(\d{{1,2}})(?:{_P}(\d{{1,2}})(?:\.(\d{{1,6}}))?)?)?\s*$")
 _TIME_RX = re.compile(r"^\s*(-)?(\d{1,3}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6}))?)?\s*$")
+
+
+def _temporal_number(data_type: str, text: str) -> str:
+    """A number given for a temporal column, as the server reads it (MySQL 11.1.3): TIME
+    ``[h]hmmss[.f]`` read from the right (``20`` → ``00:00:20``); DATE/DATETIME/TIMESTAMP
+    ``YYYYMMDD[hhmmss][.f]`` or with a 2-digit year ``YYMMDD[hhmmss]`` (70-99 → 19xx, 00-69 →
+    20xx).  Other text is returned as it is."""
+    m = re.fullmatch(r"\s*(-)?(\d+)(?:\.(\d*))?\s*", text)
+    if not m:
+        return text
+    sign, digits, frac = m.group(1) or "", m.group(2), m.group(3)
+    f = f".{frac}" if frac else ""
+    if data_type == "time":
+        d = digits.rjust(6, "0")
+        return f"{sign}{int(d[:-4])}:{d[-4:-2]}:{d[-2:]}{f}"
+    if len(digits) in (6, 12):
+        yy = int(digits[:2])
+        digits = str(2000 + yy if yy < 70 else 1900 + yy) + digits[2:]
+    elif len(digits) not in (8, 14):
+        return text
+    date = f"{digits[:4]}-{digits[4:6]}-{digits[6:8]}"
+    if len(digits) == 8:
+        return date
+    return f"{date} {digits[8:10]}:{digits[10:12]}:{digits[12:14]}{f}"
 
 
 def _normalize_temporal(data_type: str, text: str, fsp: int) -> str:

@@ -136,6 +136,10 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         if ctx.TEMPORARY() is not None:
             self.warn(f"temporary table {table_id} is not modelled")
             return None
+        if ctx.ifNotExists() is not None and self.get_view(table_id) is not None:
+            # the name is a view's: the server creates nothing (a note, not an error)
+            self.warn(f"{table_id} is a view; CREATE TABLE IF NOT EXISTS changed nothing")
+            return None
         if ctx.createTableLike() is not None:
             table = self.create_table_like(table_id, ctx.createTableLike())
         else:
@@ -529,7 +533,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
             spec.length = int(fl().length.text)
         ps = getattr(ctx, "precisionScale", None)
         if ps is not None and ps() is not None:
-            spec.length = int(ps().precision.text)
+            # a precision written as a fraction keeps its integer part (MariaDB: DECIMAL(19.5))
+            spec.length = int(ps().precision.text.split(".")[0])
             spec.scale = int(ps().scale.text) if ps().scale is not None else None
         fo = getattr(ctx, "fieldOption", None)
         if fo is not None:
@@ -598,13 +603,23 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     def visitEnumType(self, ctx):
         spec = self.type_spec(ctx)
-        spec.values = tuple(self.visitStringLiteral(s) for s in ctx.stringLiteral())
+        spec.values = tuple(self.visitEnumValue(v) for v in ctx.enumValue())
         return spec
 
     def visitSetType(self, ctx):
         spec = self.type_spec(ctx)
-        spec.values = tuple(self.visitStringLiteral(s) for s in ctx.stringLiteral())
+        spec.values = tuple(self.visitEnumValue(v) for v in ctx.enumValue())
         return spec
+
+    def visitEnumValue(self, ctx: P.EnumValueContext) -> "str | bytes":
+        """A member: its text, or for a hexadecimal / bit literal its bytes (decoded with the
+        column's charset when the column is made)."""
+        if ctx.stringLiteral() is not None:
+            return self.visitStringLiteral(ctx.stringLiteral())
+        if ctx.HEX_LITERAL() is not None:
+            return hex_literal(ctx.HEX_LITERAL().getText())
+        n = bit_literal(ctx.BIT_LITERAL().getText())
+        return n.to_bytes(max(1, (n.bit_length() + 7) // 8), "big")
 
     def visitJsonType(self, ctx):
         return self.type_spec(ctx)
@@ -667,7 +682,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return ("SYSTEM VERSIONING", "YES" if ctx.WITH() is not None else "NO")
 
     def visitTableOptionGeneric(self, ctx: P.TableOptionGenericContext):
-        name = ctx.name.text.upper()
+        # a backquoted name is a MariaDB engine-defined option (`PAGE_COMPRESSED`=OFF)
+        name = unquote_identifier(ctx.name.text).upper() if ctx.name.type == P.BQUOTE_ID else ctx.name.text.upper()
         return ("ENGINE" if name == "TYPE" else name, self.visitTableOptionValue(ctx.tableOptionValue()))
 
     def visitTableOptionValue(self, ctx: P.TableOptionValueContext) -> str:
@@ -810,6 +826,7 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
         def edit(editor: TableEditor) -> TableEditor:
             self.editor = editor
+            self._change_aliases = self.simultaneous_changes(editor, specs)
             try:
                 for spec in specs:
                     if isinstance(spec, P.AlterTableOptionsContext):
@@ -820,9 +837,32 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
                 self.system_versioning(editor)
             finally:
                 self.editor = None
+                self._change_aliases = {}
             return editor
 
         return self.alter_table(table_id, edit, ctx)
+
+    _change_aliases: dict[str, str] = {}
+
+    def simultaneous_changes(self, editor: TableEditor, specs: list) -> dict[str, str]:
+        """Several ``CHANGE old new`` clauses of one ALTER name the columns as they were
+        before the statement and apply at once (``CHANGE a b ..., CHANGE b a ...`` swaps):
+        the columns they change are first renamed to placeholders; ``CHANGE`` then finds each
+        by its old name through the returned map (old name key → placeholder)."""
+        changes = [s for s in specs if isinstance(s, P.AlterChangeColumnContext)]
+        if len(changes) < 2:
+            return {}
+        olds = [self.visitColumnName(c.oldColumn) for c in changes]
+        news = {self.column_key(self.visitColumnName(c.columnName(1))) for c in changes}
+        if not news & {self.column_key(o) for o in olds}:
+            return {}
+        aliases = {}
+        for i, old in enumerate(olds):
+            if editor.has_column(old) and self.column_key(old) not in aliases:
+                placeholder = f"\x00change{i}"
+                editor.rename_column(old, placeholder)
+                aliases[self.column_key(old)] = placeholder
+        return aliases
 
     def visitAlterTableOptions(self, ctx: P.AlterTableOptionsContext):
         self.apply_table_options(self.editor, [self.visit(o) for o in ctx.tableOption()])
@@ -880,6 +920,7 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     def visitAlterChangeColumn(self, ctx: P.AlterChangeColumnContext):
         old = self.visitColumnName(ctx.oldColumn)
+        old = self._change_aliases.get(self.column_key(old), old)
         if ctx.ifExists() is not None and not self.editor.has_column(old):
             return None
         new = self.visitColumnName(ctx.columnName(1))
@@ -892,7 +933,10 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         self.add_column(name, self.visitColumnDefinition(ctx.columnDefinition()), replace=name, **self._position(ctx))
 
     def visitAlterRenameColumn(self, ctx: P.AlterRenameColumnContext):
-        self.editor.rename_column(self.visitColumnName(ctx.oldColumn), self.visitColumnName(ctx.columnName(1)))
+        old = self.visitColumnName(ctx.oldColumn)
+        if ctx.ifExists() is not None and not self.editor.has_column(old):
+            return None  # MariaDB RENAME COLUMN IF EXISTS: a note, nothing renamed
+        self.editor.rename_column(old, self.visitColumnName(ctx.columnName(1)))
 
     def visitAlterDropColumn(self, ctx: P.AlterDropColumnContext):
         name = self.visitColumnName(ctx.columnName())
