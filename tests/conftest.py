@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.servers.fixtures import mariadb, mariadb_db  # noqa: F401  (fixtures)
+from tests.servers.fixtures import mariadb, mariadb_db, postgres, postgres_db  # noqa: F401  (fixtures)
 
 REPO = Path(__file__).resolve().parent.parent
 

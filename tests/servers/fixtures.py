@@ -23,7 +23,8 @@ import pytest
 
 from .mariadb import MariaDbNotAvailable, MariaDbServer
 
-__all__ = ["mariadb", "mariadb_db", "MariaDbDatabase", "in_ci", "started_server"]
+__all__ = ["mariadb", "mariadb_db", "MariaDbDatabase", "in_ci", "started_server", "postgres", "postgres_db",
+           "started_postgres"]
 
 
 def in_ci() -> bool:
@@ -95,3 +96,44 @@ def mariadb_db(mariadb: MariaDbServer) -> Iterator[MariaDbDatabase]:
                 cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
     finally:
         admin.close()
+
+
+# -------------------------------------------------------------------------------- PostgreSQL
+
+
+def started_postgres(what: str = "PostgreSQL", **settings: Any):
+    """A started throwaway ``PostgresServer(settings=...)`` (the caller stops it); skipped when
+    PostgreSQL is not available, a failure under ``CI=true``."""
+    from .postgres import PostgresNotAvailable, PostgresServer
+
+    server = PostgresServer(settings=settings)
+    try:
+        server.start()
+    except PostgresNotAvailable as exc:
+        if in_ci():
+            pytest.fail(f"{what} unavailable in CI: {exc}", pytrace=False)
+        pytest.skip(f"{what} unavailable: {exc}")
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL 15 for the session, with ``wal_level=logical`` (the capture tests need it)."""
+    server = started_postgres("PostgreSQL oracle", wal_level="logical", max_replication_slots=10,
+                              max_wal_senders=10)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_db(postgres):
+    """A fresh, uniquely named database on the session's PostgreSQL (its name); dropped after."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    postgres.create_database(name)
+    try:
+        yield name
+    finally:
+        with postgres.connect() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
