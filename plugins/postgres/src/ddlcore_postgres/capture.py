@@ -1,0 +1,1240 @@
+"""Capture a PostgreSQL database into a ddlcore change log: logical decoding with DDL in order.
+
+Owns: the capture loop — a logical replication slot with the built-in ``pgoutput`` plugin
+(``proto_version '1'``, ``publication_names``, ``messages 'true'``) read over the streaming
+replication protocol with psycopg2's ``LogicalReplicationConnection``; the optional snapshot
+exported by the slot (schema as ``snapshot`` DDL events holding the catalog description, every
+row as ``op: "r"``); turning pgoutput messages (``pgoutput``) into change-log events; the DDL
+messages of the event trigger (``event_trigger``) into ``ddl`` events with their ``catalog``;
+the capture's own schema history and the Relation-message drift checks (``relations``); the
+checkpoint, confirmed to the slot only once the change log it covers is on disk.
+Must not know: the converter, Spark, the grammar.
+
+Why psycopg2: psycopg 3 has no replication protocol (no ``START_REPLICATION`` / CopyBoth
+streaming, no standby status updates); psycopg2's ``LogicalReplicationConnection`` has them.
+The ``pg_logical_slot_*_binary_changes`` functions would do without it but confirm what they
+return at once, before the change log is durable.
+
+Output directory ``DIR``::
+
+    changelog.jsonl     the change log (``ddlcore.changelog``), seq 1, 2, 3, ... without gaps
+    checkpoint.json     last committed seq, the LSN to resume from (the end of the last
+                        complete transaction), the byte length of changelog.jsonl it covers
+    history.sqlite      the schema history of the DDL events written (``ddlcore.history``)
+    capture.log         warnings, appended
+    capture.lock        held while a capture runs
+
+Values are pgoutput's text (the type's output function) exactly as sent; the session settings
+that shape that text are fixed on every connection (``SESSION_SETTINGS``) and recorded in the
+``source`` event.  See docs/capture.md, "PostgreSQL".
+
+Python API::
+
+    from ddlcore_postgres.capture import CaptureOptions, ConnectionSettings, PostgresCapture
+    opts = CaptureOptions(ConnectionSettings(dsn="host=/run/postgresql dbname=shop user=cdc"),
+                          slot="ddlcore", publication="ddlcore", out="cdc-out", until_end=True)
+    stats = PostgresCapture(opts).run()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import threading
+import time
+import uuid
+from collections import Counter
+from contextlib import closing
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo
+from ddlcore.errors import DdlCoreError
+from ddlcore.model import Table, TableId
+
+from . import pgoutput as po
+from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_from_description
+from .event_trigger import MESSAGE_PREFIX, status as trigger_status
+from .relations import Layout, build_layout
+
+__all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
+           "PostgresCapture", "ServerInfo", "capture", "SNAPSHOT_MODES", "SESSION_SETTINGS",
+           "SYSTEM_SCHEMAS"]
+
+SNAPSHOT_MODES = ("initial", "schema_only", "never")
+CHECKPOINT_FORMAT = 1
+CAPTURE_TOOL = "ddlcore capture postgres"
+#: schemas whose tables are never captured (without --include): the system's and ddlcore's own
+SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema", "pg_toast", "ddlcore"})
+#: the session settings every capture connection runs with: they decide the text of values
+#: (PostgreSQL 15 manual 20.11.2 "Locale and Formatting", 8.5.2, 8.4): ISO dates, the
+#: ``postgres`` interval style, timestamptz in UTC, shortest exact floats, hex bytea, UTF-8
+SESSION_SETTINGS = {"DateStyle": "ISO", "IntervalStyle": "postgres", "TimeZone": "UTC",
+                    "extra_float_digits": "3", "bytea_output": "hex", "client_encoding": "UTF8"}
+#: settings recorded in the source event (the converters read values with them)
+RECORDED_SETTINGS = ("DateStyle", "IntervalStyle", "TimeZone", "extra_float_digits", "bytea_output",
+                     "lc_monetary", "lc_numeric", "server_encoding", "client_encoding",
+                     "standard_conforming_strings", "integer_datetimes", "wal_level")
+#: the prefix of the non-transactional message that marks "the end" for --until-end
+END_MARKER_PREFIX = "ddlcore-end"
+
+CHANGELOG_NAME = "changelog.jsonl"
+CHECKPOINT_NAME = "checkpoint.json"
+HISTORY_NAME = "history.sqlite"
+LOG_NAME = "capture.log"
+LOCK_NAME = "capture.lock"
+_NAME_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+
+
+class CaptureError(DdlCoreError):
+    """The capture cannot start or go on: a server not set up for logical decoding, missing
+    event triggers or publication, a lost slot, an output directory that is not a capture's."""
+
+
+# ============================================================================ settings
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """How to reach the database: a libpq ``dsn`` (``"host=... dbname=... user=..."`` or a
+    ``postgresql://`` URI), and/or ``host``/``port``/``user``/``password``/``dbname`` (which
+    override the DSN's).  The role needs the ``REPLICATION`` attribute (or a superuser),
+    ``SELECT`` on the captured tables, and ``CONNECT`` on the database."""
+
+    dsn: str | None = None
+    host: str | None = None
+    port: int | None = None
+    user: str | None = None
+    password: str | None = None
+    dbname: str | None = None
+
+    def params(self) -> dict[str, str]:
+        """The libpq keywords (``psycopg2.extensions.parse_dsn``)."""
+        from psycopg2.extensions import parse_dsn
+
+        params = dict(parse_dsn(self.dsn)) if self.dsn else {}
+        for key in ("host", "port", "user", "password", "dbname"):
+            value = getattr(self, key)
+            if value is not None:
+                params[key] = str(value)
+        return params
+
+    def connect(self, *, replication: bool = False, **kw: Any) -> Any:
+        """A psycopg2 connection with ``SESSION_SETTINGS`` (added to the DSN's ``options``);
+        ``replication``: a ``LogicalReplicationConnection``."""
+        import psycopg2
+        import psycopg2.extras
+
+        params = self.params()
+        fixed = " ".join(f"-c {k}={v}" for k, v in SESSION_SETTINGS.items())
+        params["options"] = (params.get("options", "") + " " + fixed).strip()
+        params.setdefault("connect_timeout", "10")
+        params.setdefault("application_name", "ddlcore capture")
+        if replication:
+            kw["connection_factory"] = psycopg2.extras.LogicalReplicationConnection
+        return psycopg2.connect(**params, **kw)
+
+    def __repr__(self) -> str:  # never show the password
+        p = {k: v for k, v in self.params().items() if k in ("host", "port", "user", "dbname")}
+        return f"ConnectionSettings({p})"
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    """What to capture and how.
+
+    * ``slot``: the logical replication slot (created by the first run with ``pgoutput``);
+      ``publication``: the publication naming the tables whose rows are streamed (it must
+      exist: ``CREATE PUBLICATION name FOR ALL TABLES``).
+    * ``snapshot``: ``initial`` (the slot's exported snapshot: schema and every row, then
+      stream), ``schema_only`` (schema, then stream), ``never`` (stream only).  First run only.
+    * ``until_end``: stop once every transaction committed before the run started is written.
+    * ``include`` / ``exclude``: table patterns (``schema.table``, ``schema.*``,
+      ``schema.prefix%``, ``db.schema.table``; ``ddlcore.history.filters``) selecting the
+      tables whose rows are written; without ``include``: every table outside
+      ``SYSTEM_SCHEMAS``.  DDL events are always all written.
+    * ``checkpoint_interval``: seconds between checkpoints (0: every transaction).
+    * ``retry_for``: seconds to keep reconnecting (exponential backoff) when the connection
+      drops while streaming (0: fail at once).
+    * ``stop_after_events``: end (cleanly, at the next transaction end) after writing this
+      many events in this run (tests)."""
+
+    connection: ConnectionSettings
+    slot: str
+    publication: str
+    out: Path | str
+    snapshot: str = "initial"
+    until_end: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    checkpoint_interval: float = 0.5
+    progress: bool = True
+    stop_after_events: int | None = None
+    retry_for: float = 300.0
+    retry_wait_max: float = 10.0
+    status_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.snapshot not in SNAPSHOT_MODES:
+            raise ValueError(f"snapshot must be one of {', '.join(SNAPSHOT_MODES)}, not {self.snapshot!r}")
+        for what in ("slot", "publication"):
+            value = getattr(self, what)
+            if not value:
+                raise ValueError(f"--{what} is required")
+        if not re.fullmatch(r"[a-z0-9_]{1,63}", self.slot):
+            raise ValueError(f"slot name {self.slot!r}: lower-case letters, digits and _ only (at most 63)")
+        object.__setattr__(self, "out", Path(self.out))
+        object.__setattr__(self, "include", tuple(self.include))
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+
+
+# ============================================================================ state
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a restart needs: ``seq`` (last committed seq), ``lsn`` (``X/Y``: the end of the
+    last complete transaction written — streaming resumes after it), ``changelog_bytes``,
+    ``phase`` (``snapshot`` while the first run's snapshot runs — a restart then starts over —
+    or ``streaming``), the slot and publication, the filters, the epoch and the source event
+    in force."""
+
+    seq: int
+    lsn: str
+    changelog_bytes: int
+    phase: str = "streaming"
+    slot: str | None = None
+    publication: str | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    epoch: str | None = None
+    source: dict[str, Any] | None = None
+    updated: str | None = None
+
+    @property
+    def position(self) -> str:
+        return self.lsn
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": CHECKPOINT_FORMAT, "seq": self.seq, "lsn": self.lsn,
+                "changelog_bytes": self.changelog_bytes, "phase": self.phase, "slot": self.slot,
+                "publication": self.publication, "include": list(self.include),
+                "exclude": list(self.exclude), "epoch": self.epoch, "source": self.source,
+                "updated": self.updated}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Checkpoint":
+        if d.get("format") != CHECKPOINT_FORMAT or "lsn" not in d:
+            raise CaptureError(f"not a PostgreSQL capture checkpoint (format {d.get('format')!r})")
+        return cls(int(d["seq"]), str(d["lsn"]), int(d["changelog_bytes"]), d.get("phase", "streaming"),
+                   d.get("slot"), d.get("publication"), tuple(d.get("include") or ()),
+                   tuple(d.get("exclude") or ()), d.get("epoch"), d.get("source"), d.get("updated"))
+
+    @classmethod
+    def load(cls, path: Path) -> "Checkpoint | None":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return cls.from_json(json.loads(text))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
+
+    def save(self, path: Path) -> None:
+        """Atomically replace ``path``: temporary file, fsync, rename, fsync the directory."""
+        data = json.dumps({**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                          indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+@dataclass
+class CaptureStats:
+    """What one run did: ``ops`` (events written by op), transactions, snapshot tables and
+    rows, checkpoints, drift warnings, every warning as text, the LSN reached."""
+
+    ops: Counter = field(default_factory=Counter)
+    transactions: int = 0
+    snapshot_tables: int = 0
+    snapshot_rows: int = 0
+    checkpoints: int = 0
+    first_seq: int | None = None
+    last_seq: int = 0
+    position: str | None = None
+    resumed_from: str | None = None
+    lag_seconds: float | None = None
+    seconds: float = 0.0
+    ddl_failed: int = 0
+    reconnects: int = 0
+    drift: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def events(self) -> int:
+        return sum(self.ops.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"events": self.events, "ops": dict(self.ops), "transactions": self.transactions,
+                "snapshot_tables": self.snapshot_tables, "snapshot_rows": self.snapshot_rows,
+                "checkpoints": self.checkpoints, "first_seq": self.first_seq, "last_seq": self.last_seq,
+                "position": self.position, "resumed_from": self.resumed_from,
+                "lag_seconds": self.lag_seconds, "seconds": round(self.seconds, 3),
+                "ddl_failed": self.ddl_failed, "reconnects": self.reconnects,
+                "drift": list(self.drift), "warnings": list(self.warnings)}
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """The facts about the source the capture depends on: ``system_identifier`` and
+    ``timeline`` (``IDENTIFY_SYSTEM``), ``version``, ``database``, the session ``settings``
+    of a capture connection (``RECORDED_SETTINGS``), the default ``search_path`` (as
+    ``current_schemas(false)`` resolves it for the capture's role)."""
+
+    system_identifier: str
+    timeline: int
+    version: str
+    version_num: int
+    database: str
+    settings: dict[str, str]
+    search_path: tuple[str, ...]
+    wal_position: str = "0/0"
+
+    def source(self, epoch: str) -> SourceInfo:
+        """The change log's ``source`` event (docs/changelog.md)."""
+        return SourceInfo(dialect="postgres", epoch=epoch, flavor=None,
+                          server={"system_identifier": self.system_identifier, "version": self.version},
+                          parser_options={"search_path": list(self.search_path)},
+                          settings=dict(self.settings),
+                          capture={"tool": CAPTURE_TOOL, "version": _version()})
+
+    @classmethod
+    def read(cls, conn: Any) -> "ServerInfo":
+        """From a replication connection (``IDENTIFY_SYSTEM`` and ``SHOW``: the settings a
+        walsender of this role has, which shape pgoutput's text)."""
+        cur = conn.cursor()
+        cur.execute("IDENTIFY_SYSTEM")
+        sysid, timeline, xlogpos, dbname = cur.fetchone()
+        settings = {}
+        for name in RECORDED_SETTINGS + ("server_version", "server_version_num"):
+            cur.execute(f"SHOW {name}")
+            settings[name] = str(cur.fetchone()[0])
+        cur.execute("SELECT current_schemas(false)")
+        path = cur.fetchone()[0]
+        if isinstance(path, str):  # a replication connection returns arrays as text
+            path = [p.strip().strip('"') for p in path.strip("{}").split(",") if p.strip()]
+        version = settings.pop("server_version")
+        num = int(settings.pop("server_version_num"))
+        return cls(str(sysid), int(timeline), version, num, str(dbname or ""), settings, tuple(path), str(xlogpos))
+
+
+# ============================================================================ filters & history
+
+
+class CaptureFilter:
+    """Which tables' rows are written: ``include`` patterns (none: every table outside
+    ``SYSTEM_SCHEMAS``) minus ``exclude``; patterns of ``ddlcore.history.filters``."""
+
+    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = ()):
+        from ddlcore.history.filters import TableFilter
+
+        self.include = TableFilter(list(include))
+        self.exclude = TableFilter(list(exclude))
+        self._cache: dict[tuple[str, str], bool] = {}
+
+    def captures(self, database: str | None, schema: str, table: str) -> bool:
+        key = (schema, table)
+        hit = self._cache.get(key)
+        if hit is None:
+            tid = TableId(database, schema, table)
+            hit = self.include.matches(tid) if self.include else schema not in SYSTEM_SCHEMAS
+            if schema == "ddlcore" and not self.include:
+                hit = False
+            if hit and self.exclude and self.exclude.matches(tid):
+                hit = False
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[key] = hit
+        return hit
+
+
+class CaptureHistory:
+    """The capture's schema history (``history.sqlite``), dialect ``postgres``, lenient.
+    ``record`` every ``ddl`` and ``source`` event written; ``table_at`` for the Relation
+    checks.  Degrades to recording nothing when the history cannot be opened (``unavailable``
+    says why; drift checks are then off)."""
+
+    def __init__(self, path: Path):
+        self.unavailable: str | None = None
+        self._h: Any = None
+        try:
+            from ddlcore.history import SchemaHistory
+
+            self._h = SchemaHistory.open(path, dialect="postgres", lenient=True)
+        except Exception as exc:  # noqa: BLE001 - the capture still works without it
+            self.unavailable = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def available(self) -> bool:
+        return self._h is not None
+
+    def record(self, event: ChangeEvent) -> list[str]:
+        """Record one event; returns the history's problems with it (parse failures, drift
+        between the DDL text and the catalog description) as text."""
+        if self._h is None:
+            return []
+        try:
+            result = self._h.record(event.to_json())
+        except Exception as exc:  # noqa: BLE001 - a history problem must not lose the event
+            return [f"schema history could not record seq {event.seq} ({event.position}): "
+                    f"{type(exc).__name__}: {exc}"]
+        out = []
+        if result.status == "failed":
+            err = result.error or {}
+            out.append(f"history could not parse DDL at seq {event.seq} ({event.position}): "
+                       f"{err.get('message') if isinstance(err, dict) else err}")
+        out += [f"seq {event.seq} ({event.position}): {w}" for w in getattr(result, "warnings", ())
+                if str(w).startswith("drift: ")]
+        return out
+
+    def table_at(self, table_id: TableId, seq: int) -> Table | None:
+        return None if self._h is None else self._h.table_at(table_id, seq)
+
+    def close(self) -> None:
+        if self._h is not None:
+            self._h.close()
+            self._h = None
+
+
+def _remove_history(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass
+
+
+class _DirectoryLock:
+    """An exclusive ``flock`` on ``DIR/capture.lock`` for the length of a run."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def __enter__(self) -> "_DirectoryLock":
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise CaptureError(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class _Stop(Exception):
+    """Internal: leave the stream loop."""
+
+
+class _Progress:
+    """events/s and lag on stderr (rich Live) when stderr is a terminal."""
+
+    def __init__(self, enabled: bool):
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self._live: Any = None
+        self._last = time.monotonic()
+        self._last_events = 0
+        self.rate = 0.0
+
+    def start(self) -> None:
+        if self.enabled:
+            from rich.live import Live
+
+            self._live = Live("", console=self.console, refresh_per_second=4, transient=True)
+            self._live.start()
+
+    def update(self, stats: CaptureStats, phase: str, force: bool = False) -> None:
+        now = time.monotonic()
+        dt = now - self._last
+        if self._live is None or (dt < 0.25 and not force):
+            return
+        self.rate = (stats.events - self._last_events) / dt if dt > 0 else 0.0
+        self._last, self._last_events = now, stats.events
+        from rich.text import Text
+
+        lag = "-" if stats.lag_seconds is None else f"{stats.lag_seconds:,.1f} s"
+        self._live.update(Text.assemble((f"{phase} ", "bold cyan"), f"{stats.events:,} events  ",
+                                        (f"{self.rate:,.0f} ev/s", "green"),
+                                        f"  lag {lag}  seq {stats.last_seq}  at {stats.position or '-'}"))
+
+    def print(self, *args: Any, **kw: Any) -> None:
+        self.console.print(*args, **kw)
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+
+# ============================================================================ the capture
+
+
+class PostgresCapture:
+    """One capture of one database into one output directory (module docstring).
+
+    ``run()`` snapshots (first run only), streams, and returns ``CaptureStats``; ``stop()``
+    (another thread, a signal handler) ends the run at the next message, keeping the last
+    complete transaction's checkpoint."""
+
+    def __init__(self, options: CaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        self.options = options
+        self.out = Path(options.out)
+        self.stats = CaptureStats()
+        self.server: ServerInfo | None = None
+        self.filter: CaptureFilter | None = None
+        self._on_warning = on_warning
+        self._stop = threading.Event()
+        self._writer: ChangeLogWriter | None = None
+        self._history: CaptureHistory | None = None
+        self._progress: _Progress | None = None
+        self._checkpoint: Checkpoint | None = None
+        self._seq = 0
+        self._bytes = 0
+        self._pending: tuple[int, str, int] | None = None  # seq, lsn, bytes
+        self._last_checkpoint = 0.0
+        self._written_this_run = 0
+        self._source: dict[str, Any] | None = None
+        # stream state
+        self._cursor: Any = None
+        self._tx: str | None = None
+        self._ts: int | None = None
+        self._in_tx = False
+        self._relations: dict[int, po.Relation] = {}
+        self._types: dict[int, tuple[str, str]] = {}
+        self._layouts: dict[int, tuple[int, Layout]] = {}
+        self._ddl_epoch = 0
+        self._type_names: dict[tuple[int, int], str | None] = {}
+        self._catalog_conn: Any = None
+        self._end_token: str | None = None
+        self._confirmed: str | None = None
+        self._drift_reported: set[tuple] = set()
+
+    # -- public -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the run to end (thread- and signal-safe)."""
+        self._stop.set()
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        return self._checkpoint
+
+    @property
+    def changelog_path(self) -> Path:
+        return self.out / CHANGELOG_NAME
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.out / CHECKPOINT_NAME
+
+    def run(self) -> CaptureStats:
+        t0 = time.monotonic()
+        self.out.mkdir(parents=True, exist_ok=True)
+        with _DirectoryLock(self.out / LOCK_NAME):
+            try:
+                return self._run()
+            finally:
+                self.stats.seconds = time.monotonic() - t0
+
+    def _run(self) -> CaptureStats:
+        self.server = self._read_server()
+        cp = self._prepare_output()
+        self.filter = CaptureFilter(cp.include, cp.exclude)
+        self._history = CaptureHistory(self.out / HISTORY_NAME)
+        if self._history.unavailable:
+            self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
+        self._writer = ChangeLogWriter(self.changelog_path, last_seq=cp.seq or None)
+        self._progress = _Progress(self.options.progress)
+        self._progress.start()
+        try:
+            cp = self._write_source(cp)
+            if cp.phase == "snapshot":
+                cp = self._snapshot(cp)
+            self._stream_with_retry(cp)
+        except _Stop:
+            pass
+        finally:
+            self._progress.update(self.stats, "done", force=True)
+            self._progress.stop()
+            self._finish()
+        return self.stats
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _read_server(self) -> ServerInfo:
+        """Server facts and the checks that must pass before anything is written: logical
+        decoding on, the event triggers installed, the publication there, the session
+        settings taken."""
+        opts = self.options
+        conn = opts.connection.connect(replication=True)
+        try:
+            info = ServerInfo.read(conn)
+        finally:
+            conn.close()
+        if info.version_num < 150000:
+            self._warn(f"PostgreSQL {info.version}: ddlcore's capture is written to and tested on PostgreSQL 15")
+        if info.settings.get("wal_level") != "logical":
+            raise CaptureError(f"wal_level is {info.settings.get('wal_level')}, not logical: logical decoding needs "
+                               f"wal_level = logical in postgresql.conf (and a restart)")
+        wanted = {"bytea_output": "hex", "IntervalStyle": "postgres", "client_encoding": "UTF8"}
+        for name, value in wanted.items():
+            if info.settings.get(name) != value:
+                raise CaptureError(f"the capture's session runs with {name} = {info.settings.get(name)}, not "
+                                   f"{value}: values would not read as the converters expect")
+        if not info.settings.get("DateStyle", "").startswith("ISO"):
+            raise CaptureError(f"the capture's session runs with DateStyle = {info.settings.get('DateStyle')}, "
+                               f"not ISO")
+        with closing(opts.connection.connect()) as conn:
+            st = trigger_status(conn)
+            problem = st.problem()
+            if problem:
+                raise CaptureError(f"{problem}: DDL would not reach the change log. Run `ddlcore capture postgres "
+                                   f"--install` (as a superuser) on database {info.database} first")
+            with conn.cursor() as cur:
+                cur.execute("SELECT pubname FROM pg_catalog.pg_publication WHERE pubname = %s",
+                            (opts.publication,))
+                if cur.fetchone() is None:
+                    raise CaptureError(f"publication {opts.publication} does not exist in database {info.database}: "
+                                       f"create it, e.g. CREATE PUBLICATION {quote_ident(opts.publication)} "
+                                       f"FOR ALL TABLES")
+            conn.rollback()
+        return info
+
+    def _prepare_output(self) -> Checkpoint:
+        """Resume from the checkpoint (the change log cut to it), or start afresh."""
+        opts = self.options
+        cp = Checkpoint.load(self.checkpoint_path)
+        log = self.changelog_path
+        if cp is not None and cp.phase == "streaming":
+            size = log.stat().st_size if log.exists() else 0
+            if size < cp.changelog_bytes:
+                raise CaptureError(f"{log} holds {size} bytes but the checkpoint covers {cp.changelog_bytes}: "
+                                   f"the change log was truncated or replaced")
+            if size > cp.changelog_bytes:
+                os.truncate(log, cp.changelog_bytes)
+            if cp.slot != opts.slot or cp.publication != opts.publication:
+                raise CaptureError(f"{self.out} was captured from slot {cp.slot} / publication {cp.publication}, "
+                                   f"not {opts.slot} / {opts.publication}")
+            self._seq, self._bytes = cp.seq, cp.changelog_bytes
+            self.stats.resumed_from = cp.lsn
+            self.stats.last_seq = cp.seq
+            self._checkpoint = cp
+            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
+                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
+                           f"exclude={list(cp.exclude)} (the options given differ)")
+            return cp
+        if cp is None and log.exists() and log.stat().st_size > 0:
+            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's output "
+                               f"directory (or its checkpoint was removed); refusing to overwrite")
+        with open(log, "wb"):
+            pass
+        _remove_history(self.out / HISTORY_NAME)
+        if cp is not None and cp.phase == "snapshot" and cp.slot:
+            self._drop_slot(cp.slot)  # the interrupted first run's slot: a new snapshot needs a new one
+        base = Checkpoint(0, "0/0", 0, "snapshot", opts.slot, opts.publication, opts.include, opts.exclude,
+                          epoch=str(uuid.uuid4()))
+        base.save(self.checkpoint_path)
+        self._checkpoint = base
+        return base
+
+    def _drop_slot(self, slot: str) -> None:
+        with closing(self.options.connection.connect()) as conn, conn.cursor() as cur:
+            cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots "
+                        "WHERE slot_name = %s AND database = current_database()", (slot,))
+            conn.commit()
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _emit(self, op: str, position: str, ts: int | None, database: str | None = None,
+              table: str | None = None, ddl: str | None = None, before: list | None = None,
+              after: list | None = None, **extra: Any) -> ChangeEvent:
+        self._seq += 1
+        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after, **extra)
+        assert self._writer is not None
+        self._writer.write(ev)
+        self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        st = self.stats
+        st.ops[op] += 1
+        if st.first_seq is None:
+            st.first_seq = ev.seq
+        st.last_seq = ev.seq
+        st.position = position
+        self._written_this_run += 1
+        if op in ("ddl", "source") and self._history is not None:
+            for problem in self._history.record(ev):
+                if problem.startswith("history could not"):
+                    st.ddl_failed += 1
+                self._warn(problem)
+            self._ddl_epoch += 1
+        return ev
+
+    def _boundary(self, lsn: str) -> None:
+        """A transaction ended at ``lsn`` (its end): everything written is committed."""
+        self._tx, self._ts, self._in_tx = None, None, False
+        self._pending = (self._seq, lsn, self._bytes)
+        self.stats.transactions += 1
+        if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
+            self._write_checkpoint()
+        limit = self.options.stop_after_events
+        if limit is not None and self._written_this_run >= limit:
+            self._write_checkpoint()
+            raise _Stop()
+
+    def _write_checkpoint(self) -> None:
+        """Make the change log durable (fsync), save the checkpoint, then — and only then —
+        confirm its LSN to the slot (``flush_lsn``)."""
+        if self._pending is None:
+            return
+        seq, lsn, nbytes = self._pending
+        assert self._writer is not None and self._checkpoint is not None
+        self._writer.flush()
+        cp = replace(self._checkpoint, seq=seq, lsn=lsn, changelog_bytes=nbytes, phase="streaming")
+        cp.save(self.checkpoint_path)
+        self._checkpoint = cp
+        self._pending = None
+        self._last_checkpoint = time.monotonic()
+        self.stats.checkpoints += 1
+        self._confirm(lsn)
+
+    def _confirm(self, lsn: str) -> None:
+        cur = self._cursor
+        if cur is None or lsn == self._confirmed:
+            return
+        try:
+            cur.send_feedback(write_lsn=po.parse_lsn(lsn), flush_lsn=po.parse_lsn(lsn), force=True)
+            self._confirmed = lsn
+        except Exception as exc:  # noqa: BLE001 - the next run confirms it; nothing is lost
+            self._warn(f"could not confirm {lsn} to slot {self.options.slot}: {exc}")
+
+    def _finish(self) -> None:
+        """Checkpoint the last complete transaction, cut what follows it, close everything."""
+        try:
+            if self._writer is not None:
+                if self._pending is not None:
+                    self._write_checkpoint()
+                self._writer.close()
+                cp = self._checkpoint
+                if cp is not None and cp.phase == "streaming" and self.changelog_path.stat().st_size > cp.changelog_bytes:
+                    os.truncate(self.changelog_path, cp.changelog_bytes)
+                    self._seq = cp.seq
+                    self.stats.last_seq = cp.seq
+        finally:
+            self._writer = None
+            self._close_stream()
+            if self._catalog_conn is not None:
+                try:
+                    self._catalog_conn.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                self._catalog_conn = None
+            if self._history is not None:
+                self._history.close()
+                self._history = None
+
+    def _warn(self, text: str) -> None:
+        self.stats.warnings.append(text)
+        try:
+            with open(self.out / LOG_NAME, "a", encoding="utf-8") as fh:
+                fh.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + text + "\n")
+        except OSError:
+            pass
+        if self._on_warning is not None:
+            self._on_warning(text)
+        elif self._progress is not None:
+            from rich.markup import escape
+
+            self._progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
+
+    # -- the source event ---------------------------------------------------------------------
+
+    def _write_source(self, cp: Checkpoint) -> Checkpoint:
+        """The ``source`` event first in a new log, and again when a restart finds the
+        server's settings changed; another ``system_identifier`` (another cluster: its LSNs
+        mean something else) stops the capture."""
+        s = self.server
+        assert s is not None
+        epoch = cp.epoch or str(uuid.uuid4())
+        src = s.source(epoch).to_json()
+        last = cp.source
+        if last is not None and last.get("server", {}).get("system_identifier") != s.system_identifier:
+            raise CaptureError(f"the server is not the one this capture read: system_identifier "
+                               f"{s.system_identifier}, the change log's source says "
+                               f"{last.get('server', {}).get('system_identifier')} (capture it into a new directory)")
+        same = last is not None and {k: v for k, v in last.items() if k != "capture"} == \
+            {k: v for k, v in src.items() if k != "capture"}
+        self._source = last if same else src
+        self._checkpoint = cp = replace(cp, epoch=epoch, source=self._source)
+        if same:
+            return cp
+        self._emit("source", cp.lsn if cp.phase == "streaming" else s.wal_position, int(time.time() * 1000),
+                   source=src)
+        if cp.phase == "streaming":
+            self._pending = (self._seq, cp.lsn, self._bytes)
+            self._write_checkpoint()
+            assert self._checkpoint is not None
+            return self._checkpoint
+        return cp
+
+    # -- snapshot -----------------------------------------------------------------------------
+
+    def _snapshot(self, cp: Checkpoint) -> Checkpoint:
+        """Create the slot (exporting its snapshot for ``initial`` / ``schema_only``) and, in
+        that snapshot, write the schema and (``initial``) every row; the checkpoint then
+        points at the slot's consistent point, where streaming starts."""
+        opts = self.options
+        rconn = opts.connection.connect(replication=True)
+        try:
+            rcur = rconn.cursor()
+            export = opts.snapshot != "never"
+            try:
+                rcur.execute(f"CREATE_REPLICATION_SLOT {opts.slot} LOGICAL pgoutput "
+                             f"{'EXPORT_SNAPSHOT' if export else 'NOEXPORT_SNAPSHOT'}")
+            except Exception as exc:
+                if "already exists" in str(exc):
+                    raise CaptureError(f"replication slot {opts.slot} already exists: a first run creates its own "
+                                       f"slot (drop it with SELECT pg_drop_replication_slot('{opts.slot}'), or "
+                                       f"choose another --slot)") from None
+                raise
+            _name, consistent_point, snapshot_name, _plugin = rcur.fetchone()
+            # the slot exists from here on: a run killed now starts over and drops it first
+            self._checkpoint = cp = replace(cp, slot=opts.slot)
+            cp.save(self.checkpoint_path)
+            ts = int(time.time() * 1000)
+            if export:
+                self._snapshot_read(snapshot_name, consistent_point, ts)
+        finally:
+            rconn.close()
+        self._pending = (self._seq, consistent_point, self._bytes)
+        self._write_checkpoint()
+        assert self._checkpoint is not None
+        return self._checkpoint
+
+    def _snapshot_read(self, snapshot_name: str, lsn: str, ts: int) -> None:
+        """Inside the exported snapshot: schemas, enum types, domains, the captured tables'
+        descriptions (``ddl`` events, ``snapshot: true``, with the ``catalog``), then their
+        rows (``op: "r"``), values as the type output functions print them."""
+        import psycopg2.extensions
+
+        opts, s = self.options, self.server
+        assert s is not None and self.filter is not None
+        conn = opts.connection.connect()
+        try:
+            conn.set_session(isolation_level="REPEATABLE READ", readonly=True)
+            cur = conn.cursor()
+            cur.execute("SET TRANSACTION SNAPSHOT %s", (snapshot_name,))
+            # every value as the server's text, exactly (no Python conversion)
+            cur.execute("SELECT oid FROM pg_catalog.pg_type")
+            oids = tuple(r[0] for r in cur.fetchall())
+            psycopg2.extensions.register_type(
+                psycopg2.extensions.new_type(oids, "DDLCORE_RAW_TEXT", lambda value, _cur: value), conn)
+            cur.execute("SELECT pg_catalog.to_json(current_schemas(false))::text")
+            path = json.loads(cur.fetchone()[0])
+            db = s.database
+            for text in _schema_statements(cur):
+                self._emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path)
+            cur.execute("SELECT c.oid, n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class c "
+                        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE ddlcore.is_described(c.oid) ORDER BY c.oid")
+            tables = [(oid, ns, name, kind) for oid, ns, name, kind in cur.fetchall()
+                      if self.filter.captures(db, ns, name)]
+            cur.execute("SELECT schemaname, tablename FROM pg_catalog.pg_publication_tables WHERE pubname = %s",
+                        (opts.publication,))
+            published = {(r[0], r[1]) for r in cur.fetchall()}
+            described = []
+            for oid, ns, name, kind in tables:
+                cur.execute("SELECT ddlcore.describe_table(%s)::text", (oid,))
+                doc = json.loads(cur.fetchone()[0])
+                table = table_from_description(doc, db)
+                text = ";\n".join(render_statements(doc))
+                self._emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path,
+                           catalog={"tables": [table.to_json()], "dropped": []})
+                described.append((doc, kind))
+            self.stats.snapshot_tables = len(described)
+            if opts.snapshot == "initial":
+                for doc, kind in described:
+                    if (doc["schema"], doc["name"]) in published:
+                        self._snapshot_rows(conn, doc, kind, lsn, ts)
+            conn.rollback()
+        finally:
+            conn.close()
+
+    def _snapshot_rows(self, conn: Any, doc: dict, kind: str, lsn: str, ts: int) -> None:
+        """Every row of one table (``FROM ONLY``; a partitioned table published through its
+        root: its partitions' rows) as ``op: "r"`` events in the table's column order."""
+        from ddlcore import raw
+
+        s = self.server
+        assert s is not None
+        cols = [c["name"] for c in doc["columns"]]
+        target = f"{quote_ident(doc['schema'])}.{quote_ident(doc['name'])}"
+        sql = (f"SELECT {', '.join(quote_ident(c) for c in cols) or 'NULL'} FROM "
+               f"{'' if kind == 'p' else 'ONLY '}{target}")
+        cur = conn.cursor(name=f"ddlcore_snapshot_{doc['oid']}")
+        cur.itersize = 2000
+        try:
+            cur.execute(sql)
+            while True:
+                rows = cur.fetchmany(2000)
+                if not rows:
+                    break
+                for row in rows:
+                    after = [None if v is None else raw.encode_json(v) for v in row] if cols else []
+                    self._emit("r", lsn, ts, s.database, doc["name"], None, None, after, schema=doc["schema"])
+                self.stats.snapshot_rows += len(rows)
+                if self._progress is not None:
+                    self._progress.update(self.stats, f"snapshot {doc['schema']}.{doc['name']}")
+                if self._stop.is_set():
+                    raise _Stop()
+        finally:
+            cur.close()
+
+    # -- streaming ----------------------------------------------------------------------------
+
+    def _stream_with_retry(self, cp: Checkpoint) -> None:
+        """Stream; when the connection drops, reconnect with exponential backoff (tenacity)
+        for up to ``retry_for`` seconds, each time from the last checkpoint (the change log is
+        cut back to it first)."""
+        import psycopg2
+        from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
+
+        opts = self.options
+        if opts.retry_for <= 0:
+            self._stream(cp)
+            return
+
+        def note(state: Any) -> None:
+            exc = state.outcome.exception()
+            self.stats.reconnects += 1
+            self._warn(f"connection to the source lost ({type(exc).__name__}: {str(exc).strip()}); reconnecting "
+                       f"(attempt {state.attempt_number}, from {self._checkpoint.lsn if self._checkpoint else '?'})")
+
+        first = True
+        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
+                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
+                                retry=retry_if_exception_type((psycopg2.OperationalError, psycopg2.InterfaceError)),
+                                before_sleep=note, reraise=True):
+            with attempt:
+                if not first:
+                    cp = self._back_to_checkpoint()
+                first = False
+                self._stream(cp)
+
+    def _back_to_checkpoint(self) -> Checkpoint:
+        if self._pending is not None:
+            self._write_checkpoint()
+        self._close_stream()
+        cp = self._checkpoint
+        assert cp is not None and self._writer is not None
+        self._writer.close()
+        if self.changelog_path.stat().st_size > cp.changelog_bytes:
+            os.truncate(self.changelog_path, cp.changelog_bytes)
+        self._seq, self._bytes = cp.seq, cp.changelog_bytes
+        self._tx, self._in_tx = None, False
+        self.stats.last_seq = cp.seq
+        self._writer = ChangeLogWriter(self.changelog_path, last_seq=cp.seq or None)
+        return cp
+
+    def _close_stream(self) -> None:
+        cur, self._cursor = self._cursor, None
+        if cur is not None:
+            try:
+                cur.connection.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _stream(self, cp: Checkpoint) -> None:
+        """``START_REPLICATION`` at the checkpoint's LSN and handle every message until the
+        end (``until_end``), a stop, or an error."""
+        opts = self.options
+        conn = opts.connection.connect(replication=True)
+        cur = conn.cursor()
+        self._cursor = cur
+        self._relations.clear()
+        self._layouts.clear()
+        self._confirmed = None
+        if opts.until_end:
+            self._end_token = self._emit_end_marker()
+        cur.start_replication(slot_name=opts.slot, decode=False, start_lsn=cp.lsn,
+                              status_interval=max(1, int(opts.status_interval)),
+                              options={"proto_version": "1", "publication_names": opts.publication,
+                                       "messages": "true"})
+        progress = self._progress
+        while True:
+            if self._stop.is_set():
+                raise _Stop()
+            msg = cur.read_message()
+            if msg is None:
+                if self._pending is not None and not self._in_tx:
+                    self._write_checkpoint()  # idle: make the last transaction durable now
+                try:
+                    select.select([cur], [], [], 0.5)
+                except InterruptedError:
+                    pass
+                continue
+            try:
+                decoded = po.decode(msg.payload)
+            except po.PgOutputError as exc:
+                raise CaptureError(f"at {po.format_lsn(msg.data_start)}: {exc}; the capture stopped at the last "
+                                   f"complete transaction before it") from None
+            if self._handle(decoded, msg.data_start):
+                return
+            if progress is not None:
+                progress.update(self.stats, "streaming")
+
+    def _emit_end_marker(self) -> str:
+        """For ``until_end``: a non-transactional message written now; once the stream
+        delivers it, every transaction that committed before it has been delivered."""
+        token = uuid.uuid4().hex
+        with closing(self.options.connection.connect()) as conn, conn.cursor() as cur:
+            cur.execute("SELECT pg_logical_emit_message(false, %s, %s)", (END_MARKER_PREFIX, token))
+            conn.commit()
+        return token
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _handle(self, m: Any, data_start: int) -> bool:
+        """One decoded message; returns ``True`` when the run is over (the end marker)."""
+        kind = type(m)
+        if kind is po.Begin:
+            self._in_tx = True
+            self._tx = str(m.xid)
+            self._ts = po.pg_time_to_unix_ms(m.commit_time)
+            self.stats.lag_seconds = max(0.0, time.time() - self._ts / 1000)
+        elif kind is po.Commit:
+            self._boundary(po.format_lsn(m.end_lsn))
+        elif kind is po.Relation:
+            self._relations[m.relid] = m
+            self._layouts.pop(m.relid, None)
+        elif kind is po.Type:
+            self._types[m.oid] = (m.namespace, m.name)
+            self._layouts.clear()
+        elif kind is po.Insert:
+            self._on_row("c", m.relid, data_start, None, m.new, None)
+        elif kind is po.Update:
+            self._on_row("u", m.relid, data_start, m.old_kind, m.new, m.old)
+        elif kind is po.Delete:
+            self._on_row("d", m.relid, data_start, m.old_kind, None, m.old)
+        elif kind is po.Truncate:
+            self._on_truncate(m, data_start)
+        elif kind is po.Message:
+            return self._on_message(m)
+        return False
+
+    def _relation(self, relid: int) -> po.Relation:
+        rel = self._relations.get(relid)
+        if rel is None:
+            raise CaptureError(f"a change of relation {relid} arrived before its Relation message (protocol error)")
+        return rel
+
+    def _layout(self, rel: po.Relation, where: str) -> Layout:
+        cached = self._layouts.get(rel.relid)
+        if cached is not None and cached[0] == self._ddl_epoch:
+            return cached[1]
+        s = self.server
+        assert s is not None
+        table = None
+        if self._history is not None and self._history.available:
+            table = self._history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
+        layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where)
+        self._layouts[rel.relid] = (self._ddl_epoch, layout)
+        sig = (rel.namespace, rel.name, layout.drift)
+        if layout.drift and sig not in self._drift_reported:
+            self._drift_reported.add(sig)
+            for text in layout.drift:
+                self.stats.drift.append(text)
+                self._warn(text)
+        return layout
+
+    def _on_row(self, op: str, relid: int, data_start: int, old_kind: str | None,
+                new: tuple | None, old: tuple | None) -> None:
+        rel = self._relation(relid)
+        s, f = self.server, self.filter
+        assert s is not None and f is not None
+        if not f.captures(s.database, rel.namespace, rel.name):
+            return
+        position = po.format_lsn(data_start)
+        layout = self._layout(rel, position)
+        after = None if new is None else layout.image(new)
+        before = None
+        if op in ("u", "d"):
+            if old_kind == "O" and old is not None:
+                before = layout.image(old)
+            elif old is not None:
+                before = layout.key_image(old)
+            else:  # an Update that kept its key: the key is the new row's
+                before = layout.key_image(new or ())
+        extra: dict[str, Any] = {"schema": rel.namespace, "tx": self._tx}
+        reason = layout.quarantine
+        if reason:
+            extra["quarantine"] = reason
+        self._emit(op, position, self._ts, s.database, rel.name, None, before, after, **extra)
+
+    def _on_truncate(self, m: po.Truncate, data_start: int) -> None:
+        s, f = self.server, self.filter
+        assert s is not None and f is not None
+        for relid in m.relids:
+            rel = self._relation(relid)
+            if f.captures(s.database, rel.namespace, rel.name):
+                self._emit("t", po.format_lsn(data_start), self._ts, s.database, rel.name,
+                           schema=rel.namespace, tx=self._tx)
+
+    def _on_message(self, m: po.Message) -> bool:
+        if not m.transactional:
+            if m.prefix == END_MARKER_PREFIX and m.content.decode("utf-8", "replace") == self._end_token:
+                if self._pending is not None:
+                    self._write_checkpoint()
+                return True
+            if m.prefix == MESSAGE_PREFIX:
+                self._warn(f"a non-transactional {MESSAGE_PREFIX!r} message at {po.format_lsn(m.lsn)} was ignored "
+                           f"(the event trigger emits transactional ones only)")
+            return False
+        if m.prefix != MESSAGE_PREFIX:
+            return False
+        s = self.server
+        assert s is not None
+        position = po.format_lsn(m.lsn)
+        try:
+            doc = parse_ddl_message(m.content, database=s.database)
+        except MessageError as exc:
+            raise CaptureError(f"the DDL message at {position} cannot be read: {exc}; the capture stopped at "
+                               f"the last complete transaction before it") from None
+        if doc.error:
+            self._warn(f"the event trigger could not describe the tables of {doc.tag} at {position} "
+                       f"({doc.error}); the DDL text alone is recorded: {_short(doc.query)}")
+        extra: dict[str, Any] = {"tx": self._tx, "search_path": list(doc.search_path)}
+        if doc.catalog is not None:
+            extra["catalog"] = doc.catalog
+        self._emit("ddl", position, self._ts, s.database, None, doc.query, **extra)
+        return False
+
+    # -- catalog lookups ----------------------------------------------------------------------
+
+    def _type_name(self, oid: int, typmod: int) -> str | None:
+        """``format_type(oid, typmod)`` of a built-in type (cached: built-in types never
+        change); ``None`` when it cannot be looked up."""
+        key = (oid, typmod)
+        if key in self._type_names:
+            return self._type_names[key]
+        name = None
+        try:
+            if self._catalog_conn is None or self._catalog_conn.closed:
+                self._catalog_conn = self.options.connection.connect()
+                self._catalog_conn.autocommit = True
+            with self._catalog_conn.cursor() as cur:
+                cur.execute("SELECT pg_catalog.format_type(%s, %s)", (oid, None if typmod == -1 else typmod))
+                name = cur.fetchone()[0]
+        except Exception as exc:  # noqa: BLE001 - the check is skipped, not the rows
+            self._warn(f"could not look up type {oid} ({exc}); its columns' types are not checked")
+        self._type_names[key] = name
+        return name
+
+
+def _schema_statements(cur: Any) -> list[str]:
+    """The snapshot's schema statements before the tables: ``CREATE SCHEMA`` of every user
+    schema, ``CREATE TYPE ... AS ENUM`` and ``CREATE DOMAIN`` of every user enum and domain
+    (in OID order: a domain over an enum comes after it)."""
+    out = []
+    cur.execute("SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname NOT IN "
+                "('pg_catalog', 'information_schema', 'pg_toast', 'ddlcore', 'public') AND nspname NOT LIKE 'pg\\_%%' "
+                "ORDER BY oid")
+    out += [f"CREATE SCHEMA {quote_ident(r[0])}" for r in cur.fetchall()]
+    cur.execute("SELECT t.oid, n.nspname, t.typname, t.typtype, "
+                "(SELECT pg_catalog.json_agg(e.enumlabel ORDER BY e.enumsortorder)::text FROM pg_catalog.pg_enum e "
+                " WHERE e.enumtypid = t.oid), pg_catalog.format_type(t.typbasetype, t.typtypmod), t.typnotnull, "
+                "t.typdefault, (SELECT pg_catalog.string_agg(pg_catalog.pg_get_constraintdef(c.oid), ' ' ORDER BY c.oid) "
+                " FROM pg_catalog.pg_constraint c WHERE c.contypid = t.oid) "
+                "FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace "
+                "WHERE t.typtype IN ('e', 'd') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                "ORDER BY t.oid")
+    for _oid, ns, name, typtype, labels, base, notnull, default, checks in cur.fetchall():
+        qname = f"{quote_ident(ns)}.{quote_ident(name)}"
+        if typtype == "e":
+            items = ", ".join("'" + label.replace("'", "''") + "'" for label in json.loads(labels or "[]"))
+            out.append(f"CREATE TYPE {qname} AS ENUM ({items})")
+        else:
+            text = f"CREATE DOMAIN {qname} AS {base}"
+            if default is not None:
+                text += f" DEFAULT {default}"
+            if notnull in (True, "t", "true"):
+                text += " NOT NULL"
+            if checks:
+                text += f" {checks}"
+            out.append(text)
+    return out
+
+
+def _short(text: str, n: int = 200) -> str:
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[:n - 3] + "..."
+
+
+def _version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ddlcore-postgres")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return None
+
+
+def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
+    """Run one capture (``PostgresCapture(options, **kw).run()``)."""
+    return PostgresCapture(options, **kw).run()
+
+
+def install_signal_handlers(cap: PostgresCapture) -> Callable[[], None]:
+    """SIGTERM / SIGINT → ``cap.stop()``; a second signal interrupts at once.  Returns a
+    function restoring the previous handlers."""
+    previous = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        if cap._stop.is_set():
+            raise KeyboardInterrupt
+        cap.stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            pass
+
+    def restore() -> None:
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+
+    return restore
