@@ -1,0 +1,141 @@
+"""Helpers of the PostgreSQL capture tests: a database ready for capture on the session's
+PostgreSQL 15 (``wal_level=logical``), reading a change log, reading the server's text."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: what the capture's sessions run with (``ddlcore_postgres.capture.SESSION_SETTINGS``), set
+#: here independently for the SELECTs the tests compare with
+SESSION = {"DateStyle": "ISO", "IntervalStyle": "postgres", "TimeZone": "UTC", "extra_float_digits": "3",
+           "bytea_output": "hex"}
+
+
+@dataclass
+class CaptureDb:
+    """One database with the ddlcore triggers installed and a publication ``pub`` FOR ALL
+    TABLES; ``search_path`` is ``public`` (the fixture's role is called ``ddlcore``, whose
+    ``"$user"`` schema would otherwise be ddlcore's own) and commits are synchronous."""
+
+    server: Any
+    name: str
+
+    @property
+    def dsn(self) -> str:
+        return self.server.dsn(self.name)
+
+    def connect(self, **kw: Any):
+        """psycopg 3, autocommit, with the capture's session settings."""
+        import psycopg
+
+        opts = " ".join(f"-c {k}={v}" for k, v in SESSION.items())
+        return psycopg.connect(self.dsn, autocommit=True, options=opts, **kw)
+
+    def execute(self, *statements: str) -> None:
+        with self.connect() as conn:
+            for sql in statements:
+                conn.execute(sql)
+
+    def select_text(self, sql: str) -> list[list[str | None]]:
+        """Rows of ``sql`` as the server's text (the output functions' bytes, decoded), read
+        from the wire result without any client-side conversion."""
+        with self.connect() as conn:
+            cur = conn.execute(sql)
+            res = cur.pgresult
+            out = []
+            for r in range(res.ntuples):
+                row = []
+                for c in range(res.nfields):
+                    v = res.get_value(r, c)
+                    row.append(None if v is None else bytes(v).decode("utf-8"))
+                out.append(row)
+            return out
+
+    def slot_lsn(self, slot: str) -> str | None:
+        with self.server.connect() as conn:
+            row = conn.execute("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s",
+                               (slot,)).fetchone()
+        return None if row is None else row[0]
+
+
+def create_capture_db(server, *, install: bool = True) -> CaptureDb:
+    import psycopg2
+
+    name = f"cap_{uuid.uuid4().hex[:10]}"
+    with server.connect() as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'ALTER DATABASE "{name}" SET search_path = public')
+        conn.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = on')
+    db = CaptureDb(server, name)
+    if install:
+        from ddlcore_postgres.event_trigger import install as install_triggers
+
+        c2 = psycopg2.connect(db.dsn)
+        try:
+            install_triggers(c2)
+        finally:
+            c2.close()
+    db.execute("CREATE PUBLICATION pub FOR ALL TABLES")
+    return db
+
+
+def drop_capture_db(db: CaptureDb) -> None:
+    with db.server.connect() as conn:
+        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s",
+                                    (db.name,)).fetchall():
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+        conn.execute(f'DROP DATABASE IF EXISTS "{db.name}" WITH (FORCE)')
+
+
+def events(out: Path | str) -> list[dict]:
+    path = Path(out) / "changelog.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def row_text(value: Any) -> Any:
+    """A change-log raw value back to the text pgoutput sent (``{"$s": ...}`` unwrapped)."""
+    if isinstance(value, dict) and "$s" in value:
+        return value["$s"]
+    return value
+
+
+def options(db: CaptureDb, out: Path | str, **kw: Any):
+    from ddlcore_postgres.capture import CaptureOptions, ConnectionSettings
+
+    kw.setdefault("slot", "ddlcore_test")
+    kw.setdefault("publication", "pub")
+    kw.setdefault("until_end", True)
+    kw.setdefault("progress", False)
+    kw.setdefault("retry_for", 0)
+    return CaptureOptions(ConnectionSettings(dsn=db.dsn), out=out, **kw)
+
+
+def run_capture(db: CaptureDb, out: Path | str, **kw: Any):
+    from ddlcore_postgres.capture import PostgresCapture
+
+    warnings: list[str] = []
+    cap = PostgresCapture(options(db, out, **kw), on_warning=warnings.append)
+    stats = cap.run()
+    return stats, warnings
+
+
+def cli(db: CaptureDb, out: Path | str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(cli_args(db, out, *args), cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
+def cli_args(db: CaptureDb, out: Path | str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "ddlcore.cli", "capture", "postgres", "--dsn", db.dsn, "--slot", "ddlcore_test",
+            "--publication", "pub", "--out", str(out), "--no-progress", *args]
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ)
