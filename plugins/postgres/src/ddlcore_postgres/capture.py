@@ -57,7 +57,7 @@ from ddlcore.errors import DdlCoreError
 from ddlcore.model import Table, TableId
 
 from . import pgoutput as po
-from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_from_description
+from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_json_from_description
 from .event_trigger import MESSAGE_PREFIX, status as trigger_status
 from .relations import Layout, build_layout
 
@@ -879,10 +879,9 @@ class PostgresCapture:
             for oid, ns, name, kind in tables:
                 cur.execute("SELECT ddlcore.describe_table(%s)::text", (oid,))
                 doc = json.loads(cur.fetchone()[0])
-                table = table_from_description(doc, db)
                 text = ";\n".join(render_statements(doc))
                 self._emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path,
-                           catalog={"tables": [table.to_json()], "dropped": []})
+                           catalog={"tables": [table_json_from_description(doc, db)], "dropped": []})
                 described.append((doc, kind))
             self.stats.snapshot_tables = len(described)
             if opts.snapshot == "initial":

@@ -14,8 +14,8 @@ Column fields (PostgreSQL 15 manual 37.17 ``information_schema.columns``, 53.7
 model field                 from the description
 ==========================  ==================================================================
 ``name``                    ``pg_attribute.attname`` (exact: quoted names keep their case)
-``ordinal_position``        1, 2, 3 ... in ``attnum`` order, dropped columns left out (the
-                            order of a row image)
+``ordinal_position``        ``attnum``: PostgreSQL never reuses a position, so a dropped
+                            column leaves a gap; the columns' order is a row image's
 ``data_type``               ``information_schema.columns.data_type`` (``integer``, ``ARRAY``,
                             ``USER-DEFINED``; a domain column: its base type's)
 ``column_type``             ``format_type(atttypid, atttypmod)``
@@ -39,8 +39,12 @@ them (``_pg_char_max_length`` ...)
 ==========================  ==================================================================
 
 The table: ``TableId(database, schema, name)``, ``primary_key`` (names in key order),
-``comment``, and ``options`` ``(("REPLICA IDENTITY", "DEFAULT" | "FULL" | "NOTHING" |
-"USING INDEX <name>"),)``.
+``comment``, ``replica_identity`` (``default`` / ``full`` / ``nothing`` / ``index``),
+``indexes`` (the primary key, unique and plain indexes by name, key columns; ``None`` for an
+expression), and the options the PostgreSQL dialect keeps: ``ATTNUM`` (the last attribute number,
+dropped columns included), ``UNLOGGED``, ``PARTITION OF`` / ``INHERITS`` (the parents' ids),
+``PARTITION BY`` (``pg_get_partkeydef``).  Check and foreign-key constraints are not described
+(they change no row image).
 """
 
 from __future__ import annotations
@@ -51,10 +55,12 @@ from typing import Any, Iterable, Mapping
 
 from ddlcore.model import Column, Table, TableId
 
-__all__ = ["table_from_description", "DdlMessage", "parse_ddl_message", "render_create_table",
-           "quote_ident", "MessageError", "REPLICA_IDENTITY_OPTION"]
+__all__ = ["table_from_description", "table_json_from_description", "ATTNUM_OPTION", "DdlMessage", "parse_ddl_message", "render_create_table",
+           "quote_ident", "MessageError"]
 
-REPLICA_IDENTITY_OPTION = "REPLICA IDENTITY"
+#: the option in which a PostgreSQL table keeps its last attribute number
+#: (``ddlcore.model.TableEditor.ATTNUM_OPTION``): positions are never reused
+ATTNUM_OPTION = "ATTNUM"
 
 
 class MessageError(ValueError):
@@ -71,12 +77,12 @@ def _int(v: Any) -> int | None:
     return None if v is None else int(v)
 
 
-def _column(d: Mapping[str, Any], position: int) -> Column:
+def _column(d: Mapping[str, Any]) -> dict[str, Any]:
     generated = d.get("generated")
     labels = d.get("enum_labels")
     return Column(
         name=d["name"],
-        ordinal_position=position,
+        ordinal_position=int(d["attnum"]),
         data_type=d["data_type"],
         column_type=d["format_type"],
         nullable=bool(d["nullable"]),
@@ -99,7 +105,7 @@ def _column(d: Mapping[str, Any], position: int) -> Column:
         domain_name=d.get("domain_name"),
         domain_base_type=d.get("domain_base_type"),
         interval_type=d.get("interval_type"),
-    )
+    ).to_json()
 
 
 def replica_identity_text(d: Mapping[str, Any]) -> str:
@@ -108,18 +114,45 @@ def replica_identity_text(d: Mapping[str, Any]) -> str:
     ident = d.get("replica_identity") or "DEFAULT"
     if ident == "INDEX":
         index = d.get("replica_identity_index")
-        return f"USING INDEX {index}" if index else "NOTHING"
+        return f"USING INDEX {quote_ident(index)}" if index else "NOTHING"
     return str(ident)
 
 
+def _index(ix: Mapping[str, Any]) -> dict[str, Any]:
+    kind = "PRIMARY KEY" if ix.get("primary") else "UNIQUE" if ix.get("unique") else "INDEX"
+    return {"name": ix["name"], "kind": kind, "columns": list(ix.get("columns") or ()), "key_parts": [],
+            "comment": None}
+
+
+def table_json_from_description(d: Mapping[str, Any], database: str | None) -> dict[str, Any]:
+    """One ``ddlcore.describe_table`` document → the model's Table JSON (``Table.to_json``
+    shape; see the module docstring).  ``database``: ``current_database()``.  Raises
+    ``KeyError`` / ``ValueError`` for a document missing a field."""
+    options: list[list[str]] = [[ATTNUM_OPTION, str(int(d.get("max_attnum") or 0))]]
+    if d.get("persistence") == "u":
+        options.append(["UNLOGGED", "YES"])
+    parents = [str(TableId(database, p["schema"], p["name"])) for p in d.get("parents") or ()]
+    if parents and d.get("is_partition"):
+        options.append(["PARTITION OF", parents[0]])
+    elif parents:
+        options.append(["INHERITS", ",".join(parents)])
+    if d.get("partition_key"):
+        options.append(["PARTITION BY", str(d["partition_key"])])
+    return {
+        "database": database, "schema": d["schema"], "name": d["name"],
+        "columns": [_column(c) for c in d.get("columns") or ()],
+        "primary_key": list(d.get("primary_key") or ()),
+        "default_character_set_name": None, "default_collation_name": None,
+        "comment": d.get("comment"), "options": options,
+        "indexes": [_index(ix) for ix in d.get("indexes") or ()],
+        "foreign_keys": [], "checks": [],
+        "replica_identity": str(d.get("replica_identity") or "DEFAULT").lower(),
+    }
+
+
 def table_from_description(d: Mapping[str, Any], database: str | None) -> Table:
-    """One ``ddlcore.describe_table`` document → ``Table`` (see the module docstring).
-    ``database``: the PostgreSQL database (``current_database()``).  Raises ``KeyError`` /
-    ``ValueError`` for a document missing a field."""
-    columns = tuple(_column(c, i) for i, c in enumerate(d.get("columns") or (), start=1))
-    return Table(id=TableId(database, d["schema"], d["name"]), columns=columns,
-                 primary_key=tuple(d.get("primary_key") or ()), comment=d.get("comment"),
-                 options=((REPLICA_IDENTITY_OPTION, replica_identity_text(d)),))
+    """``table_json_from_description`` as a ``Table``."""
+    return Table.from_json(table_json_from_description(d, database))
 
 
 def _table_id_json(database: str | None, schema: str, name: str) -> dict[str, Any]:
@@ -172,14 +205,14 @@ def parse_ddl_message(content: bytes | str, *, database: str | None = None) -> D
     catalog = None
     if not error:
         try:
-            tables = [table_from_description(t, db) for t in descriptions]
+            tables = [table_json_from_description(t, db) for t in descriptions]
             dropped = [_table_id_json(db, x["schema"], x["name"]) for x in doc.get("dropped") or ()]
             renamed = [{"from": _table_id_json(db, r["from"]["schema"], r["from"]["name"]),
                         "to": _table_id_json(db, r["to"]["schema"], r["to"]["name"])}
                        for r in doc.get("renamed") or ()]
         except (KeyError, TypeError, ValueError) as exc:
             raise MessageError(f"a table description is incomplete ({type(exc).__name__}: {exc})") from None
-        catalog = {"tables": [t.to_json() for t in tables], "dropped": dropped}
+        catalog = {"tables": tables, "dropped": dropped}
         if renamed:
             catalog["renamed"] = renamed
     return DdlMessage(query, tag, search_path, db, descriptions, catalog, error,

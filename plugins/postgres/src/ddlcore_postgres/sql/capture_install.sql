@@ -103,6 +103,25 @@ LANGUAGE sql STABLE AS $$
         WHERE i.indrelid = c.oid AND i.indisreplident LIMIT 1),
     'comment', pg_catalog.obj_description(c.oid, 'pg_class'),
     'partition_key', CASE WHEN c.relkind = 'p' THEN pg_catalog.pg_get_partkeydef(c.oid) END,
+    'is_partition', c.relispartition,
+    'parents', COALESCE(
+      (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('schema', pn.nspname, 'name', p.relname)
+                                   ORDER BY i.inhseqno)
+         FROM pg_catalog.pg_inherits i JOIN pg_catalog.pg_class p ON p.oid = i.inhparent
+         JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
+        WHERE i.inhrelid = c.oid), '[]'::jsonb),
+    'max_attnum',
+      (SELECT COALESCE(max(a.attnum), 0) FROM pg_catalog.pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0),
+    'indexes', COALESCE(
+      (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                'name', ic.relname, 'primary', x.indisprimary, 'unique', x.indisunique,
+                'columns', (SELECT pg_catalog.jsonb_agg(ia.attname ORDER BY k.ord)
+                              FROM pg_catalog.unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+                              LEFT JOIN pg_catalog.pg_attribute ia ON ia.attrelid = c.oid AND ia.attnum = k.attnum
+                             WHERE k.ord <= x.indnkeyatts))
+              ORDER BY ic.oid)
+         FROM pg_catalog.pg_index x JOIN pg_catalog.pg_class ic ON ic.oid = x.indexrelid
+        WHERE x.indrelid = c.oid), '[]'::jsonb),
     'primary_key_name',
       (SELECT con.conname FROM pg_catalog.pg_constraint con WHERE con.conrelid = c.oid AND con.contype = 'p'),
     'primary_key', COALESCE(
