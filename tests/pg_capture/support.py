@@ -119,13 +119,30 @@ def options(db: CaptureDb, out: Path | str, **kw: Any):
     return CaptureOptions(ConnectionSettings(dsn=db.dsn), out=out, **kw)
 
 
-def run_capture(db: CaptureDb, out: Path | str, **kw: Any):
+def run_capture(db: CaptureDb, out: Path | str, *, allow_warnings: bool = False, **kw: Any):
+    """One capture run (``until_end`` by default); returns ``(stats, warnings)``.  Unless
+    ``allow_warnings``, a warning other than "the history is unavailable" (no PostgreSQL
+    dialect installed) fails the test: drift or a history that cannot read the DDL is a bug."""
     from ddlcore_postgres.capture import PostgresCapture
 
     warnings: list[str] = []
     cap = PostgresCapture(options(db, out, **kw), on_warning=warnings.append)
     stats = cap.run()
+    if not allow_warnings:
+        unexpected = [w for w in warnings if not w.startswith("schema history unavailable")]
+        assert not unexpected, unexpected
     return stats, warnings
+
+
+def dialect_installed() -> bool:
+    from ddlcore.errors import DialectNotFound
+    from ddlcore.plugins import get_dialect
+
+    try:
+        get_dialect("postgres")
+        return True
+    except DialectNotFound:
+        return False
 
 
 def cli(db: CaptureDb, out: Path | str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:

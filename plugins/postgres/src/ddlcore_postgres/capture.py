@@ -870,8 +870,9 @@ class PostgresCapture:
             cur.execute("SELECT c.oid, n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class c "
                         "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
                         "WHERE ddlcore.is_described(c.oid) ORDER BY c.oid")
-            tables = [(oid, ns, name, kind) for oid, ns, name, kind in cur.fetchall()
-                      if self.filter.captures(db, ns, name)]
+            # every table's definition (the history needs them all: DDL of every table is
+            # written); rows of the captured ones only
+            tables = cur.fetchall()
             cur.execute("SELECT schemaname, tablename FROM pg_catalog.pg_publication_tables WHERE pubname = %s",
                         (opts.publication,))
             published = {(r[0], r[1]) for r in cur.fetchall()}
@@ -886,7 +887,8 @@ class PostgresCapture:
             self.stats.snapshot_tables = len(described)
             if opts.snapshot == "initial":
                 for doc, kind in described:
-                    if (doc["schema"], doc["name"]) in published:
+                    if (doc["schema"], doc["name"]) in published and self.filter.captures(db, doc["schema"],
+                                                                                          doc["name"]):
                         self._snapshot_rows(conn, doc, kind, lsn, ts)
             conn.rollback()
         finally:

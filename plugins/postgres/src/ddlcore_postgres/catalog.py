@@ -222,8 +222,20 @@ def parse_ddl_message(content: bytes | str, *, database: str | None = None) -> D
 # ---------------------------------------------------------------------------------- DDL text
 
 
+def _type_sql(c: Mapping[str, Any]) -> str:
+    """``format_type``, with as many ``[]`` as the column has dimensions (``format_type``
+    prints one pair whatever ``attndims`` is)."""
+    text = c["format_type"]
+    dims = int(c.get("attndims") or 0)
+    if dims > 1 and text.endswith("[]"):
+        while text.endswith("[]"):
+            text = text[:-2]
+        text += "[]" * dims
+    return text
+
+
 def _column_sql(c: Mapping[str, Any]) -> str:
-    parts = [quote_ident(c["name"]), c["format_type"]]
+    parts = [quote_ident(c["name"]), _type_sql(c)]
     if c.get("collation_name"):
         coll = quote_ident(c["collation_name"])
         if c.get("collation_schema") and c["collation_schema"] != "pg_catalog":
