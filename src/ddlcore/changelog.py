@@ -29,7 +29,8 @@ Optional fields, written only when set (a MySQL log of the first version has non
 ``schema`` (PostgreSQL schema of ``table``), ``tx`` (the transaction: GTID, binlog position of
 its ``BEGIN``, PostgreSQL xid, TiDB commit_ts), ``row`` (0-based index of the row within the
 source's row event), ``catalog`` (on a ``ddl`` event: the tables it changed as the source's
-catalog describes them after it, ``{"tables": [Table JSON], "dropped": [TableId JSON]}``),
+catalog describes them after it, ``{"tables": [Table JSON], "dropped": [TableId JSON],
+"renamed": [{"from": TableId JSON, "to": TableId JSON}]}``),
 ``snapshot`` (on a ``ddl`` event: ``true`` when the statement describes a table as it is
 *now* — a snapshot or a resync — so that it replaces whatever the history knew), ``source``
 (on a ``source`` event, see ``SourceInfo``), ``search_path`` (on a PostgreSQL ``ddl`` event:
@@ -186,7 +187,7 @@ def _check_catalog(catalog: Any) -> None:
 
     if not isinstance(catalog, dict):
         raise ValueError("catalog must be an object {\"tables\": [...], \"dropped\": [...]}")
-    unknown = set(catalog) - {"tables", "dropped"}
+    unknown = set(catalog) - {"tables", "dropped", "renamed"}
     if unknown:
         raise ValueError(f"catalog: unknown field(s) {sorted(unknown)}")
     for key, cls in (("tables", Table), ("dropped", TableId)):
@@ -198,6 +199,15 @@ def _check_catalog(catalog: Any) -> None:
                 cls.from_json(item)
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 raise ValueError(f"catalog.{key}[{i}]: not a {cls.__name__} ({exc})") from None
+    renamed = catalog.get("renamed", [])
+    if not isinstance(renamed, list):
+        raise ValueError("catalog.renamed must be an array")
+    for i, item in enumerate(renamed):
+        try:
+            TableId.from_json(item["from"])
+            TableId.from_json(item["to"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"catalog.renamed[{i}]: not {{\"from\": TableId, \"to\": TableId}} ({exc})") from None
 
 
 def validate(obj: Any) -> ChangeEvent:

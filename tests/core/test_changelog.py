@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import gzip
+import dataclasses
 import json
 import re
 
@@ -132,6 +133,11 @@ def _v2_events():
         ChangeEvent(5, "0/16B3A00", 1003, "stmt", "app", "Orders", "UPDATE t SET a = 1"),
         ChangeEvent(6, "0/16B3B00", 1004, "c", "app", "Orders", None, None, [1], schema="public",
                     quarantine="table map: column 1 is varchar, the history says int"),
+        ChangeEvent(7, "0/16B3C00", 1005, "ddl", "app", None, "ALTER TABLE \"Orders\" SET SCHEMA old",
+                    catalog={"tables": [dataclasses.replace(table, id=TableId("app", "old", "Orders")).to_json()],
+                             "dropped": [], "renamed": [{"from": {"database": "app", "schema": "public", "name": "Orders"},
+                                                         "to": {"database": "app", "schema": "old", "name": "Orders"}}]},
+                    search_path=["public"]),
     ]
 
 
@@ -159,6 +165,8 @@ def test_contract_v2_events_round_trip_jsonl_and_parquet(tmp_path):
     ({"op": "stmt", "table": "x"}, "statement text"),
     ({"op": "c", "table": "x", "after": [1], "catalog": {"tables": []}}, "only a ddl event"),
     ({"op": "ddl", "ddl": "x", "catalog": {"tables": [{"columns": []}]}}, r"catalog.tables\[0\]"),
+    ({"op": "ddl", "ddl": "x", "catalog": {"tables": [], "renamed": [{"from": {"name": "a"}}]}},
+     r"catalog.renamed\[0\]"),
     ({"op": "ddl", "ddl": "x", "snapshot": "yes"}, "snapshot must be"),
     ({"op": "c", "table": "x", "after": [1], "row": -1}, "row must be"),
     ({"op": "c", "table": "x", "after": [1], "schema": 5}, "schema must be text"),
@@ -183,7 +191,7 @@ def test_a_capture_directory_reads_only_change_log_files(tmp_path):
     for name in ("checkpoint.json", "history.sqlite", "capture.log", "capture.lock", ".hidden.jsonl"):
         (tmp_path / name).write_text("not a change log")
     assert [f.name for f in changelog_files(tmp_path)] == ["changelog.000002.jsonl.gz", "changelog.jsonl"]
-    assert sorted(e.seq for e in read_changelog(tmp_path)) == [1, 2, 3, 4, 5, 6]
+    assert sorted(e.seq for e in read_changelog(tmp_path)) == [e.seq for e in evs]
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(ChangeLogError, match="no change-log files"):
