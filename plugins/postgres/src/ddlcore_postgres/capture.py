@@ -930,8 +930,7 @@ class PostgresCapture:
         """Stream; when the connection drops, reconnect with exponential backoff (tenacity)
         for up to ``retry_for`` seconds, each time from the last checkpoint (the change log is
         cut back to it first)."""
-        import psycopg2
-        from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
+        from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
         opts = self.options
         if opts.retry_for <= 0:
@@ -947,7 +946,7 @@ class PostgresCapture:
         first = True
         for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
                                 wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
-                                retry=retry_if_exception_type((psycopg2.OperationalError, psycopg2.InterfaceError)),
+                                retry=retry_if_exception(_is_connection_lost),
                                 before_sleep=note, reraise=True):
             with attempt:
                 if not first:
@@ -1163,6 +1162,27 @@ class PostgresCapture:
             self._warn(f"could not look up type {oid} ({exc}); its columns' types are not checked")
         self._type_names[key] = name
         return name
+
+
+#: SQLSTATE classes and codes of a lost connection or a server going away or starting up
+#: (PostgreSQL 15 manual, appendix A), or a slot still held by the walsender of a lost
+#: connection (55006 object_in_use, until wal_sender_timeout ends it): worth reconnecting for
+_RECONNECT_SQLSTATES = ("08", "57P01", "57P02", "57P03", "55006")
+
+
+def _is_connection_lost(exc: BaseException) -> bool:
+    """A lost connection, a server shutting down or starting up, or a replication stream that
+    ended under the client (psycopg2 raises ``DatabaseError("no COPY in progress")`` without
+    a SQLSTATE then) — not a refusal by the server (an error with another SQLSTATE)."""
+    import psycopg2
+
+    if isinstance(exc, (psycopg2.OperationalError, psycopg2.InterfaceError)):
+        code = getattr(exc, "pgcode", None)
+        return code is None or code.startswith(_RECONNECT_SQLSTATES)
+    if isinstance(exc, psycopg2.DatabaseError):
+        code = getattr(exc, "pgcode", None)
+        return code is None or code.startswith(_RECONNECT_SQLSTATES)
+    return isinstance(exc, (ConnectionError, EOFError))
 
 
 def _schema_statements(cur: Any) -> list[str]:
