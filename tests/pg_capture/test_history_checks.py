@@ -36,7 +36,7 @@ def test_the_history_follows_the_catalog_descriptions(capdb, tmp_path):
     out = tmp_path / "out"
     run_capture(capdb, out)
     capdb.execute("ALTER TYPE st ADD VALUE 'c'", "ALTER TABLE h ALTER COLUMN n TYPE text; ALTER TABLE h RENAME TO h2",
-                  "ALTER TABLE h2 DROP COLUMN s")
+                  "ALTER TABLE h2 DROP COLUMN s", "ALTER TABLE h2 ADD COLUMN lonely int")  # no row after it
     run_capture(capdb, out)
     evs = events(out)
     history = SchemaHistory.open(out / "history.sqlite", dialect="postgres")
@@ -44,11 +44,16 @@ def test_the_history_follows_the_catalog_descriptions(capdb, tmp_path):
         seq_of = {ev["ddl"]: ev["seq"] for ev in evs if ev["op"] == "ddl"}
         t = history.table_at(TableId(capdb.name, "public", "h"), seq_of["ALTER TYPE st ADD VALUE 'c'"])
         assert t.column("s").enum_values == ("a", "b", "c")
-        last = evs[-1]["seq"]
-        assert history.table_at(TableId(capdb.name, "public", "h"), last) is None
-        t2 = history.table_at(TableId(capdb.name, "public", "h2"), last)
+        dropped = seq_of["ALTER TABLE h2 DROP COLUMN s"]
+        assert history.table_at(TableId(capdb.name, "public", "h"), dropped) is None
+        t2 = history.table_at(TableId(capdb.name, "public", "h2"), dropped)
         assert [(c.name, c.column_type, c.ordinal_position) for c in t2.columns] == [("id", "integer", 1),
                                                                                     ("n", "text", 3)]
+        # a DDL with no row after it still makes its version, at its own seq
+        lonely = seq_of["ALTER TABLE h2 ADD COLUMN lonely int"]
+        assert evs[-1]["seq"] == lonely
+        assert history.table_at(TableId(capdb.name, "public", "h2"), lonely).column_names == ["id", "n", "lonely"]
+        assert history.table_at(TableId(capdb.name, "public", "h2"), lonely - 1).column_names == ["id", "n"]
     finally:
         history.close()
 
