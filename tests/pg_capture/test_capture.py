@@ -270,3 +270,4 @@ def test_stopped_and_resumed_equals_uninterrupted(postgres, tmp_path):
         assert len(events(full)) > 150
     finally:
         drop_capture_db(db)
+

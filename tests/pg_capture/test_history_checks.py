@@ -75,3 +75,17 @@ def test_ddl_the_triggers_did_not_see_quarantines_the_rows_with_the_drift(capdb,
     assert reason.startswith("drift: ") and "column v (type)" in reason and "text" in reason and "column(s) w" in reason
     assert [row_text(v) for v in rows[1]["after"]] == ["2", "two", "2024-01-01"]  # every value kept
     assert stats.drift and any("schema drift in public.d" in w for w in warnings)
+
+
+def test_a_publication_column_list_and_row_filter_hold_in_snapshot_and_stream(capdb, tmp_path):
+    capdb.execute("CREATE TABLE secret (id int PRIMARY KEY, a text, pii text, b int)",
+                  "INSERT INTO secret VALUES (1, 'no', 'x', 1), (2, 'yes', 'private', 2)",
+                  "CREATE PUBLICATION narrow FOR TABLE secret (id, a, b) WHERE (id > 1) WITH (publish = 'insert')")
+    out = tmp_path / "out"
+    run_capture(capdb, out, publication="narrow")
+    capdb.execute("INSERT INTO secret VALUES (0, 'no', 'y', 0), (3, 'yes', 'hidden', 3)")
+    run_capture(capdb, out, publication="narrow")
+    rows = [(ev["op"], ev["after"]) for ev in events(out) if ev["table"] == "secret"]
+    assert rows == [("r", [{"$s": "2"}, "yes", ABSENT, {"$s": "2"}]), ("c", [{"$s": "3"}, "yes", ABSENT, {"$s": "3"}])]
+    assert all("quarantine" not in ev for ev in events(out))
+    assert "private" not in (out / "changelog.jsonl").read_text() and "hidden" not in (out / "changelog.jsonl").read_text()

@@ -87,7 +87,7 @@ CHECKPOINT_NAME = "checkpoint.json"
 HISTORY_NAME = "history.sqlite"
 LOG_NAME = "capture.log"
 LOCK_NAME = "capture.lock"
-_NAME_RX = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+_ABSENT = {"$absent": True}
 
 
 class CaptureError(DdlCoreError):
@@ -539,6 +539,7 @@ class PostgresCapture:
         self._layouts: dict[int, tuple[int, Layout]] = {}
         self._ddl_epoch = 0
         self._type_names: dict[tuple[int, int], str | None] = {}
+        self._column_lists: dict[tuple[str, str], frozenset[str] | None] = {}
         self._catalog_conn: Any = None
         self._end_token: str | None = None
         self._confirmed: str | None = None
@@ -701,6 +702,7 @@ class PostgresCapture:
                     st.ddl_failed += 1
                 self._warn(problem)
             self._ddl_epoch += 1
+            self._column_lists.clear()
         return ev
 
     def _boundary(self, lsn: str) -> None:
@@ -873,9 +875,12 @@ class PostgresCapture:
             # every table's definition (the history needs them all: DDL of every table is
             # written); rows of the captured ones only
             tables = cur.fetchall()
-            cur.execute("SELECT schemaname, tablename FROM pg_catalog.pg_publication_tables WHERE pubname = %s",
-                        (opts.publication,))
-            published = {(r[0], r[1]) for r in cur.fetchall()}
+            # what the publication publishes: its tables, their columns (a column list leaves
+            # some out) and row filters (PostgreSQL 15 pg_publication_tables); the snapshot
+            # reads the same, so that it holds nothing the stream would not
+            cur.execute("SELECT schemaname, tablename, pg_catalog.to_json(attnames)::text, rowfilter "
+                        "FROM pg_catalog.pg_publication_tables WHERE pubname = %s", (opts.publication,))
+            published = {(r[0], r[1]): (frozenset(json.loads(r[2] or "[]")), r[3]) for r in cur.fetchall()}
             described = []
             for oid, ns, name, kind in tables:
                 cur.execute("SELECT ddlcore.describe_table(%s)::text", (oid,))
@@ -887,24 +892,29 @@ class PostgresCapture:
             self.stats.snapshot_tables = len(described)
             if opts.snapshot == "initial":
                 for doc, kind in described:
-                    if (doc["schema"], doc["name"]) in published and self.filter.captures(db, doc["schema"],
-                                                                                          doc["name"]):
-                        self._snapshot_rows(conn, doc, kind, lsn, ts)
+                    what = published.get((doc["schema"], doc["name"]))
+                    if what is not None and self.filter.captures(db, doc["schema"], doc["name"]):
+                        self._snapshot_rows(conn, doc, kind, lsn, ts, columns=what[0], row_filter=what[1])
             conn.rollback()
         finally:
             conn.close()
 
-    def _snapshot_rows(self, conn: Any, doc: dict, kind: str, lsn: str, ts: int) -> None:
+    def _snapshot_rows(self, conn: Any, doc: dict, kind: str, lsn: str, ts: int, *,
+                       columns: frozenset[str] | None = None, row_filter: str | None = None) -> None:
         """Every row of one table (``FROM ONLY``; a partitioned table published through its
-        root: its partitions' rows) as ``op: "r"`` events in the table's column order."""
+        root: its partitions' rows) as ``op: "r"`` events in the table's column order.  Only
+        what the publication publishes: rows that pass its ``row_filter``; a column outside
+        its column list (``columns``) is absent, as in the stream."""
         from ddlcore import raw
 
         s = self.server
         assert s is not None
         cols = [c["name"] for c in doc["columns"]]
+        hidden = [bool(columns) and c["name"] not in columns and not c.get("generated") for c in doc["columns"]]
         target = f"{quote_ident(doc['schema'])}.{quote_ident(doc['name'])}"
-        sql = (f"SELECT {', '.join(quote_ident(c) for c in cols) or 'NULL'} FROM "
-               f"{'' if kind == 'p' else 'ONLY '}{target}")
+        select = [("NULL" if h else quote_ident(c)) for c, h in zip(cols, hidden)]
+        sql = (f"SELECT {', '.join(select) or 'NULL'} FROM {'' if kind == 'p' else 'ONLY '}{target}"
+               + (f" WHERE {row_filter}" if row_filter else ""))
         cur = conn.cursor(name=f"ddlcore_snapshot_{doc['oid']}")
         cur.itersize = 2000
         try:
@@ -914,7 +924,8 @@ class PostgresCapture:
                 if not rows:
                     break
                 for row in rows:
-                    after = [None if v is None else raw.encode_json(v) for v in row] if cols else []
+                    after = [_ABSENT if h else None if v is None else raw.encode_json(v)
+                             for v, h in zip(row, hidden)] if cols else []
                     self._emit("r", lsn, ts, s.database, doc["name"], None, None, after, schema=doc["schema"])
                 self.stats.snapshot_rows += len(rows)
                 if self._progress is not None:
@@ -1070,7 +1081,8 @@ class PostgresCapture:
         table = None
         if self._history is not None and self._history.available:
             table = self._history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
-        layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where)
+        layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where,
+                              column_list=self._column_list(rel.namespace, rel.name))
         self._layouts[rel.relid] = (self._ddl_epoch, layout)
         sig = (rel.namespace, rel.name, layout.drift)
         if layout.drift and sig not in self._drift_reported:
@@ -1144,6 +1156,30 @@ class PostgresCapture:
 
     # -- catalog lookups ----------------------------------------------------------------------
 
+    def _catalog(self) -> Any:
+        """The capture's SQL connection for catalog look-ups while streaming (autocommit)."""
+        if self._catalog_conn is None or self._catalog_conn.closed:
+            self._catalog_conn = self.options.connection.connect()
+            self._catalog_conn.autocommit = True
+        return self._catalog_conn
+
+    def _column_list(self, schema: str, table: str) -> frozenset[str] | None:
+        """The publication's explicit column list for a table (``pg_publication_rel.prattrs``,
+        PostgreSQL 15), as column names today; ``None`` when it publishes every column."""
+        key = (schema, table)
+        if key not in self._column_lists:
+            names = None
+            try:
+                with self._catalog().cursor() as cur:
+                    cur.execute(_COLUMN_LIST_SQL, (self.options.publication, schema, table))
+                    row = cur.fetchone()
+                    names = None if row is None or row[0] is None else frozenset(row[0])
+            except Exception as exc:  # noqa: BLE001 - then every column counts as published
+                self._warn(f"could not read the column list of {schema}.{table} in publication "
+                           f"{self.options.publication} ({exc})")
+            self._column_lists[key] = names
+        return self._column_lists[key]
+
     def _type_name(self, oid: int, typmod: int) -> str | None:
         """``format_type(oid, typmod)`` of a built-in type (cached: built-in types never
         change); ``None`` when it cannot be looked up."""
@@ -1152,10 +1188,7 @@ class PostgresCapture:
             return self._type_names[key]
         name = None
         try:
-            if self._catalog_conn is None or self._catalog_conn.closed:
-                self._catalog_conn = self.options.connection.connect()
-                self._catalog_conn.autocommit = True
-            with self._catalog_conn.cursor() as cur:
+            with self._catalog().cursor() as cur:
                 cur.execute("SELECT pg_catalog.format_type(%s, %s)", (oid, None if typmod == -1 else typmod))
                 name = cur.fetchone()[0]
         except Exception as exc:  # noqa: BLE001 - the check is skipped, not the rows
@@ -1163,6 +1196,14 @@ class PostgresCapture:
         self._type_names[key] = name
         return name
 
+
+#: a table's explicit column list in a publication (PostgreSQL 15: ``prattrs``; NULL without one)
+_COLUMN_LIST_SQL = (
+    "SELECT (SELECT pg_catalog.array_agg(a.attname::text) FROM pg_catalog.pg_attribute a "
+    "        WHERE a.attrelid = pr.prrelid AND a.attnum = ANY (pr.prattrs)) "
+    "FROM pg_catalog.pg_publication_rel pr JOIN pg_catalog.pg_publication p ON p.oid = pr.prpubid "
+    "JOIN pg_catalog.pg_class c ON c.oid = pr.prrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE p.pubname = %s AND n.nspname = %s AND c.relname = %s AND pr.prattrs IS NOT NULL")
 
 #: SQLSTATE classes and codes of a lost connection or a server going away or starting up
 #: (PostgreSQL 15 manual, appendix A), or a slot still held by the walsender of a lost

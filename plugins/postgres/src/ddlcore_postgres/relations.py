@@ -9,7 +9,8 @@ replication connection, the change-log writer.
 Why a layout: a change-log row image holds one raw value per column of the table version in
 force, in ordinal order (docs/changelog.md).  pgoutput's tuples hold the *published* columns:
 PostgreSQL 15 leaves out generated columns (``logicalrep_write_tuple`` skips ``attgenerated``)
-and columns outside a publication column list.  Those are written ``{"$absent": true}``.
+and columns outside a publication's column list (``CREATE PUBLICATION ... FOR TABLE t (a, b)``).
+Those are written ``{"$absent": true}``.
 
 Drift (the Relation message contradicts the history at this ``seq``: DDL the event trigger did
 not see — triggers disabled, ``--snapshot never`` started after the DDL — or a wrong model):
@@ -97,12 +98,15 @@ class Layout:
 
 
 def build_layout(rel: Relation, table: Table | None, *, type_name: Callable[[int, int], str | None],
-                 user_types: Mapping[int, tuple[str, str]], where: str) -> Layout:
+                 user_types: Mapping[int, tuple[str, str]], where: str,
+                 column_list: frozenset[str] | None = None) -> Layout:
     """The layout of ``rel`` against ``table`` (the history's table at this seq, or ``None``).
 
     ``type_name(oid, typmod)``: ``format_type`` of a built-in type (``None`` when unknown);
     ``user_types``: the Type messages seen (oid → (namespace, name)); ``where``: text naming
-    the position, for the drift messages."""
+    the position, for the drift messages; ``column_list``: the publication's explicit column
+    list for this table (``None``: every column is published) — a column outside it is absent,
+    not drift."""
     key = frozenset(i for i, c in enumerate(rel.columns) if c.key)
     name = f"{rel.namespace}.{rel.name}"
     if table is None:
@@ -114,10 +118,10 @@ def build_layout(rel: Relation, table: Table | None, *, type_name: Callable[[int
         i = index.get(col.name, -1)
         sources.append(i)
         if i < 0:
-            if not col.is_generated:
+            if not col.is_generated and (column_list is None or col.name in column_list):
                 drift.append(f"schema drift in {name} column {col.name} at {where}: the history's table has "
                              f"it ({col.column_type}) but the stream does not (a DROP COLUMN the history did "
-                             f"not see, or a publication column list)")
+                             f"not see)")
             continue
         rc = rel.columns[i]
         if rc.type_oid < FIRST_USER_OID:
