@@ -299,6 +299,10 @@ class Table:
     indexes: tuple[Index, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
     checks: tuple[CheckConstraint, ...] = ()
+    #: PostgreSQL only (``None`` for MySQL): ``pg_class.relreplident`` as ``default`` /
+    #: ``full`` / ``nothing`` / ``index`` (ALTER TABLE ... REPLICA IDENTITY): which columns
+    #: an update's or delete's before image carries.  Written to JSON only when set.
+    replica_identity: str | None = None
 
     # -- reading -------------------------------------------------------------------------
 
@@ -343,6 +347,7 @@ class Table:
             "indexes": [i.to_json() for i in self.indexes],
             "foreign_keys": [f.to_json() for f in self.foreign_keys],
             "checks": [c.to_json() for c in self.checks],
+            **({"replica_identity": self.replica_identity} if self.replica_identity is not None else {}),
         }
 
     @classmethod
@@ -359,6 +364,7 @@ class Table:
             indexes=tuple(Index.from_json(i) for i in d.get("indexes", ())),
             foreign_keys=tuple(ForeignKey.from_json(f) for f in d.get("foreign_keys", ())),
             checks=tuple(CheckConstraint.from_json(c) for c in d.get("checks", ())),
+            replica_identity=d.get("replica_identity"),
         )
 
     def to_json_text(self) -> str:
@@ -403,6 +409,13 @@ class TableEditor:
         self.indexes: list[Index] = list(table.indexes)
         self.foreign_keys: list[ForeignKey] = list(table.foreign_keys)
         self.checks: list[CheckConstraint] = list(table.checks)
+        self.replica_identity = table.replica_identity
+
+    #: a table option holding the last attribute number given out (PostgreSQL ``attnum``):
+    #: when a table has it, ``build()`` keeps every column's ``ordinal_position`` (a dropped
+    #: column leaves a gap, as in ``pg_attribute``) and numbers a new column (position 0) with
+    #: the next number
+    ATTNUM_OPTION = "ATTNUM"
 
     # -- columns -------------------------------------------------------------------------
 
@@ -469,14 +482,23 @@ class TableEditor:
         col = self.column(old)
         return self.replace_column(old, col.replace(name=new))
 
-    def drop_column(self, name: str) -> "TableEditor":
-        """Drop a column; as MySQL does, it also leaves every key that named it (a key left with
-        no parts is dropped)."""
+    def drop_column(self, name: str, *, whole_keys: bool = False) -> "TableEditor":
+        """Drop a column.  As MySQL does (default), it also leaves every key that named it (a
+        key left with no parts is dropped); with ``whole_keys`` (PostgreSQL: ALTER TABLE ...
+        DROP COLUMN drops the indexes and constraints that use the column) a key that named it
+        is dropped whole, the primary key included."""
         i = self.index_of(name)
         if i is None:
             raise ModelError(f"table {self.id}: no column {name!r}")
         del self.columns[i]
         k = self.key(name)
+        if whole_keys:
+            if any(self.key(c) == k for c in self.primary_key):
+                self.primary_key = []
+            self.indexes = [ix for ix in self.indexes
+                            if not any(c is not None and self.key(c) == k for c in ix.columns)]
+            self.foreign_keys = [fk for fk in self.foreign_keys if not any(self.key(c) == k for c in fk.columns)]
+            return self
         self.primary_key = [c for c in self.primary_key if self.key(c) != k]
         kept = []
         for ix in self.indexes:
@@ -567,10 +589,22 @@ class TableEditor:
         return self
 
     def build(self) -> Table:
-        columns = tuple(
-            c if c.ordinal_position == i else c.replace(ordinal_position=i)
-            for i, c in enumerate(self.columns, start=1)
-        )
+        attnum = self.options.get(self.ATTNUM_OPTION)
+        if attnum is not None:
+            last = int(attnum)
+            cols = []
+            for c in self.columns:
+                if c.ordinal_position <= 0:
+                    last += 1
+                    c = c.replace(ordinal_position=last)
+                cols.append(c)
+            self.options[self.ATTNUM_OPTION] = str(max([last] + [c.ordinal_position for c in cols]))
+            columns = tuple(cols)
+        else:
+            columns = tuple(
+                c if c.ordinal_position == i else c.replace(ordinal_position=i)
+                for i, c in enumerate(self.columns, start=1)
+            )
         return Table(
             id=self.id,
             columns=columns,
@@ -582,6 +616,7 @@ class TableEditor:
             indexes=tuple(self.indexes),
             foreign_keys=tuple(self.foreign_keys),
             checks=tuple(self.checks),
+            replica_identity=self.replica_identity,
         )
 
 
@@ -678,6 +713,10 @@ class Tables:
         self.current_database: str | None = None
         self.search_path: tuple[str, ...] = ()
         self.session: dict[str, str] = {}
+        #: user-defined types and sequences a dialect keeps (PostgreSQL: enums, domains,
+        #: composite types, sequences), by the dialect's key (``"schema.name"``) → a JSON-ready
+        #: description; persisted with the session state
+        self.types: dict[str, Any] = {}
 
     @staticmethod
     def _as_id(table_id: TableId | str) -> TableId:
@@ -722,6 +761,7 @@ class Tables:
         new.current_database = self.current_database
         new.search_path = self.search_path
         new.session = dict(self.session)
+        new.types = dict(self.types)
         return new
 
     def to_json(self) -> dict[str, Any]:
@@ -734,6 +774,7 @@ class Tables:
             "current_database": self.current_database,
             "search_path": list(self.search_path),
             "session": dict(sorted(self.session.items())),
+            **({"types": dict(sorted(self.types.items()))} if self.types else {}),
         }
 
     @classmethod
@@ -749,6 +790,7 @@ class Tables:
         new.current_database = d.get("current_database")
         new.search_path = tuple(d.get("search_path", ()))
         new.session = dict(d.get("session", {}))
+        new.types = dict(d.get("types", {}))
         return new
 
 

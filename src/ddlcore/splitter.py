@@ -35,6 +35,15 @@ class SplitRules:
     * ``delimiter_command``: the mysql client's ``DELIMITER x`` line.
     * ``versioned_comments``: open up ``/*! */`` comments; ``server_version`` (``MMmmpp``) and
       ``mariadb`` decide which ones run.
+    * ``backquoted_identifiers``: `` `x` `` quotes a name (MySQL); otherwise a backquote is an
+      ordinary character (an operator character in PostgreSQL).
+    * ``escape_strings``: ``E'...'`` strings take backslash escapes even when
+      ``backslash_escapes`` is off (PostgreSQL 4.1.2.2, standard_conforming_strings on).
+    * ``meta_commands``: a line starting with a backslash between statements is a psql
+      meta-command (``\connect``, ``\set``, ``\restrict``...) and is skipped (psql manual,
+      "Meta-Commands").
+    * ``copy_data``: after ``COPY ... FROM stdin;`` the data lines up to a line ``\.`` are
+      skipped, as psql reads them (pg_dump output; COPY manual page, "File Formats").
     """
 
     backslash_escapes: bool = True
@@ -46,6 +55,10 @@ class SplitRules:
     versioned_comments: bool = True
     server_version: int = 101100
     mariadb: bool = True
+    backquoted_identifiers: bool = True
+    escape_strings: bool = False
+    meta_commands: bool = False
+    copy_data: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,8 @@ class Statement:
     offset: int
 
 
+_COPY_FROM_STDIN = re.compile(r"\s*COPY\b[^;]*\bFROM\s+STDIN\b", re.IGNORECASE)
+_COPY_END = re.compile(r"^\\\.[ \t]*(?:\r?\n|$)", re.MULTILINE)
 _DELIMITER_LINE = re.compile(r"[ \t]*delimiter[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.IGNORECASE)
 _VERSIONED = re.compile(r"/\*(M?)!(\d{5,6})?")
 
@@ -75,7 +90,11 @@ class _Scanner:
     def __init__(self, text: str, rules: SplitRules):
         self.text = text
         self.rules = rules
-        specials = "'\"`/-;\n"
+        specials = "'\"/-;\n"
+        if rules.backquoted_identifiers:
+            specials += "`"
+        if rules.meta_commands:
+            specials += "\\"
         if rules.hash_comments:
             specials += "#"
         if rules.dollar_quotes:
@@ -123,12 +142,25 @@ class _Scanner:
                 at_line_start = True
                 continue
             if ch == ";" and delimiter == ";":
+                stmt_start = start
                 yield start, i, blanks
                 blanks = []
                 pos = start = i + 1
+                if rules.copy_data and _COPY_FROM_STDIN.match(text[stmt_start:i]):
+                    end = _COPY_END.search(text, pos)
+                    pos = start = n if end is None else end.end()
+                    at_line_start = True
+                continue
+            if ch == "\\":
+                if (i == 0 or text[i - 1] == "\n") and not text[start:i].strip():
+                    pos = start = self._skip_line(i)
+                else:
+                    pos = i + 1
                 continue
             if ch in "'\"`":
-                pos = self._skip_quoted(i, ch)
+                escapes = (rules.escape_strings and ch == "'" and i > 0 and text[i - 1] in "eE"
+                           and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] in "_$")))
+                pos = self._skip_quoted(i, ch, escapes)
                 continue
             if ch == "#":
                 pos = self._skip_line(i)
@@ -177,11 +209,11 @@ class _Scanner:
             return False
         return v <= self.rules.server_version
 
-    def _skip_quoted(self, i: int, q: str) -> int:
+    def _skip_quoted(self, i: int, q: str, escapes: bool = False) -> int:
         text = self.text
         n = len(text)
         j = i + 1
-        backslash = self.rules.backslash_escapes and q != "`"
+        backslash = (self.rules.backslash_escapes or escapes) and q != "`"
         while j < n:
             c = text[j]
             if backslash and c == "\\":

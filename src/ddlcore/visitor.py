@@ -192,7 +192,8 @@ class DdlVisitor:
             self.warn(f"table {table_id} is not known; statement ignored for it")
             return None
         editor = old.edit(self.column_key)
-        editor = edit(editor) or editor
+        result = edit(editor)
+        editor = result if isinstance(result, TableEditor) else editor
         new = editor.build()
         if new.id != old.id:
             if self.get_table(new.id) is not None:

@@ -516,11 +516,14 @@ class SchemaHistory:
         tables.current_database = st.get("current_database")
         tables.search_path = tuple(st.get("search_path", ()))
         tables.session = dict(st.get("session", {}))
+        tables.types = dict(st.get("types", {}))
 
     def _state_of(self, tables: Tables) -> str:
         state: dict[str, Any] = {"current_database": tables.current_database,
                                  "search_path": list(tables.search_path),
                                  "session": dict(tables.session)}
+        if tables.types:
+            state["types"] = tables.types
         if self._source_options:
             state["parser_options"] = self.options  # set by a source event: survives restarts
         return _dumps(state)
@@ -704,6 +707,7 @@ class SchemaHistory:
             fresh.databases, fresh.views = tables.databases, tables.views
             fresh.current_database, fresh.search_path = tables.current_database, tables.search_path
             fresh.session = tables.session
+            fresh.types = tables.types
             for t in tables:
                 fresh.put(t)
             self._tables = tables = fresh

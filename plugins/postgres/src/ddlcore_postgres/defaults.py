@@ -1,0 +1,133 @@
+"""Column defaults as PostgreSQL 15 prints them (``pg_get_expr`` on ``pg_attrdef.adbin``, which
+``information_schema.columns.column_default`` shows).
+
+The server stores a default as a parsed expression coerced to the column's type and prints it
+back in its own canonical form.  ddlcore keeps expressions as source text (no expression
+grammar), so only the forms a schema uses again and again are canonicalised here, each as the
+server prints it (checked against PostgreSQL 15 by tests/postgres):
+
+=================================  ==========================================================
+written                            printed
+=================================  ==========================================================
+``NULL`` (any cast)                no default (the server stores none: ``AddRelationNewConstraints``)
+``TRUE`` / ``false`` / ``'t'``     ``true`` / ``false`` (boolean column)
+``42``, ``4.99``                   unchanged; a negative number ``'-1'::integer`` (the cast
+                                   to the column's type name)
+``'abc'`` (string)                 ``'abc'::<type>``: ``character varying``, ``bpchar``,
+                                   ``text``, an enum's name ...
+``'abc'::varchar``                 the cast's type printed as the catalog names it
+``nextval('s')``                   ``nextval('s'::regclass)``; a sequence in ``public``
+                                   unqualified
+``now()``, ``CURRENT_TIMESTAMP``   function calls as written, SQL value functions upper case
+=================================  ==========================================================
+
+Anything else is kept as written (white space collapsed).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from .types import ALIASES, BUILTIN, canonical_name
+
+__all__ = ["render_default", "SQL_VALUE_FUNCTIONS", "cast_type_name"]
+
+#: SQL-standard functions called without parentheses (manual 9.9.5), printed upper case
+SQL_VALUE_FUNCTIONS = {
+    "current_date": "CURRENT_DATE", "current_time": "CURRENT_TIME",
+    "current_timestamp": "CURRENT_TIMESTAMP", "localtime": "LOCALTIME",
+    "localtimestamp": "LOCALTIMESTAMP", "current_user": "CURRENT_USER",
+    "session_user": "SESSION_USER", "current_role": "CURRENT_ROLE", "user": "CURRENT_USER",
+    "current_catalog": "CURRENT_CATALOG", "current_schema": "CURRENT_SCHEMA",
+}
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_STRING = re.compile(r"'(?:''|[^'])*'")
+_CAST = re.compile(r"\s*::\s*(.+?)\s*$", re.DOTALL)
+_NEXTVAL = re.compile(r"nextval\s*\(\s*('(?:''|[^'])*')(?:\s*::\s*regclass)?\s*\)", re.IGNORECASE)
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(\s*\)")
+
+
+def cast_type_name(column_type: str) -> str:
+    """The type name a cast to a column of ``column_type`` (``format_type`` text) prints
+    with: modifiers dropped, ``character`` as ``bpchar`` (``'a'::bpchar``)."""
+    base = re.sub(r"\(\d+(?:,\d+)?\)", "", column_type)
+    if base == "character":
+        return "bpchar"
+    return base
+
+
+def _canonical_cast(text: str, resolve_type: Callable[[str], str] | None) -> str:
+    t = " ".join(text.split()).lower() if not text.startswith('"') else text
+    name = canonical_name(t.split("(")[0].strip()) if "(" not in t or t.startswith("float") else None
+    if name is None and "(" in t:
+        name = canonical_name(t.split("(")[0].strip())
+        if name is not None:
+            return BUILTIN[name].display if name != "bpchar" else "bpchar"
+    if name is not None:
+        info = BUILTIN[name]
+        if name == "bpchar":
+            return "bpchar"
+        return info.display + info.zone if info.kind == "time" else info.display
+    if resolve_type is not None:
+        return resolve_type(text)
+    return text
+
+
+def render_default(text: str, column_type: str, data_type: str, *,
+                   resolve_type: Callable[[str], str] | None = None,
+                   sequence_name: Callable[[str], str] | None = None) -> str | None:
+    """``text`` (a DEFAULT expression's source) as ``pg_get_expr`` prints it for a column of
+    ``column_type`` (``format_type`` text) and ``data_type``; ``None`` for ``NULL``.
+
+    ``resolve_type``: prints a user type name as the catalog does (search_path);
+    ``sequence_name``: prints a sequence's name inside ``nextval('...'::regclass)``."""
+    expr = " ".join(text.split())
+    while expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
+        expr = expr[1:-1].strip()
+    low = expr.lower()
+    if low == "null" or re.fullmatch(r"null\s*::.*", low, re.DOTALL):
+        return None
+    if data_type == "boolean" and low in ("true", "false", "'t'", "'f'", "'true'", "'false'", "'y'", "'n'",
+                                          "'yes'", "'no'", "'on'", "'off'", "'1'", "'0'"):
+        return "true" if low.strip("'") in ("true", "t", "y", "yes", "on", "1") else "false"
+    if low in ("true", "false"):
+        return low
+    if _NUMBER.fullmatch(expr):
+        if expr.startswith("-"):
+            return f"'{expr}'::{cast_type_name(column_type).replace('[]', '')}"
+        return expr.lstrip("+")
+    if low in SQL_VALUE_FUNCTIONS:
+        return SQL_VALUE_FUNCTIONS[low]
+    m = _NEXTVAL.fullmatch(expr)
+    if m:
+        seq = m.group(1)[1:-1].replace("''", "'")
+        if sequence_name is not None:
+            seq = sequence_name(seq)
+        return "nextval('" + seq.replace("'", "''") + "'::regclass)"
+    m = _STRING.match(expr)
+    if m and m.end() == len(expr):
+        if data_type == "ARRAY" or column_type.endswith("[]"):
+            return f"{expr}::{cast_type_name(column_type)}"
+        return f"{expr}::{cast_type_name(column_type)}"
+    if m:
+        cast = _CAST.fullmatch(expr, m.end())
+        if cast and "::" not in cast.group(1):
+            return f"{expr[:m.end()]}::{_canonical_cast(cast.group(1), resolve_type)}"
+    m = _CALL.fullmatch(expr)
+    if m:
+        return m.group(1).lower() + "()" if "." not in m.group(1) else expr
+    return expr
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0

@@ -1,0 +1,1316 @@
+"""``PostgresDdlVisitor``: PostgreSQL 15 parse trees → the shared table model.
+
+One ``visit*`` method per grammar rule that changes the model (rule names follow the manual's
+synopses; see grammars/postgres/PostgresParser.g4).  The model follows what PostgreSQL's own
+catalog says of a table (``information_schema.columns``, ``pg_attribute``, ``format_type``,
+``pg_get_expr``; ``ddlcore_postgres.catalog`` reads the same fields from a live server):
+
+* ``ordinal_position`` is ``attnum``: a dropped column leaves a gap; the table option
+  ``ATTNUM`` holds the last number given out (``TableEditor.ATTNUM_OPTION``).
+* user-defined types (enums, domains, composite types) and sequences are kept in
+  ``Tables.types`` under ``"schema.name"``; a column of an enum carries its labels, a column of
+  a domain the domain and its base type.
+* names: unquoted fold to lower case, quoted are exact (manual 4.1.1); ``[database.]schema.
+  table`` resolve through ``search_path`` (manual 5.9.3).
+* temporary tables live in the session's ``pg_temp`` schema and hold no rows in a change log:
+  they are not kept (a warning says so).
+
+Customise by subclassing and overriding one narrow method (``column_from_def``,
+``type_fields``, ``render_default``, ``index_name`` ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Iterable
+
+from ddlcore import DdlVisitor
+from ddlcore.model import (CheckConstraint, Column, ForeignKey, Index, Table, TableEditor, TableId, Tables,
+                           View)
+
+from . import defaults as _defaults
+from . import types as _types
+from ._generated.PostgresParser import PostgresParser as P
+from ._generated.PostgresParserVisitor import PostgresParserVisitor
+
+__all__ = ["PostgresDdlVisitor", "make_object_name", "NAMEDATALEN"]
+
+#: identifiers are truncated to NAMEDATALEN - 1 = 63 bytes (manual 4.1.1)
+NAMEDATALEN = 64
+ATTNUM = TableEditor.ATTNUM_OPTION
+
+
+def _truncate(name: str, limit: int = NAMEDATALEN - 1) -> str:
+    data = name.encode("utf-8")
+    if len(data) <= limit:
+        return name
+    return data[:limit].decode("utf-8", errors="ignore")
+
+
+def make_object_name(name1: str, name2: str | None, label: str | None) -> str:
+    """A generated name as PostgreSQL's ``makeObjectName`` makes it: ``name1_name2_label``
+    within 63 bytes, shortening the longer of ``name1`` / ``name2`` first."""
+    n1, n2 = name1.encode(), (name2 or "").encode()
+    overhead = (len(label.encode()) + 1 if label else 0) + (1 if name2 else 0)
+    avail = NAMEDATALEN - 1 - overhead
+    while len(n1) + len(n2) > avail:
+        if len(n1) > len(n2):
+            n1 = n1[:-1]
+        else:
+            n2 = n2[:-1]
+    parts = [n1.decode(errors="ignore")]
+    if name2:
+        parts.append(n2.decode(errors="ignore"))
+    if label:
+        parts.append(label)
+    return "_".join(parts)
+
+
+@dataclasses.dataclass
+class ColumnDraft:
+    """A column definition read from the tree, before it is placed in a table."""
+
+    name: str
+    fields: dict[str, Any]
+    nullable: bool = True
+    not_null: bool = False
+    default: str | None = None
+    identity: str | None = None
+    generation: str | None = None
+    collation: str | None = None
+    primary_key: bool = False
+    unique: list[str | None] = dataclasses.field(default_factory=list)
+    checks: list[CheckConstraint] = dataclasses.field(default_factory=list)
+    references: list[tuple[str | None, TableId, tuple[str, ...]]] = dataclasses.field(default_factory=list)
+    serial: str | None = None
+    pk_name: str | None = None
+
+
+class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
+    """Maps PostgreSQL 15 DDL onto ``ddlcore.model`` (see the module docstring)."""
+
+    # ------------------------------------------------------------------ names (4.1.1)
+
+    def ident(self, ctx: Any) -> str:
+        """The name a ``colId`` / ``name`` / ``colLabel`` / ``typeFunctionName`` node denotes:
+        quoted names exact, unquoted folded to lower case (and truncated to 63 bytes)."""
+        text = ctx.getText()
+        if text.startswith('"'):
+            return _truncate(text[1:-1].replace('""', '"'))
+        if text[:3].upper() == 'U&"':
+            return _truncate(_unicode_escapes(text[3:-1].replace('""', '"')))
+        return _truncate(text.lower())
+
+    def name_parts(self, ctx: Any) -> list[str]:
+        """``qualifiedName`` / ``anyName`` / ``qualifiedTypeName`` → its parts."""
+        return [self.ident(c) for c in ctx.getChildren() if not (hasattr(c, "symbol") and c.symbol.type == P.DOT)]
+
+    @property
+    def search_path(self) -> list[str]:
+        return [s for s in self.tables.search_path if s not in ("$user", "pg_temp")]
+
+    def database(self) -> str | None:
+        return self.tables.current_database if self.tables.current_database is not None else self.options.get("database")
+
+    def creation_schema(self) -> str:
+        """The schema an unqualified CREATE puts its object in: the first schema of the
+        search path (manual 5.9.3)."""
+        path = self.search_path
+        return path[0] if path else "public"
+
+    def table_id(self, ctx: Any, *, create: bool = False) -> TableId:
+        """A ``qualifiedName`` as a ``TableId``; an unqualified name resolves through the
+        search path (an existing table or view first; else the first schema)."""
+        parts = self.name_parts(ctx)
+        db = self.database()
+        if len(parts) >= 3:
+            return TableId(parts[-3], parts[-2], parts[-1])
+        if len(parts) == 2:
+            return TableId(db, parts[0], parts[1])
+        if not create:
+            for schema in self.search_path:
+                tid = TableId(db, schema, parts[0])
+                if self.get_table(tid) is not None or self.get_view(tid) is not None:
+                    return tid
+        return TableId(db, self.creation_schema(), parts[0])
+
+    def type_key(self, parts: list[str], *, create: bool = False) -> str | None:
+        """``schema.name`` of a user-defined type or sequence: explicit, or the first schema of
+        the search path that has it (``create``: the creation schema)."""
+        if len(parts) >= 2:
+            return f"{parts[-2]}.{parts[-1]}"
+        if create:
+            return f"{self.creation_schema()}.{parts[0]}"
+        for schema in self.search_path + ["pg_catalog"]:
+            key = f"{schema}.{parts[0]}"
+            if key in self.tables.types:
+                return key
+        return None
+
+    def visible_name(self, schema: str, name: str) -> str:
+        """A type or sequence name as ``format_type`` / ``regclass`` print it: unqualified when
+        its schema is on the search path, else ``schema.name`` (quoted where needed)."""
+        if schema in self.search_path or schema == "pg_catalog":
+            return _quote_if_needed(name)
+        return f"{_quote_if_needed(schema)}.{_quote_if_needed(name)}"
+
+    # ------------------------------------------------------------------ statements
+
+    def visitDdlStatement(self, ctx: P.DdlStatementContext):
+        return self.visit(ctx.statement())
+
+    def visitStatement(self, ctx: P.StatementContext):
+        return self.visitChildren(ctx)
+
+    # -- CREATE TABLE --------------------------------------------------------------------
+
+    def visitCreateStmt(self, ctx: P.CreateStmtContext):
+        temp = isinstance(ctx.persistence(), P.TempPersistenceContext)
+        tid = self.table_id(ctx.qualifiedName(0), create=True)
+        if temp:
+            self.warn(f"temporary table {tid.name} is not kept in the model (it lives in the session's pg_temp schema)")
+            return None
+        if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
+            self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
+            return None
+        editor = Table(tid, options=((ATTNUM, "0"),), replica_identity="default").edit(self.column_key)
+        if isinstance(ctx.persistence(), P.UnloggedPersistenceContext):
+            editor.set_option("UNLOGGED", "YES")
+        if ctx.PARTITION() is not None and ctx.OF() is not None:
+            parent_id = self.table_id(ctx.qualifiedName(1))
+            parent = self.require_table(parent_id, ctx.qualifiedName(1))
+            for col in parent.columns:
+                self.append_column(editor, col.replace(ordinal_position=0, identity=None,
+                                                       column_default=None if col.identity else col.column_default))
+            editor.set_option("PARTITION OF", str(parent.id))
+            if ctx.typedTableElementList() is not None:
+                self.apply_typed_elements(editor, ctx.typedTableElementList())
+        elif ctx.OF() is not None:
+            self.apply_typed_table(editor, ctx)
+        else:
+            if ctx.inheritsClause() is not None:
+                parents = [self.table_id(q) for q in ctx.inheritsClause().qualifiedName()]
+                for pid in parents:
+                    parent = self.require_table(pid, ctx.inheritsClause())
+                    for col in parent.columns:
+                        if not editor.has_column(col.name):
+                            self.append_column(editor, col.replace(ordinal_position=0, identity=None))
+                editor.set_option("INHERITS", ",".join(str(p) for p in parents))
+            if ctx.tableElementList() is not None:
+                for el in ctx.tableElementList().tableElement():
+                    self.apply_table_element(editor, el)
+        if ctx.partitionSpec() is not None:
+            editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
+        self.create_table(editor.build())
+        return None
+
+    def require_table(self, tid: TableId, ctx: Any) -> Table:
+        table = self.get_table(tid)
+        if table is None:
+            raise self.error(ctx, f"relation {tid} is not known to the model")
+        return table
+
+    def partition_key(self, ctx: P.PartitionSpecContext) -> str:
+        """``pg_get_partkeydef``: ``RANGE (payment_date)``."""
+        return f"{ctx.partitionStrategy().getText().upper()} ({_squash(self.source_text(ctx.balancedTokens()))})"
+
+    def apply_table_element(self, editor: TableEditor, el: P.TableElementContext) -> None:
+        if el.columnDef() is not None:
+            draft = self.column_draft(el.columnDef())
+            self.add_column_draft(editor, draft)
+        elif el.tableConstraint() is not None:
+            self.apply_table_constraint(editor, el.tableConstraint())
+        else:
+            self.apply_like(editor, el.tableLikeClause())
+
+    def apply_typed_elements(self, editor: TableEditor, ctx: P.TypedTableElementListContext) -> None:
+        for el in ctx.typedTableElement():
+            if el.tableConstraint() is not None:
+                self.apply_table_constraint(editor, el.tableConstraint())
+                continue
+            name = self.ident(el.colId())
+            draft = ColumnDraft(name, {})
+            for cc in el.columnConstraint():
+                self.apply_column_constraint(draft, cc)
+            col = editor.column(name)
+            changes: dict[str, Any] = {}
+            if draft.not_null:
+                changes["nullable"] = False
+            if draft.default is not None:
+                changes["column_default"] = self.render_default(draft.default, col)
+            if changes:
+                editor.update_column(name, **changes)
+            if draft.primary_key:
+                self.set_primary_key(editor, [name], draft.pk_name)
+
+    def apply_typed_table(self, editor: TableEditor, ctx: P.CreateStmtContext) -> None:
+        key = self.type_key(self.name_parts(ctx.qualifiedName(1)))
+        info = self.tables.types.get(key or "")
+        if info is None or info.get("kind") != "composite":
+            raise self.error(ctx.qualifiedName(1), f"type {ctx.qualifiedName(1).getText()} is not a known composite type")
+        for attr in info["attributes"]:
+            self.append_column(editor, Column.from_json({**attr, "ordinal_position": 0}))
+        if ctx.typedTableElementList() is not None:
+            self.apply_typed_elements(editor, ctx.typedTableElementList())
+
+    def apply_like(self, editor: TableEditor, ctx: P.TableLikeClauseContext) -> None:
+        """LIKE source [INCLUDING | EXCLUDING ...]: the source's columns with their types and
+        NOT NULL; defaults, identity, generation, comments and indexes only when included."""
+        src = self.require_table(self.table_id(ctx.qualifiedName()), ctx)
+        included: set[str] = set()
+        for opt in ctx.tableLikeOption():
+            what = opt.likeOptionName().getText().upper()
+            names = {"ALL"} if what != "ALL" else {"ALL"}
+            kinds = ({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
+                      "INDEXES", "STATISTICS", "STORAGE"} if what == "ALL" else {what})
+            del names
+            if opt.INCLUDING() is not None:
+                included |= kinds
+            else:
+                included -= kinds
+        for col in src.columns:
+            c = col.replace(ordinal_position=0)
+            if "DEFAULTS" not in included:
+                c = c.replace(column_default=None)
+            if "IDENTITY" not in included:
+                c = c.replace(identity=None)
+            if "GENERATED" not in included and c.generation_expression is not None:
+                c = c.replace(generation_expression=None, generation_stored=None)
+            if "COMMENTS" not in included:
+                c = c.replace(comment=None)
+            self.append_column(editor, c)
+        if "INDEXES" in included:
+            if src.primary_key:
+                self.set_primary_key(editor, list(src.primary_key), None)
+            for ix in src.indexes:
+                if ix.kind != "PRIMARY KEY":
+                    cols = [c for c in ix.columns]
+                    editor.add_index(Index(self.index_name(editor, [c or "expr" for c in cols], "key" if ix.kind == "UNIQUE" else "idx"),
+                                           ix.kind, tuple(cols), ix.key_parts))
+
+    def append_column(self, editor: TableEditor, col: Column) -> None:
+        if editor.has_column(col.name):
+            raise self.error(None, f"column \"{col.name}\" specified more than once")
+        editor.add_column(col)
+        # number it now, so a following column gets the next attnum
+        last = int(editor.options.get(ATTNUM, "0")) + 1
+        editor.options[ATTNUM] = str(last)
+        editor.columns[-1] = editor.columns[-1].replace(ordinal_position=last)
+
+    # -- columns -----------------------------------------------------------------------
+
+    def column_draft(self, ctx: P.ColumnDefContext) -> ColumnDraft:
+        name = self.ident(ctx.colId())
+        fields, serial = self.type_fields(ctx.typeName())
+        draft = ColumnDraft(name, fields, serial=serial)
+        for q in ctx.columnQualifier():
+            if q.columnConstraint() is not None:
+                self.apply_column_constraint(draft, q.columnConstraint())
+        return draft
+
+    def apply_column_constraint(self, draft: ColumnDraft, ctx: P.ColumnConstraintContext) -> None:
+        if ctx.COLLATE() is not None:
+            draft.collation = self.collation_name(ctx.anyName())
+            return
+        el = ctx.columnConstraintElem()
+        if el is None:
+            return
+        cname = self.ident(ctx.name()) if ctx.name() is not None else None
+        if isinstance(el, P.NotNullConstraintContext):
+            draft.not_null = True
+        elif isinstance(el, P.NullConstraintContext):
+            draft.not_null = False
+        elif isinstance(el, P.DefaultConstraintContext):
+            draft.default = self.source_text(el.exprTokens())
+        elif isinstance(el, P.GeneratedConstraintContext):
+            draft.generation = _squash(self.source_text(el.balancedTokens()))
+        elif isinstance(el, P.IdentityConstraintContext):
+            draft.identity = self.identity_kind(el.identityKind())
+        elif isinstance(el, P.PrimaryKeyColumnConstraintContext):
+            draft.primary_key = True
+            draft.pk_name = cname
+        elif isinstance(el, P.UniqueColumnConstraintContext):
+            draft.unique.append(cname)
+        elif isinstance(el, P.CheckColumnConstraintContext):
+            draft.checks.append(CheckConstraint(cname, _squash(self.source_text(el.balancedTokens()))))
+        elif isinstance(el, P.ReferencesColumnConstraintContext):
+            ref = self.table_id(el.qualifiedName())
+            cols = tuple(self.ident(c) for c in el.nameList().colId()) if el.nameList() is not None else ()
+            draft.references.append((cname, ref, cols))
+
+    @staticmethod
+    def identity_kind(ctx: P.IdentityKindContext) -> str:
+        return "ALWAYS" if ctx.ALWAYS() is not None else "BY DEFAULT"
+
+    def collation_name(self, ctx: P.AnyNameContext) -> str | None:
+        """``collation_name`` as information_schema shows it; ``None`` for ``default``."""
+        parts = self.name_parts(ctx)
+        if parts[-1] == "default":
+            return None
+        return parts[-1]
+
+    def add_column_draft(self, editor: TableEditor, draft: ColumnDraft) -> Column:
+        col = self.column_from_draft(editor, draft)
+        self.append_column(editor, col)
+        name = col.name
+        if draft.primary_key:
+            self.set_primary_key(editor, [name], draft.pk_name)
+        for uname in draft.unique:
+            self.add_unique(editor, [name], uname)
+        for chk in draft.checks:
+            editor.add_check(chk)
+        for fk_name, ref, cols in draft.references:
+            editor.add_foreign_key(ForeignKey(fk_name, (name,), ref, cols))
+        return editor.column(name)
+
+    def column_from_draft(self, editor: TableEditor, draft: ColumnDraft) -> Column:
+        """The model column of a column definition in ``editor``'s table (serial sequences
+        and defaults, identity, generation, collation, nullability)."""
+        f = dict(draft.fields)
+        domain_not_null = f.pop("_domain_not_null", False)
+        not_null = draft.not_null or draft.primary_key or draft.identity is not None or draft.serial is not None
+        default = None
+        if draft.serial is not None:
+            seq = make_object_name(editor.id.name, draft.name, "seq")
+            schema = editor.id.schema or self.creation_schema()
+            self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
+                                                     "owned_by": [str(editor.id), draft.name]}))
+            default = f"nextval('{self.visible_name(schema, seq).replace(chr(39), chr(39) * 2)}'::regclass)"
+        col = Column(name=draft.name, ordinal_position=0, nullable=not (not_null or domain_not_null),
+                     collation_name=draft.collation if draft.collation is not None else f.pop("collation_name", None),
+                     identity=draft.identity, **{k: v for k, v in f.items() if k != "collation_name"})
+        if draft.generation is not None:
+            col = col.replace(generation_expression=draft.generation, generation_stored=True)
+        elif draft.default is not None and default is None:
+            default = self.render_default(draft.default, col)
+        return col.replace(column_default=default)
+
+    def render_default(self, text: str, col: Column) -> str | None:
+        """``pg_get_expr`` of a default (``ddlcore_postgres.defaults``)."""
+        return _defaults.render_default(text, col.column_type, col.data_type,
+                                        resolve_type=self.print_type_name,
+                                        sequence_name=self.print_sequence_name)
+
+    def print_type_name(self, text: str) -> str:
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in text.split(".")]
+        key = self.type_key(parts)
+        if key is None:
+            return text
+        schema, _, name = key.partition(".")
+        return self.visible_name(schema, name)
+
+    def print_sequence_name(self, text: str) -> str:
+        parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower() for p in _split_dotted(text)]
+        if len(parts) >= 2:
+            return self.visible_name(parts[-2], parts[-1])
+        return parts[0] if parts else text
+
+    # -- types (chapter 8) ---------------------------------------------------------------
+
+    def type_fields(self, ctx: P.TypeNameContext) -> tuple[dict[str, Any], str | None]:
+        """A ``typeName`` → (column fields, serial typname or ``None``).  Built-in types come
+        from ``ddlcore_postgres.types``; enums, domains and composite types from
+        ``Tables.types``; an unknown type is kept as ``USER-DEFINED`` with a warning."""
+        if isinstance(ctx, P.SqlArrayTypeNameContext):
+            dims = 1
+        else:
+            dims = len(ctx.arrayBounds().LBRACKET())
+        simple = ctx.simpleTypeName()
+        mods = self.type_modifiers(getattr(simple, "typeModifiers", lambda: None)())
+        explicit_char = False
+        interval_fields = None
+        if isinstance(simple, P.DoublePrecisionTypeContext):
+            typname = "float8"
+        elif isinstance(simple, P.CharacterTypeContext):
+            varying = simple.VARYING() is not None or simple.VARCHAR() is not None
+            typname = "varchar" if varying else "bpchar"
+            explicit_char = not varying
+        elif isinstance(simple, P.BitTypeContext):
+            typname = "varbit" if simple.VARYING() is not None else "bit"
+        elif isinstance(simple, P.DatetimeTypeContext):
+            tz = simple.timeZone() is not None and simple.timeZone().WITH() is not None
+            base = "time" if simple.TIME() is not None else "timestamp"
+            typname = base + ("tz" if tz else "")
+        elif isinstance(simple, P.IntervalTypeContext):
+            typname = "interval"
+            if simple.intervalFields() is not None:
+                interval_fields = " ".join(t.getText().upper() for t in _terminals(simple.intervalFields()))
+        else:
+            parts = self.name_parts(simple.qualifiedTypeName())
+            return self.named_type_fields(parts, mods, dims, simple)
+        try:
+            return _types.column_fields(typname, mods, explicit_char=explicit_char,
+                                        interval_fields=interval_fields, dims=dims), None
+        except _types.TypeError_ as exc:
+            raise self.error(ctx, str(exc)) from None
+
+    def type_modifiers(self, ctx: Any) -> list[str]:
+        if ctx is None:
+            return []
+        text = self.source_text(ctx.balancedTokens())
+        return [m.strip() for m in text.split(",") if m.strip()]
+
+    def named_type_fields(self, parts: list[str], mods: list[str], dims: int, ctx: Any) -> tuple[dict[str, Any], str | None]:
+        name = parts[-1]
+        builtin_ok = len(parts) == 1 or parts[-2] == "pg_catalog"
+        if builtin_ok and len(parts) == 1 and name in _types.SERIALS:
+            if dims:
+                raise self.error(ctx, f"array of serial is not implemented")
+            return _types.column_fields(_types.SERIALS[name], [], dims=0), _types.SERIALS[name]
+        key = self.type_key(parts)
+        if key is not None and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
+                                or key.partition(".")[0] in self.search_path):
+            if not (builtin_ok and _types.canonical_name(name) is not None and key.startswith("pg_catalog.")):
+                return self.user_type_fields(key, dims, ctx), None
+        if builtin_ok:
+            try:
+                typname = _types.canonical_name(name, mods)
+                if typname is not None:
+                    return _types.column_fields(typname, [] if name == "float" else mods, dims=dims), None
+            except _types.TypeError_ as exc:
+                raise self.error(ctx, str(exc)) from None
+        schema = parts[-2] if len(parts) > 1 else self.creation_schema()
+        self.warn(f"type {'.'.join(parts)} is not known to the model; kept as USER-DEFINED")
+        shown = self.visible_name(schema, name)
+        return {"data_type": "ARRAY" if dims else "USER-DEFINED", "column_type": shown + ("[]" if dims else ""),
+                "udt_schema": schema, "udt_name": ("_" if dims else "") + name}, None
+
+    def user_type_fields(self, key: str, dims: int, ctx: Any) -> dict[str, Any]:
+        info = self.tables.types[key]
+        schema, name = info["schema"], info["name"]
+        shown = self.visible_name(schema, name)
+        kind = info["kind"]
+        if kind == "domain":
+            base = dict(info["base"])
+            if dims:
+                return {"data_type": "ARRAY", "column_type": shown + "[]", "udt_schema": schema,
+                        "udt_name": "_" + name, "enum_values": base.get("enum_values")}
+            f = {k: base.get(k) for k in ("data_type", "character_maximum_length", "character_octet_length",
+                                          "numeric_precision", "numeric_scale", "datetime_precision",
+                                          "interval_type", "udt_schema", "udt_name", "enum_values")}
+            f.update(column_type=shown, domain_schema=schema, domain_name=name,
+                     domain_base_type=base.get("domain_base_type") or base.get("column_type"),
+                     collation_name=info.get("collation"))
+            if info.get("not_null"):
+                f["_domain_not_null"] = True
+            return f
+        if kind == "sequence":
+            raise self.error(ctx, f"{key} is a sequence, not a type")
+        f = {"data_type": "ARRAY" if dims else "USER-DEFINED", "column_type": shown + ("[]" if dims else ""),
+             "udt_schema": schema, "udt_name": ("_" if dims else "") + name}
+        if kind == "enum":
+            f["enum_values"] = tuple(info["labels"])
+        return f
+
+    # -- constraints ---------------------------------------------------------------------
+
+    def index_name(self, editor: TableEditor, columns: list[str], label: str) -> str:
+        """``ChooseRelationName``: ``table_col1_col2_label``, then with a number appended to
+        the label until no index of the table has it."""
+        base_cols = "_".join(columns) if columns else None
+        taken = {(ix.name or "") for ix in editor.indexes}
+        n = 0
+        while True:
+            name = make_object_name(editor.id.name, base_cols, label + (str(n) if n else ""))
+            if name not in taken:
+                return name
+            n += 1
+
+    def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
+        if editor.primary_key:
+            raise self.error(None, f"multiple primary keys for table \"{editor.id.name}\" are not allowed")
+        editor.set_primary_key(names)
+        name = cname or make_object_name(editor.id.name, None, "pkey")
+        editor.add_index(Index(name, "PRIMARY KEY", tuple(names)))
+
+    def add_unique(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
+        editor.add_index(Index(cname or self.index_name(editor, names, "key"), "UNIQUE", tuple(names)))
+
+    def apply_table_constraint(self, editor: TableEditor, ctx: P.TableConstraintContext) -> None:
+        cname = self.ident(ctx.name()) if ctx.name() is not None else None
+        el = ctx.tableConstraintElem()
+        if isinstance(el, P.PrimaryKeyTableConstraintContext):
+            self.set_primary_key(editor, self.name_list(el.nameList(), editor), cname)
+        elif isinstance(el, P.UniqueTableConstraintContext):
+            self.add_unique(editor, self.name_list(el.nameList(), editor), cname)
+        elif isinstance(el, (P.PrimaryKeyUsingIndexContext, P.UniqueUsingIndexContext)):
+            ixname = self.ident(el.name())
+            ix = next((i for i in editor.indexes if i.name == ixname), None)
+            if ix is None:
+                raise self.error(el, f"index \"{ixname}\" is not known to the model")
+            editor.indexes.remove(ix)
+            kind = "PRIMARY KEY" if isinstance(el, P.PrimaryKeyUsingIndexContext) else "UNIQUE"
+            if kind == "PRIMARY KEY":
+                editor.set_primary_key([c for c in ix.columns if c is not None])
+            editor.add_index(dataclasses.replace(ix, name=cname or ixname, kind=kind))
+        elif isinstance(el, P.CheckTableConstraintContext):
+            editor.add_check(CheckConstraint(cname, _squash(self.source_text(el.balancedTokens()))))
+        elif isinstance(el, P.ForeignKeyTableConstraintContext):
+            cols = tuple(self.ident(c) for c in el.nameList(0).colId())
+            ref = self.table_id(el.qualifiedName())
+            refcols = tuple(self.ident(c) for c in el.nameList(1).colId()) if len(el.nameList()) > 1 else ()
+            editor.add_foreign_key(ForeignKey(cname, cols, ref, refcols))
+        elif isinstance(el, P.ExcludeTableConstraintContext):
+            editor.add_index(Index(cname or self.index_name(editor, [], "excl"), "INDEX", ()))
+
+    def name_list(self, ctx: P.NameListContext, editor: TableEditor) -> list[str]:
+        names = [self.ident(c) for c in ctx.colId()]
+        for n in names:
+            if not editor.has_column(n):
+                raise self.error(ctx, f"column \"{n}\" named in key does not exist")
+        return names
+
+    # -- ALTER TABLE ---------------------------------------------------------------------
+
+    def visitAlterTableStmt(self, ctx: P.AlterTableStmtContext):
+        tid = self.table_id(ctx.qualifiedName())
+        if self.get_table(tid) is None:
+            if self.get_view(tid) is not None or ctx.FOREIGN() is not None:
+                return None  # ALTER TABLE works on views and sequences too; they hold no rows
+            if ctx.ifExists() is not None:
+                return None
+        action = ctx.alterTableAction()
+        only = ctx.ONLY() is not None
+        if isinstance(action, P.RenameTableContext):
+            self.rename_table(tid, tid.with_name(self.ident(action.name())), action)
+        elif isinstance(action, P.SetSchemaContext):
+            self.rename_table(tid, TableId(tid.database, self.ident(action.name()), tid.name), action)
+        elif isinstance(action, P.RenameColumnContext):
+            old, new = self.ident(action.colId(0)), self.ident(action.colId(1))
+            self.alter_family(tid, lambda e: e.rename_column(old, new), only, action)
+        elif isinstance(action, P.RenameConstraintContext):
+            old, new = self.ident(action.name(0)), self.ident(action.name(1))
+            self.alter_table(tid, lambda e: self.rename_constraint(e, old, new), action)
+        elif isinstance(action, P.AttachPartitionContext):
+            child = self.table_id(action.qualifiedName())
+            self.alter_table(child, lambda e: e.set_option("PARTITION OF", str(tid)), action)
+        elif isinstance(action, P.DetachPartitionContext):
+            child = self.table_id(action.qualifiedName())
+            self.alter_table(child, lambda e: e.set_option("PARTITION OF", None), action)
+        else:
+            for cmd in action.alterTableCmd():
+                self.alter_command(tid, cmd, only)
+        return None
+
+    def children_of(self, tid: TableId) -> list[TableId]:
+        """Tables that inherit from ``tid`` or are its partitions (one level)."""
+        key = str(tid)
+        out = []
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is None:
+                continue
+            parents = (current.option("INHERITS") or "").split(",") + [current.option("PARTITION OF") or ""]
+            if key in parents:
+                out.append(current.id)
+        return out
+
+    def alter_family(self, tid: TableId, edit: Callable[[TableEditor], Any], only: bool, ctx: Any) -> None:
+        """Apply ``edit`` to the table and, without ``ONLY``, to every descendant (manual:
+        ALTER TABLE "recurses to child tables unless ONLY is given")."""
+        self.alter_table(tid, edit, ctx)
+        if only:
+            return
+        for child in self.children_of(tid):
+            self.alter_family(child, edit, False, ctx)
+
+    def alter_command(self, tid: TableId, cmd: Any, only: bool) -> None:
+        handler = getattr(self, "alter_" + type(cmd).__name__[:-len("Context")], None)
+        if handler is not None:
+            handler(tid, cmd, only)
+
+    def alter_AddColumn(self, tid: TableId, cmd: P.AddColumnContext, only: bool) -> None:
+        draft = self.column_draft(cmd.columnDef())
+
+        def edit(e: TableEditor) -> None:
+            if e.has_column(draft.name):
+                if cmd.ifNotExists() is not None:
+                    self.warn(f"column \"{draft.name}\" of relation \"{e.id.name}\" already exists, skipping")
+                    return
+                raise self.error(cmd, f"column \"{draft.name}\" of relation \"{e.id.name}\" already exists")
+            self.add_column_draft(e, draft)
+
+        self.alter_table(tid, edit, cmd)
+        if not only:
+            for child in self.children_of(tid):
+                self.alter_family(child, lambda e: None if e.has_column(draft.name) else
+                                  self.append_column(e, self.column_from_draft(e, dataclasses.replace(
+                                      draft, primary_key=False, unique=[], identity=None))), False, cmd)
+
+    def alter_DropColumn(self, tid: TableId, cmd: P.DropColumnContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+
+        def edit(e: TableEditor) -> None:
+            if not e.has_column(name):
+                if cmd.ifExists() is not None:
+                    return
+                raise self.error(cmd, f"column \"{name}\" of relation \"{e.id.name}\" does not exist")
+            e.drop_column(name, whole_keys=True)
+
+        self.alter_family(tid, edit, only, cmd)
+
+    def alter_AlterColumnType(self, tid: TableId, cmd: P.AlterColumnTypeContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        fields, serial = self.type_fields(cmd.typeName())
+        if serial is not None:
+            raise self.error(cmd, f"type \"{cmd.typeName().getText()}\" does not exist")
+        collation = self.collation_name(cmd.anyName()) if cmd.anyName() is not None else None
+
+        def edit(e: TableEditor) -> None:
+            old = e.column(name)
+            f = dict(fields)
+            domain_not_null = f.pop("_domain_not_null", False)
+            f.pop("collation_name", None)
+            cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
+                                         "numeric_scale", "datetime_precision", "interval_type", "enum_values",
+                                         "domain_schema", "domain_name", "domain_base_type", "collation_name")}
+            new = old.replace(**{**cleared, **f, "collation_name": collation})
+            if domain_not_null:
+                new = new.replace(nullable=False)
+            e.replace_column(name, new)
+
+        self.alter_family(tid, edit, only, cmd)
+
+    def alter_SetDefault(self, tid: TableId, cmd: P.SetDefaultContext, only: bool) -> None:
+        name, text = self.ident(cmd.colId()), self.source_text(cmd.exprTokens())
+        self.alter_family(tid, lambda e: e.update_column(name, column_default=self.render_default(text, e.column(name))),
+                          only, cmd)
+
+    def alter_DropDefault(self, tid: TableId, cmd: P.DropDefaultContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        self.alter_family(tid, lambda e: e.update_column(name, column_default=None), only, cmd)
+
+    def alter_SetNotNull(self, tid: TableId, cmd: P.SetNotNullContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        self.alter_family(tid, lambda e: e.update_column(name, nullable=False), only, cmd)
+
+    def alter_DropNotNull(self, tid: TableId, cmd: P.DropNotNullContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+
+        def edit(e: TableEditor) -> None:
+            if name in e.primary_key:
+                raise self.error(cmd, f"column \"{name}\" is in a primary key")
+            e.update_column(name, nullable=self.domain_nullable(e.column(name)))
+
+        self.alter_family(tid, edit, only, cmd)
+
+    def domain_nullable(self, col: Column) -> bool:
+        if col.domain_name is not None:
+            info = self.tables.types.get(f"{col.domain_schema}.{col.domain_name}") or {}
+            return not info.get("not_null", False)
+        return True
+
+    def alter_DropExpression(self, tid: TableId, cmd: P.DropExpressionContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        self.alter_family(tid, lambda e: e.update_column(name, generation_expression=None, generation_stored=None),
+                          only, cmd)
+
+    def alter_AddIdentity(self, tid: TableId, cmd: P.AddIdentityContext, only: bool) -> None:
+        name, kind = self.ident(cmd.colId()), self.identity_kind(cmd.identityKind())
+        self.alter_family(tid, lambda e: e.update_column(name, identity=kind, nullable=False), only, cmd)
+
+    def alter_AlterIdentity(self, tid: TableId, cmd: P.AlterIdentityContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        kinds = [self.identity_kind(a.identityKind()) for a in cmd.identityAlteration() if a.identityKind() is not None]
+        if kinds:
+            self.alter_family(tid, lambda e: e.update_column(name, identity=kinds[-1]), only, cmd)
+
+    def alter_DropIdentity(self, tid: TableId, cmd: P.DropIdentityContext, only: bool) -> None:
+        name = self.ident(cmd.colId())
+        self.alter_family(tid, lambda e: e.update_column(name, identity=None), only, cmd)
+
+    def alter_AddConstraint(self, tid: TableId, cmd: P.AddConstraintContext, only: bool) -> None:
+        self.alter_table(tid, lambda e: self.apply_table_constraint(e, cmd.tableConstraint()), cmd)
+
+    def alter_DropConstraint(self, tid: TableId, cmd: P.DropConstraintContext, only: bool) -> None:
+        cname = self.ident(cmd.name())
+
+        def edit(e: TableEditor) -> None:
+            ix = next((i for i in e.indexes if i.name == cname and i.kind in ("PRIMARY KEY", "UNIQUE")), None)
+            if ix is not None:
+                e.indexes.remove(ix)
+                if ix.kind == "PRIMARY KEY":
+                    e.drop_primary_key()
+                return
+            if e.drop_check(cname) or e.drop_foreign_key(cname):
+                return
+            if any(i.name == cname for i in e.indexes):  # EXCLUDE
+                e.indexes = [i for i in e.indexes if i.name != cname]
+                return
+            if cmd.ifExists() is None:
+                self.warn(f"constraint \"{cname}\" of relation \"{e.id.name}\" is not known to the model")
+
+        self.alter_table(tid, edit, cmd)
+
+    def alter_ReplicaIdentityCmd(self, tid: TableId, cmd: P.ReplicaIdentityCmdContext, only: bool) -> None:
+        r = cmd.replicaIdentity()
+        kind = "index" if r.INDEX() is not None else r.getText().lower()
+
+        def edit(e: TableEditor) -> None:
+            e.replica_identity = kind
+
+        self.alter_table(tid, edit, cmd)
+
+    def alter_Inherit(self, tid: TableId, cmd: P.InheritContext, only: bool) -> None:
+        parent = str(self.table_id(cmd.qualifiedName()))
+
+        def edit(e: TableEditor) -> None:
+            parents = [p for p in (e.options.get("INHERITS") or "").split(",") if p]
+            e.set_option("INHERITS", ",".join(parents + [parent]))
+
+        self.alter_table(tid, edit, cmd)
+
+    def alter_NoInherit(self, tid: TableId, cmd: P.NoInheritContext, only: bool) -> None:
+        parent = str(self.table_id(cmd.qualifiedName()))
+
+        def edit(e: TableEditor) -> None:
+            parents = [p for p in (e.options.get("INHERITS") or "").split(",") if p and p != parent]
+            e.set_option("INHERITS", ",".join(parents) or None)
+
+        self.alter_table(tid, edit, cmd)
+
+    def alter_SetLogged(self, tid: TableId, cmd: P.SetLoggedContext, only: bool) -> None:
+        unlogged = cmd.UNLOGGED() is not None
+        self.alter_table(tid, lambda e: e.set_option("UNLOGGED", "YES" if unlogged else None), cmd)
+
+    def rename_constraint(self, e: TableEditor, old: str, new: str) -> None:
+        for i, ix in enumerate(e.indexes):
+            if ix.name == old:
+                e.indexes[i] = dataclasses.replace(ix, name=new)
+                return
+        for i, c in enumerate(e.checks):
+            if c.name == old:
+                e.checks[i] = dataclasses.replace(c, name=new)
+                return
+        for i, fk in enumerate(e.foreign_keys):
+            if fk.name == old:
+                e.foreign_keys[i] = dataclasses.replace(fk, name=new)
+                return
+
+    # -- DROP, TRUNCATE ------------------------------------------------------------------
+
+    def visitDropStmt(self, ctx: P.DropStmtContext):
+        kind = ctx.dropObjectType()
+        if_exists = ctx.ifExists() is not None
+        cascade = ctx.dropBehavior() is not None and ctx.dropBehavior().CASCADE() is not None
+        for q in ctx.qualifiedName():
+            if isinstance(kind, P.DropTableTypeContext):
+                self.drop_table_tree(self.table_id(q), if_exists=if_exists, cascade=cascade, ctx=q)
+            elif isinstance(kind, P.DropViewTypeContext):
+                self.drop_view(self.table_id(q), if_exists=True)
+            elif isinstance(kind, P.DropIndexTypeContext):
+                self.drop_index(self.name_parts(q))
+            elif isinstance(kind, (P.DropSequenceTypeContext, P.DropTypeTypeContext)):
+                key = self.type_key(self.name_parts(q))
+                if key is not None:
+                    if cascade and isinstance(kind, P.DropTypeTypeContext):
+                        self.drop_columns_of_type(key)
+                    self.later(_drop_type(key))
+            elif isinstance(kind, P.DropSchemaTypeContext):
+                schema = self.ident(q)
+                for t in list(self.tables):
+                    if t.id.schema == schema:
+                        self.drop_table(t.id, if_exists=True)
+                for key, view in list(self.tables.views.items()):
+                    if view.id.schema == schema:
+                        self.drop_view(view.id, if_exists=True)
+                for key in [k for k in self.tables.types if k.startswith(schema + ".")]:
+                    self.later(_drop_type(key))
+        return None
+
+    def drop_table_tree(self, tid: TableId, *, if_exists: bool, cascade: bool, ctx: Any) -> None:
+        """DROP TABLE: a partitioned table's partitions go with it; inheritance children only
+        with CASCADE."""
+        table = self.get_table(tid)
+        if table is None:
+            if self.get_view(tid) is None and not if_exists:
+                self.warn(f"table {tid} is not known; drop ignored")
+            return
+        for child in self.children_of(tid):
+            ct = self.get_table(child)
+            if ct is not None and (ct.option("PARTITION OF") == str(tid) or cascade):
+                self.drop_table_tree(child, if_exists=True, cascade=cascade, ctx=ctx)
+        self.drop_table(tid, if_exists=if_exists, ctx=ctx)
+
+    def drop_index(self, parts: list[str]) -> None:
+        name = parts[-1]
+        schemas = [parts[-2]] if len(parts) > 1 else self.search_path
+        for t in list(self.tables):
+            if t.id.schema not in schemas:
+                continue
+            current = self.get_table(t.id)
+            if current is not None and any(ix.name == name for ix in current.indexes):
+                self.alter_table(current.id, lambda e: e.drop_index(name))
+                return
+
+    def drop_columns_of_type(self, key: str) -> None:
+        schema, _, name = key.partition(".")
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is None:
+                continue
+            victims = [c.name for c in current.columns
+                       if (c.domain_schema, c.domain_name) == (schema, name)
+                       or (c.udt_schema, c.udt_name) in ((schema, name), (schema, "_" + name))]
+            if victims:
+                self.alter_table(current.id, lambda e, v=victims: [e.drop_column(n, whole_keys=True) for n in v])
+
+    def visitTruncateStmt(self, ctx: P.TruncateStmtContext):
+        for target in ctx.truncateTarget():
+            self.truncate_table(self.table_id(target.qualifiedName()))
+        return None
+
+    # -- schemas -------------------------------------------------------------------------
+
+    def visitCreateSchemaStmt(self, ctx: P.CreateSchemaStmtContext):
+        return None  # a schema holds no rows; tables name theirs
+
+    def visitAlterSchemaStmt(self, ctx: P.AlterSchemaStmtContext):
+        if ctx.RENAME() is None:
+            return None
+        old, new = self.ident(ctx.name(0)), self.ident(ctx.name(1))
+        for t in list(self.tables):
+            if t.id.schema == old:
+                self.rename_table(t.id, TableId(t.id.database, new, t.id.name), ctx)
+        for key in [k for k in self.tables.types if k.startswith(old + ".")]:
+            info = dict(self.tables.types[key], schema=new)
+            self.later(_drop_type(key))
+            self.later(_put_type(f"{new}.{info['name']}", info))
+        return None
+
+    # -- types and domains -------------------------------------------------------------
+
+    def visitCreateEnumType(self, ctx: P.CreateEnumTypeContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
+        schema, _, name = key.partition(".")
+        labels = [_string_value(s.getText()) for s in ctx.stringConst()]
+        self.later(_put_type(key, {"kind": "enum", "schema": schema, "name": name, "labels": labels}))
+        return None
+
+    def visitCreateCompositeType(self, ctx: P.CreateCompositeTypeContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
+        schema, _, name = key.partition(".")
+        attrs = []
+        for a in ctx.compositeAttribute():
+            fields, _serial = self.type_fields(a.typeName())
+            fields.pop("_domain_not_null", None)
+            col = Column(name=self.ident(a.colId()), ordinal_position=0, **fields)
+            attrs.append(col.to_json())
+        self.later(_put_type(key, {"kind": "composite", "schema": schema, "name": name, "attributes": attrs}))
+        return None
+
+    def visitCreateOtherType(self, ctx: P.CreateOtherTypeContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
+        schema, _, name = key.partition(".")
+        kind = "range" if ctx.RANGE() is not None else "base"
+        self.later(_put_type(key, {"kind": kind, "schema": schema, "name": name}))
+        return None
+
+    def enum_info(self, ctx: Any) -> tuple[str, dict[str, Any]]:
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        info = self.tables.types.get(key or "")
+        if info is None or info.get("kind") != "enum":
+            raise self.error(ctx.qualifiedName(), f"type {ctx.qualifiedName().getText()} is not a known enum")
+        return key, info
+
+    def visitAddEnumValue(self, ctx: P.AddEnumValueContext):
+        key, info = self.enum_info(ctx)
+        labels = list(info["labels"])
+        strings = [_string_value(s.getText()) for s in ctx.stringConst()]
+        new = strings[0]
+        if new in labels:
+            if ctx.ifNotExists() is not None:
+                return None
+            raise self.error(ctx, f"enum label \"{new}\" already exists")
+        if len(strings) > 1:
+            anchor = strings[1]
+            if anchor not in labels:
+                raise self.error(ctx, f"\"{anchor}\" is not an existing enum label")
+            i = labels.index(anchor)
+            labels.insert(i if ctx.BEFORE() is not None else i + 1, new)
+        else:
+            labels.append(new)
+        self.set_enum_labels(key, info, labels)
+        return None
+
+    def visitRenameEnumValue(self, ctx: P.RenameEnumValueContext):
+        key, info = self.enum_info(ctx)
+        old, new = (_string_value(s.getText()) for s in ctx.stringConst())
+        labels = list(info["labels"])
+        if old not in labels:
+            raise self.error(ctx, f"\"{old}\" is not an existing enum label")
+        labels[labels.index(old)] = new
+        self.set_enum_labels(key, info, labels)
+        return None
+
+    def set_enum_labels(self, key: str, info: dict[str, Any], labels: list[str]) -> None:
+        """New labels for enum ``key``: in the registry, in domains over it and in every
+        column whose type is the enum, an array of it or a domain over it."""
+        schema, _, name = key.partition(".")
+        self.later(_put_type(key, dict(info, labels=labels)))
+        for dkey, d in list(self.tables.types.items()):
+            if d.get("kind") == "domain" and (d["base"].get("udt_schema"), d["base"].get("udt_name")) in ((schema, name), (schema, "_" + name)):
+                self.later(_put_type(dkey, dict(d, base=dict(d["base"], enum_values=list(labels)))))
+        self.update_columns_of_type(schema, name, enum_values=tuple(labels))
+
+    def update_columns_of_type(self, schema: str, name: str, **changes: Any) -> None:
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is None:
+                continue
+            hits = [c.name for c in current.columns
+                    if (c.udt_schema, c.udt_name) in ((schema, name), (schema, "_" + name))]
+            if hits:
+                self.alter_table(current.id, lambda e, h=hits: [e.update_column(n, **changes) for n in h])
+
+    def visitRenameType(self, ctx: P.RenameTypeContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        if key is None:
+            self.warn(f"type {ctx.qualifiedName().getText()} is not known; rename ignored")
+            return None
+        self.move_type(key, key.partition(".")[0], self.ident(ctx.name()))
+        return None
+
+    def visitSetTypeSchema(self, ctx: P.SetTypeSchemaContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        if key is None:
+            return None
+        self.move_type(key, self.ident(ctx.name()), key.partition(".")[2])
+        return None
+
+    def move_type(self, key: str, schema: str, name: str) -> None:
+        info = self.tables.types[key]
+        old_schema, old_name = info["schema"], info["name"]
+        new = dict(info, schema=schema, name=name)
+        self.later(_drop_type(key))
+        self.later(_put_type(f"{schema}.{name}", new))
+        old_shown, new_shown = self.visible_name(old_schema, old_name), self.visible_name(schema, name)
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is None:
+                continue
+            edits: dict[str, dict[str, Any]] = {}
+            for c in current.columns:
+                ch: dict[str, Any] = {}
+                if (c.udt_schema, c.udt_name) == (old_schema, old_name):
+                    ch.update(udt_schema=schema, udt_name=name)
+                elif (c.udt_schema, c.udt_name) == (old_schema, "_" + old_name):
+                    ch.update(udt_schema=schema, udt_name="_" + name)
+                if (c.domain_schema, c.domain_name) == (old_schema, old_name):
+                    ch.update(domain_schema=schema, domain_name=name)
+                if ch and c.column_type in (old_shown, old_shown + "[]"):
+                    ch["column_type"] = new_shown + c.column_type[len(old_shown):]
+                if ch:
+                    edits[c.name] = ch
+            if edits:
+                self.alter_table(current.id, lambda e, ed=edits: [e.update_column(n, **v) for n, v in ed.items()])
+
+    def visitCreateDomainStmt(self, ctx: P.CreateDomainStmtContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
+        schema, _, name = key.partition(".")
+        fields, serial = self.type_fields(ctx.typeName())
+        if serial is not None:
+            raise self.error(ctx.typeName(), f"type \"{ctx.typeName().getText()}\" does not exist")
+        base_not_null = fields.pop("_domain_not_null", False)
+        not_null, collation = base_not_null, fields.pop("collation_name", None)
+        for dc in ctx.domainConstraint():
+            if dc.COLLATE() is not None:
+                collation = self.collation_name(dc.anyName())
+            elif dc.NOT() is not None and dc.NULL() is not None:
+                not_null = True
+            elif dc.NULL() is not None and dc.DEFAULT() is None:
+                not_null = False
+        if fields.get("domain_base_type") is None:
+            fields["domain_base_type"] = fields.get("column_type")
+        self.later(_put_type(key, {"kind": "domain", "schema": schema, "name": name, "base": _jsonable(fields),
+                                   "not_null": not_null, "collation": collation}))
+        return None
+
+    def visitDomainSetNotNull(self, ctx: P.DomainSetNotNullContext):
+        return self.domain_not_null(ctx, True)
+
+    def visitDomainDropNotNull(self, ctx: P.DomainDropNotNullContext):
+        return self.domain_not_null(ctx, False)
+
+    def domain_not_null(self, ctx: Any, not_null: bool):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        info = self.tables.types.get(key or "")
+        if info is None or info.get("kind") != "domain":
+            self.warn(f"domain {ctx.qualifiedName().getText()} is not known; statement ignored")
+            return None
+        self.later(_put_type(key, dict(info, not_null=not_null)))
+        schema, name = info["schema"], info["name"]
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is None:
+                continue
+            hits = [c.name for c in current.columns if (c.domain_schema, c.domain_name) == (schema, name)]
+            if not hits:
+                continue
+            if not_null:
+                self.alter_table(current.id, lambda e, h=hits: [e.update_column(n, nullable=False) for n in h])
+            else:
+                self.alter_table(current.id, lambda e, h=hits: [e.update_column(n, nullable=n not in e.primary_key)
+                                                              for n in h])
+        return None
+
+    def visitDomainRename(self, ctx: P.DomainRenameContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        if key is not None:
+            self.move_type(key, key.partition(".")[0], self.ident(ctx.name()))
+        return None
+
+    def visitDomainSetSchema(self, ctx: P.DomainSetSchemaContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        if key is not None:
+            self.move_type(key, self.ident(ctx.name()), key.partition(".")[2])
+        return None
+
+    # -- sequences -----------------------------------------------------------------------
+
+    def visitCreateSequenceStmt(self, ctx: P.CreateSequenceStmtContext):
+        if isinstance(ctx.persistence(), P.TempPersistenceContext):
+            return None
+        key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
+        schema, _, name = key.partition(".")
+        if ctx.ifNotExists() is not None and key in self.tables.types:
+            return None
+        self.later(_put_type(key, {"kind": "sequence", "schema": schema, "name": name}))
+        return None
+
+    def visitAlterSequenceStmt(self, ctx: P.AlterSequenceStmtContext):
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        if key is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+            return None
+        info = self.tables.types[key]
+        schema = self.ident(ctx.name()) if ctx.SCHEMA() is not None else info["schema"]
+        name = self.ident(ctx.name()) if ctx.RENAME() is not None else info["name"]
+        self.later(_drop_type(key))
+        self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
+        return None
+
+    # -- indexes -------------------------------------------------------------------------
+
+    def visitCreateIndexStmt(self, ctx: P.CreateIndexStmtContext):
+        tid = self.table_id(ctx.qualifiedName())
+        if self.get_table(tid) is None:
+            if self.get_view(tid) is None:
+                self.warn(f"table {tid} is not known; index ignored")
+            return None
+        unique = ctx.UNIQUE() is not None
+        columns: list[str | None] = []
+        parts: list[str] = []
+        for el in ctx.indexElem():
+            parts.append(_squash(self.source_text(el)))
+            columns.append(self.ident(el.colId()) if el.colId() is not None else None)
+        explicit = None
+        for child in ctx.getChildren():
+            if hasattr(child, "symbol") and child.symbol.type == P.ON:
+                break
+            if isinstance(child, P.NameContext):
+                explicit = self.ident(child)
+
+        def edit(e: TableEditor) -> None:
+            if explicit is not None and any(ix.name == explicit for ix in e.indexes):
+                if ctx.ifNotExists() is not None:
+                    return
+            label = "key" if unique else "idx"
+            names = [c if c is not None else _expr_name(p) for c, p in zip(columns, parts)]
+            name = explicit or self.index_name(e, names, label)
+            e.add_index(Index(name, "UNIQUE" if unique else "INDEX", tuple(columns), tuple(parts)))
+
+        self.alter_table(tid, edit, ctx)
+        return None
+
+    def visitAlterIndexStmt(self, ctx: P.AlterIndexStmtContext):
+        if ctx.RENAME() is None:
+            return None
+        parts = self.name_parts(ctx.qualifiedName())
+        old, new = parts[-1], self.ident(ctx.name())
+        schemas = [parts[-2]] if len(parts) > 1 else self.search_path
+        for t in list(self.tables):
+            current = self.get_table(t.id)
+            if current is not None and t.id.schema in schemas and any(ix.name == old for ix in current.indexes):
+                self.alter_table(current.id, lambda e: e.rename_index(old, new))
+                return None
+        return None
+
+    # -- views ---------------------------------------------------------------------------
+
+    def visitCreateViewStmt(self, ctx: P.CreateViewStmtContext):
+        if ctx.TEMP() is not None or ctx.TEMPORARY() is not None:
+            return None
+        return self.make_view(ctx)
+
+    def visitCreateMatViewStmt(self, ctx: P.CreateMatViewStmtContext):
+        return self.make_view(ctx)
+
+    def make_view(self, ctx: Any):
+        tid = self.table_id(ctx.qualifiedName(), create=True)
+        cols = tuple(self.ident(c) for c in ctx.nameList().colId()) if ctx.nameList() is not None else None
+        self.create_view(View(tid, _squash(self.source_text(ctx.query())), cols))
+        return None
+
+    def visitAlterViewStmt(self, ctx: P.AlterViewStmtContext):
+        tid = self.table_id(ctx.qualifiedName())
+        view = self.get_view(tid)
+        if view is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+            return None
+        new = TableId(tid.database, self.ident(ctx.name()) if ctx.SCHEMA() is not None else tid.schema,
+                      self.ident(ctx.name()) if ctx.RENAME() is not None else tid.name)
+        self.drop_view(tid)
+        self.create_view(View(new, view.definition, view.column_names))
+        return None
+
+    # -- COMMENT, SET --------------------------------------------------------------------
+
+    def comment_value(self, ctx: P.CommentTextContext) -> str | None:
+        return None if ctx.NULL() is not None else _string_value(ctx.getText())
+
+    def visitCommentOnTable(self, ctx: P.CommentOnTableContext):
+        tid = self.table_id(ctx.qualifiedName())
+        text = self.comment_value(ctx.commentText())
+
+        def edit(e: TableEditor) -> None:
+            e.comment = text
+
+        if self.get_table(tid) is not None:
+            self.alter_table(tid, edit, ctx)
+        return None
+
+    def visitCommentOnColumn(self, ctx: P.CommentOnColumnContext):
+        parts = self.name_parts(ctx.qualifiedName())
+        if len(parts) < 2:
+            raise self.error(ctx, "column name must be qualified")
+        column = parts[-1]
+        tid = self.table_id_from_parts(parts[:-1])
+        text = self.comment_value(ctx.commentText())
+        if self.get_table(tid) is not None:
+            self.alter_table(tid, lambda e: e.update_column(column, comment=text), ctx)
+        return None
+
+    def table_id_from_parts(self, parts: list[str]) -> TableId:
+        db = self.database()
+        if len(parts) >= 3:
+            return TableId(parts[-3], parts[-2], parts[-1])
+        if len(parts) == 2:
+            return TableId(db, parts[0], parts[1])
+        for schema in self.search_path:
+            tid = TableId(db, schema, parts[0])
+            if self.get_table(tid) is not None:
+                return tid
+        return TableId(db, self.creation_schema(), parts[0])
+
+    def visitVariableSetStmt(self, ctx: P.VariableSetStmtContext):
+        if self.ident(ctx.identifierLike()) != "search_path" or ctx.LOCAL() is not None:
+            return None
+        if ctx.DEFAULT() is not None:
+            path = tuple(self.dialect.default_options.get("search_path", ("public",))) if self.dialect else ("public",)
+        else:
+            path = tuple(self.set_value(v) for v in ctx.setValue())
+        self.set_search_path(path)
+        return None
+
+    def set_value(self, ctx: P.SetValueContext) -> str:
+        if ctx.stringConst() is not None:
+            return _string_value(ctx.getText())
+        if ctx.colId() is not None:
+            return self.ident(ctx.colId())
+        return ctx.getText()
+
+    def visitSetConfigCall(self, ctx: P.SetConfigCallContext):
+        name, value = (_string_value(s.getText()) for s in ctx.stringConst())
+        if name.lower() == "search_path":
+            path = tuple(p.strip().strip('"') if p.strip().startswith('"') else p.strip().lower()
+                         for p in value.split(",") if p.strip())
+            self.set_search_path(path)
+        return None
+
+    def set_search_path(self, path: tuple[str, ...]) -> None:
+        def _set(t: Tables) -> None:
+            t.search_path = path
+
+        self.later(_set)
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def _put_type(key: str, info: dict[str, Any]) -> Callable[[Tables], None]:
+    def put(t: Tables) -> None:
+        t.types = dict(t.types)
+        t.types[key] = info
+
+    return put
+
+
+def _drop_type(key: str) -> Callable[[Tables], None]:
+    def drop(t: Tables) -> None:
+        t.types = {k: v for k, v in t.types.items() if k != key}
+
+    return drop
+
+
+def _jsonable(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+
+
+def _terminals(ctx: Any) -> Iterable[Any]:
+    for c in ctx.getChildren():
+        if hasattr(c, "symbol"):
+            yield c
+        else:
+            yield from _terminals(c)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _string_value(text: str) -> str:
+    """The value of a string constant (4.1.2): '' quotes, E'' escapes, $$ quoting."""
+    if text.startswith("$"):
+        tag_end = text.index("$", 1) + 1
+        return text[tag_end:len(text) - tag_end]
+    if text[:1] in "eE" and text[1:2] == "'":
+        body = text[2:-1].replace("''", "'")
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    if text[:2].upper() == "U&":
+        return _unicode_escapes(text[3:-1].replace("''", "'"))
+    if text[:1] in "nN" and text[1:2] == "'":
+        text = text[1:]
+    return text[1:-1].replace("''", "'")
+
+
+def _unicode_escapes(body: str) -> str:
+    return re.sub(r"\\(\+[0-9A-Fa-f]{6}|[0-9A-Fa-f]{4})", lambda m: chr(int(m.group(1).lstrip("+"), 16)), body)
+
+
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_$]*")
+
+
+def _quote_if_needed(name: str) -> str:
+    """``quote_ident``: quoted unless a plain lower-case name (key words aside)."""
+    if _PLAIN_NAME.fullmatch(name) and name not in _RESERVED:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+_RESERVED = frozenset("""all analyse analyze and any array as asc asymmetric both case cast check collate column
+constraint create current_catalog current_date current_role current_time current_timestamp current_user default
+deferrable desc distinct do else end except false fetch for foreign from grant group having in initially intersect
+into lateral leading limit localtime localtimestamp not null offset on only or order placing primary references
+returning select session_user some symmetric table then to trailing true union unique user using variadic when
+where window with""".split())
+
+
+def _split_dotted(text: str) -> list[str]:
+    return [m.group(0) for m in re.finditer(r'"(?:[^"]|"")*"|[^.]+', text)]
+
+
+def _expr_name(part: str) -> str:
+    """``ChooseIndexColumnNames``: an expression column is named after its function (or
+    ``expr``)."""
+    m = re.match(r"\(?\s*([A-Za-z_][\w]*)\s*\(", part)
+    return m.group(1).lower() if m else "expr"
