@@ -23,7 +23,7 @@ __all__ = ["SplitRules", "Statement", "split_statements"]
 
 @dataclass(frozen=True)
 class SplitRules:
-    """Lexical rules of a dialect that matter for splitting.
+    r"""Lexical rules of a dialect that matter for splitting.
 
     * ``backslash_escapes``: ``\\'`` escapes a quote inside strings (MySQL without
       ``NO_BACKSLASH_ESCAPES``); PostgreSQL only inside ``E'...'``.

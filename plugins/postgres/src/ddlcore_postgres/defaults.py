@@ -9,7 +9,7 @@ server prints it (checked against PostgreSQL 15 by tests/postgres):
 =================================  ==========================================================
 written                            printed
 =================================  ==========================================================
-``NULL`` (any cast)                no default (the server stores none: ``AddRelationNewConstraints``)
+``NULL``                           no default; ``NULL::<type>`` for a type with a modifier
 ``TRUE`` / ``false`` / ``'t'``     ``true`` / ``false`` (boolean column)
 ``42``, ``4.99``                   unchanged; a negative number ``'-1'::integer`` (the cast
                                    to the column's type name)
@@ -31,7 +31,7 @@ from typing import Callable
 
 from .types import ALIASES, BUILTIN, canonical_name
 
-__all__ = ["render_default", "SQL_VALUE_FUNCTIONS", "cast_type_name"]
+__all__ = ["render_default", "SQL_VALUE_FUNCTIONS", "cast_type_name", "string_value", "quote_literal"]
 
 #: SQL-standard functions called without parentheses (manual 9.9.5), printed upper case
 SQL_VALUE_FUNCTIONS = {
@@ -46,6 +46,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _STRING = re.compile(r"'(?:''|[^'])*'")
 _CAST = re.compile(r"\s*::\s*(.+?)\s*$", re.DOTALL)
 _NEXTVAL = re.compile(r"nextval\s*\(\s*('(?:''|[^'])*')(?:\s*::\s*regclass)?\s*\)", re.IGNORECASE)
+_NON_STANDARD_STRING = re.compile(r"[eE]'(?:\\.|''|[^'\\])*'|(\$(?:[A-Za-z_]\w*)?\$).*?\1|[uU]&'(?:''|[^'])*'", re.DOTALL)
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(\s*\)")
 
 
@@ -83,12 +84,19 @@ def render_default(text: str, column_type: str, data_type: str, *,
 
     ``resolve_type``: prints a user type name as the catalog does (search_path);
     ``sequence_name``: prints a sequence's name inside ``nextval('...'::regclass)``."""
-    expr = " ".join(text.split())
+    expr = " ".join(text.split()) if not _NON_STANDARD_STRING.match(text.strip()) else text.strip()
+    m0 = _NON_STANDARD_STRING.match(expr)
+    if m0:  # E'', $$ and U&'' constants print as standard strings
+        expr = quote_literal(string_value(m0.group(0))) + " ".join(expr[m0.end():].split())
     while expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
         expr = expr[1:-1].strip()
     low = expr.lower()
-    if low == "null" or re.fullmatch(r"null\s*::.*", low, re.DOTALL):
-        return None
+    if low == "null":
+        # a NULL needing no length coercion is a null constant, which the server does not
+        # store; with a type modifier (varchar(n), numeric(p,s)) the coercion is stored
+        return f"NULL::{cast_type_name(column_type)}" if re.search(r"\(\d", column_type) else None
+    if re.fullmatch(r"null\s*::.*", low, re.DOTALL):
+        return f"NULL::{_canonical_cast(expr.split('::', 1)[1], resolve_type)}"
     if data_type == "boolean" and low in ("true", "false", "'t'", "'f'", "'true'", "'false'", "'y'", "'n'",
                                           "'yes'", "'no'", "'on'", "'off'", "'1'", "'0'"):
         return "true" if low.strip("'") in ("true", "t", "y", "yes", "on", "1") else "false"
@@ -119,6 +127,49 @@ def render_default(text: str, column_type: str, data_type: str, *,
     if m:
         return m.group(1).lower() + "()" if "." not in m.group(1) else expr
     return expr
+
+
+def string_value(text: str) -> str:
+    """The value of a string constant (manual 4.1.2): ``'...'`` with ``''``, ``E'...'`` with
+    backslash escapes (4.1.2.2), ``U&'...'`` (4.1.2.3), ``$tag$...$tag$`` (4.1.2.4), ``N'...'``."""
+    if text.startswith("$"):
+        tag_end = text.index("$", 1) + 1
+        return text[tag_end:len(text) - tag_end]
+    if text[:1] in "eE" and text[1:2] == "'":
+        return _c_escapes(text[2:-1])
+    if text[:2].upper() == "U&":
+        body = text[3:-1].replace("''", "'")
+        return re.sub(r"\\(\+[0-9A-Fa-f]{6}|[0-9A-Fa-f]{4})", lambda m: chr(int(m.group(1).lstrip("+"), 16)), body)
+    if text[:1] in "nN" and text[1:2] == "'":
+        text = text[1:]
+    return text[1:-1].replace("''", "'")
+
+
+_C_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))|''", re.DOTALL)
+_C_SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _c_escapes(body: str) -> str:
+    def one(m: re.Match) -> str:
+        if m.group(0) == "''":
+            return "'"
+        octal, hx, u4, u8, ch = m.groups()
+        if octal:
+            return chr(int(octal, 8))
+        if hx:
+            return chr(int(hx, 16))
+        if u4 or u8:
+            return chr(int(u4 or u8, 16))
+        return _C_SIMPLE.get(ch, ch)
+
+    return _C_ESCAPE.sub(one, body)
+
+
+def quote_literal(value: str) -> str:
+    """``quote_literal``: ``'it''s'`` (a backslash makes it an ``E''`` string)."""
+    if "\\" in value:
+        return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _balanced(s: str) -> bool:

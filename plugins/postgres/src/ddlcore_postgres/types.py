@@ -183,12 +183,16 @@ def column_fields(typname: str, modifiers: list[str] | None, *, explicit_char: b
         fields = interval_fields.upper() if interval_fields else None
         fmt = "interval" + (f" {fields.lower()}" if fields else "") + (f"({p})" if p is not None else "")
         f["datetime_precision"] = 6 if p is None else p
-        f["interval_type"] = fields
+        # _pg_interval_type: format_type's text after "interval " in upper case
+        f["interval_type"] = fmt[len("interval "):].upper() if fields else None
     if typname == "text":
         f["character_octet_length"] = UNBOUNDED_OCTETS
+    if typname == "name":  # pg_type.typcollation of name is "C"
+        f["collation_name"] = "C"
     f["column_type"] = fmt + ("[]" if dims else "")
     f["data_type"] = "ARRAY" if dims else (fmt if info.kind == "plain" and typname != "char" else _data_type(info))
     f["udt_schema"] = "pg_catalog"
+    f["array_dimensions"] = dims
     f["udt_name"] = ("_" if dims else "") + typname
     if dims:  # information_schema reports no lengths or precisions for an array
         for k in ("character_maximum_length", "character_octet_length", "numeric_precision",

@@ -186,6 +186,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             editor.set_option("PARTITION OF", str(parent.id))
             if ctx.typedTableElementList() is not None:
                 self.apply_typed_elements(editor, ctx.typedTableElementList())
+            self.inherit_keys(editor, parent)
         elif ctx.OF() is not None:
             self.apply_typed_table(editor, ctx)
         else:
@@ -198,12 +199,25 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                             self.append_column(editor, col.replace(ordinal_position=0, identity=None))
                 editor.set_option("INHERITS", ",".join(str(p) for p in parents))
             if ctx.tableElementList() is not None:
-                for el in ctx.tableElementList().tableElement():
-                    self.apply_table_element(editor, el)
+                # columns (and LIKE) in order first: a table constraint may name a column
+                # defined after it
+                elements = ctx.tableElementList().tableElement()
+                for el in elements:
+                    if el.tableConstraint() is None:
+                        self.apply_table_element(editor, el)
+                for el in elements:
+                    if el.tableConstraint() is not None:
+                        self.apply_table_element(editor, el)
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
         self.create_table(editor.build())
         return None
+
+    def inherit_keys(self, editor: TableEditor, parent: Table) -> None:
+        """A partition gets the partitioned table's primary key (a partitioned index,
+        manual 5.11.2.3)."""
+        if parent.primary_key and not editor.primary_key:
+            self.set_primary_key(editor, list(parent.primary_key), None)
 
     def require_table(self, tid: TableId, ctx: Any) -> Table:
         table = self.get_table(tid)
@@ -436,6 +450,8 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             typname = "interval"
             if simple.intervalFields() is not None:
                 interval_fields = " ".join(t.getText().upper() for t in _terminals(simple.intervalFields()))
+        elif simple.qualifiedTypeName().getText() == '"char"':
+            typname = "char"  # the internal one-byte type (manual 8.3, Table 8.5)
         else:
             parts = self.name_parts(simple.qualifiedTypeName())
             return self.named_type_fields(parts, mods, dims, simple)
@@ -474,7 +490,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         self.warn(f"type {'.'.join(parts)} is not known to the model; kept as USER-DEFINED")
         shown = self.visible_name(schema, name)
         return {"data_type": "ARRAY" if dims else "USER-DEFINED", "column_type": shown + ("[]" if dims else ""),
-                "udt_schema": schema, "udt_name": ("_" if dims else "") + name}, None
+                "udt_schema": schema, "udt_name": ("_" if dims else "") + name, "array_dimensions": dims}, None
 
     def user_type_fields(self, key: str, dims: int, ctx: Any) -> dict[str, Any]:
         info = self.tables.types[key]
@@ -485,7 +501,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             base = dict(info["base"])
             if dims:
                 return {"data_type": "ARRAY", "column_type": shown + "[]", "udt_schema": schema,
-                        "udt_name": "_" + name, "enum_values": base.get("enum_values")}
+                        "udt_name": "_" + name, "enum_values": base.get("enum_values"), "array_dimensions": dims}
             f = {k: base.get(k) for k in ("data_type", "character_maximum_length", "character_octet_length",
                                           "numeric_precision", "numeric_scale", "datetime_precision",
                                           "interval_type", "udt_schema", "udt_name", "enum_values")}
@@ -498,7 +514,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if kind == "sequence":
             raise self.error(ctx, f"{key} is a sequence, not a type")
         f = {"data_type": "ARRAY" if dims else "USER-DEFINED", "column_type": shown + ("[]" if dims else ""),
-             "udt_schema": schema, "udt_name": ("_" if dims else "") + name}
+             "udt_schema": schema, "udt_name": ("_" if dims else "") + name, "array_dimensions": dims}
         if kind == "enum":
             f["enum_values"] = tuple(info["labels"])
         return f
@@ -584,7 +600,14 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             self.alter_table(tid, lambda e: self.rename_constraint(e, old, new), action)
         elif isinstance(action, P.AttachPartitionContext):
             child = self.table_id(action.qualifiedName())
-            self.alter_table(child, lambda e: e.set_option("PARTITION OF", str(tid)), action)
+            parent = self.get_table(tid)
+
+            def attach(e: TableEditor) -> None:
+                e.set_option("PARTITION OF", str(tid))
+                if parent is not None:
+                    self.inherit_keys(e, parent)
+
+            self.alter_table(child, attach, action)
         elif isinstance(action, P.DetachPartitionContext):
             child = self.table_id(action.qualifiedName())
             self.alter_table(child, lambda e: e.set_option("PARTITION OF", None), action)
@@ -1268,19 +1291,7 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def _string_value(text: str) -> str:
-    """The value of a string constant (4.1.2): '' quotes, E'' escapes, $$ quoting."""
-    if text.startswith("$"):
-        tag_end = text.index("$", 1) + 1
-        return text[tag_end:len(text) - tag_end]
-    if text[:1] in "eE" and text[1:2] == "'":
-        body = text[2:-1].replace("''", "'")
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    if text[:2].upper() == "U&":
-        return _unicode_escapes(text[3:-1].replace("''", "'"))
-    if text[:1] in "nN" and text[1:2] == "'":
-        text = text[1:]
-    return text[1:-1].replace("''", "'")
+_string_value = _defaults.string_value
 
 
 def _unicode_escapes(body: str) -> str:
