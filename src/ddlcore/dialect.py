@@ -220,28 +220,13 @@ class Dialect:
                 return tid
         return TableId(db, path[0], parts[0])
 
-    # -- Spark type rules (issue #5) ---------------------------------------------------------
-
-    #: dotted name of the module holding the dialect's Spark type rules (a module-level
-    #: ``SPARK_RULES``, a ``ddlcore.spark.SparkRules``); ``None``: the ``spark_types`` module
-    #: of the package the dialect class is defined in (``ddlcore_mysql.spark_types``)
-    spark_types_module: ClassVar[str | None] = None
+    # -- Spark type rules ----------------------------------------------------------------------
 
     def spark_rules(self) -> Any:
         """The dialect's Spark type mapping and raw-value decoders: a
-        ``ddlcore.spark.SparkRules`` (imported from ``spark_types_module``, so the Spark
-        extra is only needed when Spark is used), or ``None`` if the dialect ships none.
+        ``ddlcore.spark.SparkRules`` answered by a plugin's ``ddlcore_spark_rules`` hook
+        (``ddlcore.plugins.DdlcoreSpecs``), or ``None`` if no plugin provides any.
         ``ddlcore.spark.struct_type`` / ``RowConverter`` call it."""
-        name = self.spark_types_module
-        if name is None:
-            package = type(self).__module__.rpartition(".")[0]
-            if not package:
-                return None
-            name = f"{package}.spark_types"
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                return None
-            raise
-        return getattr(module, "SPARK_RULES", None)
+        from .plugins import plugin_manager
+
+        return plugin_manager().hook.ddlcore_spark_rules(dialect=self)

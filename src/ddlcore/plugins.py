@@ -46,6 +46,23 @@ class DdlcoreSpecs:
         each with a unique ``name`` (lower case, e.g. ``"mysql"``).  Called once per process,
         when a dialect is first looked up."""
 
+    # -- Spark -------------------------------------------------------------------------------
+
+    @hookspec(firstresult=True)
+    def ddlcore_spark_rules(self, dialect: "Dialect") -> "SparkRules | None":
+        """Return the Spark type rules (a ``ddlcore.spark.SparkRules``) of ``dialect`` when it
+        is one of this plugin's dialects, else ``None``.  Called by ``Dialect.spark_rules()``
+        when Spark is used; import pyspark (and the rules module) inside the hook, so that
+        parsing never needs the ``spark`` extra.  The first non-``None`` answer wins."""
+
+    @hookspec
+    def ddlcore_spark_options(self) -> "list[SparkOption]":
+        """Return the type-mapping options this plugin's dialects add to the neutral ones
+        (``ddlcore.spark.options.SparkOption`` declarations: name, dialect, default, allowed
+        values, documentation), e.g. MySQL's ``tinyint1_as_boolean``.  Users set them like any
+        option (``ddlcore run -s name=value``, ``SparkOptions.of({...})``); a rule reads them
+        with ``SparkOptions.get(name)``.  Must not import pyspark."""
+
     # -- command line ------------------------------------------------------------------------
 
     @hookspec

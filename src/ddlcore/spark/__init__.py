@@ -20,16 +20,15 @@ The mapping of every native type is documented in docs/spark.md.
 from ..errors import RowConversionError
 from ..raw import text_form, text_row
 from .convert import ERROR_TYPE, ERRORS_TYPE, RAW_ARRAY_TYPE, RowConverter
-from .options import (BIGINT_UNSIGNED_HANDLING, BINARY_HANDLING, DECIMAL_HANDLING,
-                      INVALID_DATE_HANDLING, TIME_PRECISION, SparkOptions)
+from .options import BINARY_HANDLING, DECIMAL_HANDLING, SparkOption, SparkOptions
 from .rules import ColumnRule, MappingRow, SparkRules
 from .schema import field_metadata, struct_type
 
 __all__ = [
     "struct_type", "RowConverter", "SparkOptions", "RowConversionError", "ColumnRule",
     "SparkRules", "MappingRow", "field_metadata", "text_form", "text_row", "RAW_ARRAY_TYPE",
-    "ERROR_TYPE", "ERRORS_TYPE", "DECIMAL_HANDLING", "BIGINT_UNSIGNED_HANDLING",
-    "BINARY_HANDLING", "TIME_PRECISION", "INVALID_DATE_HANDLING", "mapping", "mapping_table",
+    "ERROR_TYPE", "ERRORS_TYPE", "DECIMAL_HANDLING", "SparkOption",
+    "BINARY_HANDLING", "mapping", "mapping_table",
 ]
 
 

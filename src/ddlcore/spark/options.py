@@ -1,99 +1,162 @@
 """``SparkOptions``: how native types map onto Spark types.
 
-Owns: the options a user sets, their names and defaults (Debezium's connector option names
-where Debezium has one, so its users recognise them), and their validation.
+Owns: the neutral options every dialect shares (Debezium's connector option names where
+Debezium has one, so its users recognise them), the declaration of the options a dialect adds
+(``SparkOption``, provided through the ``ddlcore_spark_options`` plugin hook), and validation.
 Must not know: any dialect, pyspark.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-__all__ = ["SparkOptions", "DECIMAL_HANDLING", "BIGINT_UNSIGNED_HANDLING", "BINARY_HANDLING",
-           "TIME_PRECISION", "INVALID_DATE_HANDLING"]
+__all__ = ["SparkOptions", "SparkOption", "DECIMAL_HANDLING", "BINARY_HANDLING", "declared_options"]
 
 #: ``decimal.handling.mode``: ``precise`` → ``DecimalType(p,s)`` (string beyond 38 digits),
 #: ``double`` → ``DoubleType``, ``string`` → ``StringType`` (plain notation, ``s`` fraction digits)
 DECIMAL_HANDLING = ("precise", "double", "string")
-#: ``bigint.unsigned.handling.mode``: ``precise`` → ``DecimalType(20,0)``; ``long`` →
-#: ``LongType`` holding the 64 bits as a signed value (2^64-1 reads as -1)
-BIGINT_UNSIGNED_HANDLING = ("precise", "long")
 #: ``binary.handling.mode``: ``bytes`` → ``BinaryType``; ``base64`` / ``hex`` → ``StringType``
 #: (standard base64 with padding, no line breaks / lower-case hex)
 BINARY_HANDLING = ("bytes", "base64", "hex")
-#: ``time.precision.mode``: ``adaptive`` keeps each column's fractional digits (TIME →
-#: ``DayTimeIntervalType``); ``adaptive_time_microseconds`` makes TIME a ``LongType`` of
-#: microseconds; ``connect`` truncates every temporal value to milliseconds (Kafka Connect's
-#: precision)
-TIME_PRECISION = ("adaptive", "adaptive_time_microseconds", "connect")
-#: what a zero or invalid date (``0000-00-00``, ``2023-02-30``) becomes: ``null`` or a
-#: conversion error
-INVALID_DATE_HANDLING = ("null", "error")
 
-_CHOICES = {
-    "decimal_handling": DECIMAL_HANDLING,
-    "bigint_unsigned_handling": BIGINT_UNSIGNED_HANDLING,
-    "binary_handling": BINARY_HANDLING,
-    "time_precision": TIME_PRECISION,
-    "invalid_date_handling": INVALID_DATE_HANDLING,
-}
+_CORE = {"decimal_handling": ("precise", DECIMAL_HANDLING), "binary_handling": ("bytes", BINARY_HANDLING)}
 
 
 @dataclass(frozen=True)
+class SparkOption:
+    """A type-mapping option a dialect adds: ``name``, the ``dialect`` it belongs to, its
+    ``default``, ``choices`` (allowed values; ``(False, True)`` for a flag) and ``doc``."""
+
+    name: str
+    dialect: str
+    default: Any
+    choices: tuple[Any, ...]
+    doc: str = ""
+
+    def check(self, value: Any) -> Any:
+        """``value`` if allowed (``"true"`` / ``"false"`` read as flags); else ``ValueError``."""
+        if self.choices == (False, True) and isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        if value not in self.choices or (isinstance(value, bool) != isinstance(self.default, bool)):
+            raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
+        return value
+
+
+def declared_options() -> dict[str, SparkOption]:
+    """Every dialect option the installed plugins declare, by name."""
+    from ..plugins import plugin_manager
+
+    out: dict[str, SparkOption] = {}
+    for provided in plugin_manager().hook.ddlcore_spark_options():
+        for opt in provided or ():
+            out[opt.name] = opt
+    return out
+
+
 class SparkOptions:
     """Type-mapping options (immutable).
+
+    Neutral options:
 
     * ``dialect``: name of the dialect whose type rules apply (``None``: the only installed
       dialect; a ``Table`` does not know its dialect).
     * ``decimal_handling``: ``"precise"`` (default) | ``"double"`` | ``"string"``.
-    * ``bigint_unsigned_handling``: ``"precise"`` (default) | ``"long"``.
     * ``binary_handling``: ``"bytes"`` (default) | ``"base64"`` | ``"hex"``; applies to every
-      value that maps to binary (binary strings, blobs, spatial values, ``BIT(n)``, n > 1).
-    * ``time_precision``: ``"adaptive"`` (default) | ``"adaptive_time_microseconds"`` |
-      ``"connect"``.
-    * ``tinyint1_as_boolean``: ``TINYINT(1)`` → ``BooleanType`` (non-zero is true); default
-      ``False`` (a ``ByteType`` like any ``TINYINT``).
-    * ``invalid_date_handling``: ``"null"`` (default) | ``"error"``.
+      value that maps to binary.
 
-    ``SparkOptions.of(options, **overrides)`` accepts ``None``, a ``SparkOptions`` or a
-    mapping; unknown names raise ``TypeError``, bad values ``ValueError``."""
+    A dialect adds its own through the ``ddlcore_spark_options`` plugin hook (MySQL:
+    ``tinyint1_as_boolean``, ``bigint_unsigned_handling``, ``time_precision``,
+    ``invalid_date_handling``; docs/spark.md and docs/postgres.md list them).  They are set like
+    the neutral ones (``SparkOptions(tinyint1_as_boolean=True)``, ``SparkOptions.of({...})``,
+    ``ddlcore run -s name=value``) and read as attributes or with ``get(name)``, which gives the
+    declared default when unset.
 
-    dialect: str | None = None
-    decimal_handling: str = "precise"
-    bigint_unsigned_handling: str = "precise"
-    binary_handling: str = "bytes"
-    time_precision: str = "adaptive"
-    tinyint1_as_boolean: bool = False
-    invalid_date_handling: str = "null"
+    Unknown names raise ``TypeError``, bad values ``ValueError``."""
 
-    def __post_init__(self) -> None:
-        for name, choices in _CHOICES.items():
-            value = getattr(self, name)
-            if value not in choices:
-                raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
-        if not isinstance(self.tinyint1_as_boolean, bool):
-            raise ValueError(f"tinyint1_as_boolean must be a bool, not {self.tinyint1_as_boolean!r}")
+    __slots__ = ("dialect", "decimal_handling", "binary_handling", "dialect_options")
+
+    def __init__(self, dialect: str | None = None, decimal_handling: str = "precise",
+                 binary_handling: str = "bytes", **dialect_options: Any):
+        for name, value in (("decimal_handling", decimal_handling), ("binary_handling", binary_handling)):
+            if value not in _CORE[name][1]:
+                raise ValueError(f"{name} must be one of {', '.join(_CORE[name][1])}, not {value!r}")
+        declared = declared_options() if dialect_options else {}
+        checked: dict[str, Any] = {}
+        for name, value in sorted(dialect_options.items()):
+            opt = declared.get(name)
+            if opt is None:
+                raise TypeError(f"unknown Spark option: {name} (known: "
+                                f"{', '.join(sorted({*_CORE, 'dialect', *declared}))})")
+            checked[name] = opt.check(value)
+        object.__setattr__(self, "dialect", dialect)
+        object.__setattr__(self, "decimal_handling", decimal_handling)
+        object.__setattr__(self, "binary_handling", binary_handling)
+        object.__setattr__(self, "dialect_options", tuple(checked.items()))
+
+    def __reduce__(self) -> tuple:
+        return (SparkOptions.of, (dict(self._items()),))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("SparkOptions is immutable; use replace()")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.get(name)
+
+    def get(self, name: str) -> Any:
+        """The value of option ``name``: set, or the declared default.  Raises
+        ``AttributeError`` for a name no installed plugin declares."""
+        if name in ("dialect", "decimal_handling", "binary_handling"):
+            return object.__getattribute__(self, name)
+        for k, v in object.__getattribute__(self, "dialect_options"):
+            if k == name:
+                return v
+        opt = declared_options().get(name)
+        if opt is None:
+            raise AttributeError(f"no Spark option {name!r}")
+        return opt.default
+
+    def _items(self) -> Iterator[tuple[str, Any]]:
+        yield "dialect", self.dialect
+        yield "decimal_handling", self.decimal_handling
+        yield "binary_handling", self.binary_handling
+        yield from self.dialect_options
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SparkOptions) and self.as_dict() == other.as_dict() and self.dialect == other.dialect
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items()))
+
+    def __repr__(self) -> str:
+        return "SparkOptions(" + ", ".join(f"{k}={v!r}" for k, v in self._items() if v is not None) + ")"
+
+    def as_dict(self, dialect: str | None = None) -> dict[str, Any]:
+        """Every option's value (defaults included) but ``dialect``: the neutral ones and those
+        the dialect (``dialect``, else ``self.dialect``, else every installed one) declares.
+        What ``ddlcore run`` records with an output and compares on the next run."""
+        name = dialect or self.dialect
+        out: dict[str, Any] = {"decimal_handling": self.decimal_handling, "binary_handling": self.binary_handling}
+        for opt in declared_options().values():
+            if name is None or opt.dialect == name:
+                out[opt.name] = opt.default
+        out.update(self.dialect_options)
+        return out
 
     @classmethod
     def of(cls, options: "SparkOptions | Mapping[str, Any] | None" = None, **overrides: Any) -> "SparkOptions":
         """Options from ``options`` (``None``, ``SparkOptions`` or a mapping) with
         ``overrides`` applied (``None`` values in ``overrides`` are ignored)."""
-        names = {f.name for f in dataclasses.fields(cls)}
         if options is None:
             base: dict[str, Any] = {}
         elif isinstance(options, SparkOptions):
-            base = dataclasses.asdict(options)
+            base = dict(options._items())
         else:
             base = dict(options)
-        extra = {k: v for k, v in overrides.items() if v is not None}
-        unknown = (set(base) | set(extra)) - names
-        if unknown:
-            raise TypeError(f"unknown Spark option(s): {', '.join(sorted(unknown))} "
-                            f"(known: {', '.join(sorted(names))})")
-        base.update(extra)
+        base.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**base)
 
     def replace(self, **changes: Any) -> "SparkOptions":
-        return dataclasses.replace(self, **changes)
+        return SparkOptions.of(self, **changes)

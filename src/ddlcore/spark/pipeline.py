@@ -365,7 +365,7 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
         opts = SparkOptions.of(spark_options or {})
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"-s: {exc}") from None
-    normal = {k: v for k, v in dataclasses.asdict(opts).items() if k != "dialect"}
+    normal = opts.as_dict(dialect)
     info = _State(Path(out)).log_info()
     if info is not None and info.get("spark_options") is not None and info["spark_options"] != normal:
         diff = {k: (info["spark_options"].get(k), v) for k, v in normal.items() if info["spark_options"].get(k) != v}
