@@ -95,6 +95,7 @@ def compare_faces(spark, conv: RowConverter, rows: Sequence[Sequence[Any]]) -> l
             problems.append(f"failed() is {flag} for {raw!r} but the error column holds {s_err}")
         for i, (pv, sv) in enumerate(zip(py_values or (), s_values)):
             a, b = normalize(pv), normalize_spark(sv, instants[i])
-            if a != b or type(a) is not type(b):
+            both_nan = isinstance(a, float) and isinstance(b, float) and a != a and b != b
+            if (a != b and not both_nan) or type(a) is not type(b):
                 problems.append(f"column {i} ({conv.rules[i].label}) raw {raw[i]!r}: python {pv!r} spark {sv!r}")
     return problems
