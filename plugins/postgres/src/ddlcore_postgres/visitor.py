@@ -181,7 +181,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             parent_id = self.table_id(ctx.qualifiedName(1))
             parent = self.require_table(parent_id, ctx.qualifiedName(1))
             for col in parent.columns:
-                self.append_column(editor, col.replace(ordinal_position=0, identity=None,
+                self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None,
                                                        column_default=None if col.identity else col.column_default))
             editor.set_option("PARTITION OF", str(parent.id))
             if ctx.typedTableElementList() is not None:
@@ -196,7 +196,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                     parent = self.require_table(pid, ctx.inheritsClause())
                     for col in parent.columns:
                         if not editor.has_column(col.name):
-                            self.append_column(editor, col.replace(ordinal_position=0, identity=None))
+                            self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None))
                 editor.set_option("INHERITS", ",".join(str(p) for p in parents))
             if ctx.tableElementList() is not None:
                 # columns (and LIKE) in order first: a table constraint may name a column
@@ -211,6 +211,115 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
         self.create_table(editor.build())
+        return None
+
+    # -- CREATE TABLE AS (manual: CREATE TABLE AS) ------------------------------------------
+
+    def visitCreateTableAsStmt(self, ctx: P.CreateTableAsStmtContext):
+        """``CREATE TABLE name [(col, ...)] AS query``: the columns are derived where the query
+        is ``TABLE src`` or ``SELECT`` of plain columns / ``*`` from one known table
+        (``ctas_columns``); their types and collations come from the source, not their NOT
+        NULL, defaults, identity or generation (the server copies none of them).  Any other
+        query gives a warning and no table."""
+        if isinstance(ctx.persistence(), P.TempPersistenceContext):
+            return None
+        tid = self.table_id(ctx.qualifiedName(), create=True)
+        if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
+            self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
+            return None
+        columns = self.ctas_columns(ctx.query())
+        if columns is None:
+            self.warn(f"CREATE TABLE {tid} AS: the columns of the query cannot be derived without "
+                      f"running it; the table is not in the model")
+            return None
+        names = [self.ident(c) for c in ctx.nameList().colId()] if ctx.nameList() is not None else []
+        if len(names) > len(columns):
+            raise self.error(ctx.nameList(), "CREATE TABLE AS specifies too many column names")
+        editor = Table(tid, options=((ATTNUM, "0"),), replica_identity="default").edit(self.column_key)
+        if isinstance(ctx.persistence(), P.UnloggedPersistenceContext):
+            editor.set_option("UNLOGGED", "YES")
+        for i, col in enumerate(columns):
+            self.append_column(editor, copied_column(col).replace(
+                name=names[i] if i < len(names) else col.name, ordinal_position=0, nullable=True,
+                column_default=None, identity=None, generation_expression=None,
+                generation_stored=None, comment=None))
+        self.create_table(editor.build())
+        return None
+
+    #: what may follow the single FROM item of a derivable CREATE TABLE AS query
+    CTAS_TAIL = frozenset({"where", "order", "limit", "offset", "fetch", "for", "group", "having", "window"})
+
+    def ctas_columns(self, ctx: P.QueryContext) -> list[Column] | None:
+        """The source columns of ``TABLE src`` / ``SELECT item, ... FROM src [alias] [WHERE
+        ...]`` where each item is ``*``, ``alias.*``, ``col`` or ``alias.col`` with an optional
+        ``[AS] name``; ``None`` for any other query (expressions, joins, set operations)."""
+        words = [t for t in _terminals(ctx) if t.symbol.type != P.EOF]
+        texts = [t.getText() for t in words]
+        low = [x.lower() for x in texts]
+        cut = 3 if low[-3:] == ["with", "no", "data"] else 2 if low[-2:] == ["with", "data"] else 0
+        if cut:
+            texts, low = texts[:-cut], low[:-cut]
+        if low[:1] == ["table"]:
+            src = self.ctas_source(texts[1:])
+            return list(src.columns) if src is not None else None
+        if low[:1] != ["select"] or "from" not in low:
+            return None
+        at = low.index("from")
+        rest = texts[at + 1:]
+        end = next((i for i, w in enumerate(rest) if w.lower() in self.CTAS_TAIL), len(rest))
+        from_item = rest[:end]
+        alias = None
+        if len(from_item) >= 2 and from_item[-2] != "." and _is_name(from_item[-1]):
+            alias = _token_name(from_item[-1])
+            from_item = from_item[:-2] if from_item[-2].lower() == "as" else from_item[:-1]
+        src = self.ctas_source(from_item)
+        if src is None:
+            return None
+        qualifiers = {src.id.name} | ({alias} if alias else set())
+        items: list[list[str]] = [[]]
+        for w in texts[1:at]:
+            if w == ",":
+                items.append([])
+            else:
+                items[-1].append(w)
+        out: list[Column] = []
+        for item in items:
+            if item and item[0].lower() in ("all", "distinct"):
+                return None
+            if len(item) >= 3 and item[1] == "." and _token_name(item[0]) in qualifiers:
+                item = item[2:]
+            if item == ["*"]:
+                out.extend(src.columns)
+                continue
+            if not item or not _is_name(item[0]):
+                return None
+            name = _token_name(item[0])
+            label = item[1:]
+            if label and label[0].lower() == "as":
+                label = label[1:]
+            if len(label) > 1 or (label and not _is_name(label[0])):
+                return None
+            col = src.column(name, key=self.column_key)
+            if col is None:
+                return None
+            out.append(col.replace(name=_token_name(label[0])) if label else col)
+        return out
+
+    def ctas_source(self, words: list[str]) -> Table | None:
+        """The known table a dotted name (``words``: name tokens and dots) denotes."""
+        if not words or len(words) % 2 == 0 or any(w != "." for w in words[1::2]) \
+                or not all(_is_name(w) for w in words[0::2]):
+            return None
+        parts = [_token_name(w) for w in words[0::2]]
+        db = self.database()
+        if len(parts) == 1:
+            candidates = [TableId(db, s, parts[0]) for s in self.search_path]
+        else:
+            candidates = [TableId(parts[-3] if len(parts) > 2 else db, parts[-2], parts[-1])]
+        for tid in candidates:
+            table = self.get_table(tid)
+            if table is not None:
+                return table
         return None
 
     def inherit_keys(self, editor: TableEditor, parent: Table) -> None:
@@ -264,7 +373,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if info is None or info.get("kind") != "composite":
             raise self.error(ctx.qualifiedName(1), f"type {ctx.qualifiedName(1).getText()} is not a known composite type")
         for attr in info["attributes"]:
-            self.append_column(editor, Column.from_json({**attr, "ordinal_position": 0}))
+            self.append_column(editor, copied_column(Column.from_json({**attr, "ordinal_position": 0})))
         if ctx.typedTableElementList() is not None:
             self.apply_typed_elements(editor, ctx.typedTableElementList())
 
@@ -284,7 +393,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             else:
                 included -= kinds
         for col in src.columns:
-            c = col.replace(ordinal_position=0)
+            c = copied_column(col).replace(ordinal_position=0)
             if "DEFAULTS" not in included:
                 c = c.replace(column_default=None)
             if "IDENTITY" not in included:
@@ -589,9 +698,18 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         action = ctx.alterTableAction()
         only = ctx.ONLY() is not None
         if isinstance(action, P.RenameTableContext):
-            self.rename_table(tid, tid.with_name(self.ident(action.name())), action)
+            new_id = tid.with_name(self.ident(action.name()))
+            for key in self.owned_sequences(tid):  # the sequence keeps its name
+                self.later(_set_owner(key, str(new_id)))
+            self.rename_table(tid, new_id, action)
         elif isinstance(action, P.SetSchemaContext):
-            self.rename_table(tid, TableId(tid.database, self.ident(action.name()), tid.name), action)
+            new_id = TableId(tid.database, self.ident(action.name()), tid.name)
+            owned = self.owned_sequences(tid)
+            self.rename_table(tid, new_id, action)
+            for key in owned:  # owned sequences move with the table (ALTER TABLE, SET SCHEMA)
+                info = self.tables.types[key]
+                self.move_sequence(key, new_id.schema, info["name"], [new_id])
+                self.later(_set_owner(f"{new_id.schema}.{info['name']}", str(new_id)))
         elif isinstance(action, P.RenameColumnContext):
             old, new = self.ident(action.colId(0)), self.ident(action.colId(1))
             self.alter_family(tid, lambda e: e.rename_column(old, new), only, action)
@@ -1103,15 +1221,53 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         return None
 
     def visitAlterSequenceStmt(self, ctx: P.AlterSequenceStmtContext):
+        """``ALTER SEQUENCE ... RENAME TO | SET SCHEMA``: the registry entry moves and every
+        ``nextval('seq'::regclass)`` default naming it is printed with its new name (the
+        default holds the sequence's oid; ``pg_get_expr`` prints its current name)."""
         key = self.type_key(self.name_parts(ctx.qualifiedName()))
         if key is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
             return None
         info = self.tables.types[key]
         schema = self.ident(ctx.name()) if ctx.SCHEMA() is not None else info["schema"]
         name = self.ident(ctx.name()) if ctx.RENAME() is not None else info["name"]
+        self.move_sequence(key, schema, name, [t.id for t in self.tables])
+        return None
+
+    def move_sequence(self, key: str, schema: str, name: str, table_ids: Iterable[TableId]) -> None:
+        """Rename / move sequence ``key`` to ``schema.name`` and re-print the defaults of the
+        columns of ``table_ids`` that call ``nextval`` on it."""
+        info = self.tables.types[key]
         self.later(_drop_type(key))
         self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
+        printed = f"nextval('{self.visible_name(schema, name).replace(chr(39), chr(39) * 2)}'::regclass)"
+        for tid in table_ids:
+            table = self.get_table(tid)
+            if table is None:
+                continue
+            hits = [c.name for c in table.columns if self.nextval_key(c.column_default) == key]
+            if hits:
+                self.alter_table(tid, lambda e, hits=hits: [e.update_column(h, column_default=printed) for h in hits])
+
+    _NEXTVAL = re.compile(r"nextval\('((?:[^']|'')+)'::regclass\)")
+
+    def nextval_key(self, default: str | None) -> str | None:
+        """The registry key of the sequence a ``nextval('seq'::regclass)`` default calls."""
+        m = self._NEXTVAL.fullmatch(default or "")
+        if m is None:
+            return None
+        parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p
+                 for p in _split_dotted(m.group(1).replace("''", "'"))]
+        if len(parts) >= 2:
+            return f"{parts[-2]}.{parts[-1]}"
+        for schema in self.search_path:
+            if f"{schema}.{parts[0]}" in self.tables.types:
+                return f"{schema}.{parts[0]}"
         return None
+
+    def owned_sequences(self, tid: TableId) -> list[str]:
+        """Registry keys of the sequences owned by a column of ``tid`` (``serial``)."""
+        return [k for k, v in self.tables.types.items()
+                if v.get("kind") == "sequence" and (v.get("owned_by") or [None])[0] == str(tid)]
 
     # -- indexes -------------------------------------------------------------------------
 
@@ -1268,6 +1424,23 @@ def _put_type(key: str, info: dict[str, Any]) -> Callable[[Tables], None]:
     return put
 
 
+def copied_column(col: Column) -> Column:
+    """A column copied from another relation's column (LIKE, INHERITS, PARTITION OF, OF type,
+    CREATE TABLE AS): the server builds it from the type's oid, so ``attndims`` (the model's
+    ``array_dimensions``) is 0 even for an array."""
+    return col.replace(array_dimensions=0) if col.array_dimensions else col
+
+
+def _set_owner(key: str, table: str) -> Callable[[Tables], None]:
+    """Record that sequence ``key`` is owned by a column of ``table`` (its new id)."""
+    def put(t: Tables) -> None:
+        info = t.types.get(key)
+        if info is not None and info.get("owned_by"):
+            t.types = dict(t.types)
+            t.types[key] = dict(info, owned_by=[table, info["owned_by"][1]])
+    return put
+
+
 def _drop_type(key: str) -> Callable[[Tables], None]:
     def drop(t: Tables) -> None:
         t.types = {k: v for k, v in t.types.items() if k != key}
@@ -1285,6 +1458,20 @@ def _terminals(ctx: Any) -> Iterable[Any]:
             yield c
         else:
             yield from _terminals(c)
+
+
+def _is_name(word: str) -> bool:
+    """A token that can be a name in a select list: an identifier, a quoted name or a key
+    word spelled like an identifier."""
+    return word.startswith('"') or bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", word)) and \
+        word.lower() not in _RESERVED
+
+
+def _token_name(word: str) -> str:
+    """The name a token denotes (quoted exact, unquoted folded)."""
+    if word.startswith('"'):
+        return _truncate(word[1:-1].replace('""', '"'))
+    return _truncate(word.lower())
 
 
 def _squash(text: str) -> str:
