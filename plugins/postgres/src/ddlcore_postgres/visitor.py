@@ -584,7 +584,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(ctx, f"array of serial is not implemented")
             return _types.column_fields(_types.SERIALS[name], [], dims=0), _types.SERIALS[name]
         key = self.type_key(parts)
-        if key is not None and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
+        if key is not None and key in self.tables.types and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
                                 or key.partition(".")[0] in self.search_path):
             if not (builtin_ok and _types.canonical_name(name) is not None and key.startswith("pg_catalog.")):
                 return self.user_type_fields(key, dims, ctx), None
@@ -1217,7 +1217,31 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         schema, _, name = key.partition(".")
         if ctx.ifNotExists() is not None and key in self.tables.types:
             return None
-        self.later(_put_type(key, {"kind": "sequence", "schema": schema, "name": name}))
+        info: dict[str, Any] = {"kind": "sequence", "schema": schema, "name": name}
+        owner = self.sequence_owner(ctx.balancedTokens())
+        if owner:
+            info["owned_by"] = owner
+        self.later(_put_type(key, info))
+        return None
+
+    def sequence_owner(self, ctx: Any) -> list[str] | None:
+        """``OWNED BY table.column`` among sequence options: ``[str(table id), column]``;
+        ``[]`` for ``OWNED BY NONE``; ``None`` when absent."""
+        words = [t.getText() for t in _terminals(ctx)] if ctx is not None else []
+        low = [w.lower() for w in words]
+        for i in range(len(low) - 2):
+            if low[i] == "owned" and low[i + 1] == "by":
+                rest = words[i + 2:]
+                if low[i + 2] == "none":
+                    return []
+                n = 1
+                while n < len(rest) and rest[n] == "." and n + 1 < len(rest):
+                    n += 2
+                parts = [_token_name(w) for w in rest[:n][0::2]]
+                if len(parts) < 2:
+                    return None
+                tid = self.table_id_from_parts(parts[:-1])
+                return [str(tid), parts[-1]]
         return None
 
     def visitAlterSequenceStmt(self, ctx: P.AlterSequenceStmtContext):
@@ -1225,7 +1249,12 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         ``nextval('seq'::regclass)`` default naming it is printed with its new name (the
         default holds the sequence's oid; ``pg_get_expr`` prints its current name)."""
         key = self.type_key(self.name_parts(ctx.qualifiedName()))
-        if key is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+        if key is None:
+            return None
+        if ctx.RENAME() is None and ctx.SCHEMA() is None:
+            owner = self.sequence_owner(ctx.balancedTokens())
+            if owner is not None:
+                self.later(_put_type(key, dict(self.tables.types[key], owned_by=owner or None)))
             return None
         info = self.tables.types[key]
         schema = self.ident(ctx.name()) if ctx.SCHEMA() is not None else info["schema"]
