@@ -358,7 +358,18 @@ alterTypeStmt
     | ALTER TYPE qualifiedName RENAME VALUE stringConst TO stringConst                      #renameEnumValue
     | ALTER TYPE qualifiedName RENAME TO name                                               #renameType
     | ALTER TYPE qualifiedName SET SCHEMA name                                              #setTypeSchema
+    | ALTER TYPE qualifiedName RENAME ATTRIBUTE colId TO colId dropBehavior?                 #renameTypeAttribute
+    | ALTER TYPE qualifiedName alterTypeCmd (COMMA alterTypeCmd)*                           #alterTypeAttributes
     | ALTER TYPE qualifiedName balancedTokens                                               #otherAlterType
+    ;
+
+// ADD ATTRIBUTE attribute_name data_type [ COLLATE collation ] [ CASCADE | RESTRICT ]
+// DROP ATTRIBUTE [ IF EXISTS ] attribute_name [ CASCADE | RESTRICT ]
+// ALTER ATTRIBUTE attribute_name [ SET DATA ] TYPE data_type [ COLLATE collation ] [ CASCADE | RESTRICT ]
+alterTypeCmd
+    : ADD ATTRIBUTE colId typeName (COLLATE anyName)? dropBehavior?                         #addAttribute
+    | DROP ATTRIBUTE ifExists? colId dropBehavior?                                          #dropAttribute
+    | ALTER ATTRIBUTE colId (SET DATA)? TYPE typeName (COLLATE anyName)? dropBehavior?      #alterAttributeType
     ;
 
 // CREATE DOMAIN name [ AS ] data_type [ COLLATE collation ] [ DEFAULT expression ] [ domain_constraint [ ... ] ]

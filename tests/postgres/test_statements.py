@@ -222,9 +222,21 @@ CASES: dict[str, list[str]] = {
     "typed tables, composite type attributes, domain defaults and arrays": [
         "CREATE TYPE pair AS (x int, y text, z int[])",
         "CREATE TABLE tp OF pair (PRIMARY KEY (x), y WITH OPTIONS NOT NULL)",
+        "ALTER TYPE pair ADD ATTRIBUTE w numeric(3) CASCADE, ADD ATTRIBUTE v text COLLATE \"C\" CASCADE",
+        "ALTER TYPE pair ALTER ATTRIBUTE w SET DATA TYPE numeric(6,2) CASCADE, DROP ATTRIBUTE IF EXISTS nope CASCADE",
+        "ALTER TYPE pair DROP ATTRIBUTE y CASCADE",
+        "ALTER TYPE pair RENAME ATTRIBUTE x TO xx CASCADE",
         "CREATE DOMAIN d10 AS varchar(10) DEFAULT 'dflt'",
         "CREATE TABLE t (a d10, b d10[], c pair[])",
         "ALTER DOMAIN d10 SET DEFAULT 'x'",
+        "CREATE TABLE tp2 OF pair",
+        "CREATE TYPE solo AS (a int)",
+        "ALTER TYPE solo ADD ATTRIBUTE b varchar(4)[]",
+        "CREATE TABLE tp3 OF solo",
+    ],
+    "key words as column names, quoted and qualified type names": [
+        'CREATE TABLE k1 (year int, month int, day int, hour int, minute int, second int, double int, zone int, "time" int, bit int, "char" char, national int, interval interval, key int, value text, data text, comment text, owner text, index int, type int, schema int, sequence int, storage int, options int, position int, level int, role int, start int, "end" int, cascade int, view int, temp int, action text, enum int, first int, last int, filter int, version int, name name)',
+        'CREATE TABLE k2 (a "timestamp", b "varchar", c pg_catalog.varchar(3), d "numeric"(5,2), e character varying(3) ARRAY[2], f timestamp(3) without time zone[], g bit varying(3)[][], h double precision ARRAY)',
     ],
     "DROP and TRUNCATE": [
         "CREATE TABLE a (x int)", "CREATE TABLE b (x int)", "CREATE TABLE c (x int)",

@@ -374,6 +374,8 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             raise self.error(ctx.qualifiedName(1), f"type {ctx.qualifiedName(1).getText()} is not a known composite type")
         for attr in info["attributes"]:
             self.append_column(editor, copied_column(Column.from_json({**attr, "ordinal_position": 0})))
+        self.later(_put_type(key, dict(info, typed_tables=[*info.get("typed_tables", []),
+                                                           [editor.id.schema, editor.id.name]])))
         if ctx.typedTableElementList() is not None:
             self.apply_typed_elements(editor, ctx.typedTableElementList())
 
@@ -799,19 +801,22 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         collation = self.collation_name(cmd.anyName()) if cmd.anyName() is not None else None
 
         def edit(e: TableEditor) -> None:
-            old = e.column(name)
-            f = dict(fields)
-            domain_not_null = f.pop("_domain_not_null", False)
-            f.pop("collation_name", None)
-            cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
-                                         "numeric_scale", "datetime_precision", "interval_type", "enum_values",
-                                         "domain_schema", "domain_name", "domain_base_type", "collation_name")}
-            new = old.replace(**{**cleared, **f, "collation_name": collation})
-            if domain_not_null:
-                new = new.replace(nullable=False)
-            e.replace_column(name, new)
+            e.replace_column(name, self.retyped_column(e.column(name), fields, collation))
 
         self.alter_family(tid, edit, only, cmd)
+
+    @staticmethod
+    def retyped_column(old: Column, fields: dict[str, Any], collation: str | None) -> Column:
+        """``old`` with the type fields of a new type (``ALTER COLUMN ... TYPE``, ``ALTER TYPE
+        ... ALTER ATTRIBUTE ... TYPE``): fields the new type lacks are cleared."""
+        f = dict(fields)
+        domain_not_null = f.pop("_domain_not_null", False)
+        f.pop("collation_name", None)
+        cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
+                                     "numeric_scale", "datetime_precision", "interval_type", "enum_values",
+                                     "domain_schema", "domain_name", "domain_base_type", "collation_name")}
+        new = old.replace(**{**cleared, **f, "collation_name": collation})
+        return new.replace(nullable=False) if domain_not_null else new
 
     def alter_SetDefault(self, tid: TableId, cmd: P.SetDefaultContext, only: bool) -> None:
         name, text = self.ident(cmd.colId()), self.source_text(cmd.exprTokens())
@@ -1032,14 +1037,89 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def visitCreateCompositeType(self, ctx: P.CreateCompositeTypeContext):
         key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
         schema, _, name = key.partition(".")
-        attrs = []
-        for a in ctx.compositeAttribute():
-            fields, _serial = self.type_fields(a.typeName())
-            fields.pop("_domain_not_null", None)
-            col = Column(name=self.ident(a.colId()), ordinal_position=0, **fields)
-            attrs.append(col.to_json())
+        attrs = [self.attribute_column(a.colId(), a.typeName(), a.anyName()).to_json()
+                 for a in ctx.compositeAttribute()]
         self.later(_put_type(key, {"kind": "composite", "schema": schema, "name": name, "attributes": attrs}))
         return None
+
+    def attribute_column(self, name_ctx: Any, type_ctx: P.TypeNameContext, collate_ctx: Any = None) -> Column:
+        """A composite type's attribute as a model column (``ordinal_position`` 0)."""
+        fields, _serial = self.type_fields(type_ctx)
+        fields.pop("_domain_not_null", None)
+        if collate_ctx is not None:
+            fields["collation_name"] = self.collation_name(collate_ctx)
+        return Column(name=self.ident(name_ctx), ordinal_position=0, **fields)
+
+    # ALTER TYPE ... ADD | DROP | ALTER ATTRIBUTE, RENAME ATTRIBUTE (manual: ALTER TYPE): the
+    # registry's attributes change; with CASCADE the typed tables (CREATE TABLE ... OF type)
+    # change as their columns would
+
+    def composite_info(self, ctx: Any) -> tuple[str, dict[str, Any]] | None:
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        info = self.tables.types.get(key or "")
+        if info is None or info.get("kind") != "composite":
+            self.warn(f"composite type {ctx.qualifiedName().getText()} is not known; statement ignored")
+            return None
+        return key, info
+
+    def visitAlterTypeAttributes(self, ctx: P.AlterTypeAttributesContext):
+        found = self.composite_info(ctx)
+        if found is None:
+            return None
+        key, info = found
+        attrs = [Column.from_json(a) for a in info["attributes"]]
+        typed = [tid for tid in self.typed_tables(info)]
+        for cmd in ctx.alterTypeCmd():
+            name = self.ident(cmd.colId())
+            at = next((i for i, a in enumerate(attrs) if a.name == name), None)
+            cascade = cmd.dropBehavior() is not None and cmd.dropBehavior().CASCADE() is not None
+            if isinstance(cmd, P.AddAttributeContext):
+                if at is not None:
+                    raise self.error(cmd, f"column \"{name}\" of relation \"{info['name']}\" already exists")
+                col = self.attribute_column(cmd.colId(), cmd.typeName(), cmd.anyName())
+                attrs.append(col)
+                edit = (lambda e, col=col: self.append_column(e, col))
+            elif at is None:
+                if isinstance(cmd, P.DropAttributeContext) and cmd.ifExists() is not None:
+                    continue
+                raise self.error(cmd, f"column \"{name}\" of relation \"{info['name']}\" does not exist")
+            elif isinstance(cmd, P.DropAttributeContext):
+                del attrs[at]
+                edit = (lambda e, name=name: e.drop_column(name, whole_keys=True))
+            else:
+                new = self.attribute_column(cmd.colId(), cmd.typeName(), cmd.anyName())
+                attrs[at] = new
+                fields = {k: getattr(new, k) for k in ("data_type", "column_type", "character_maximum_length",
+                          "character_octet_length", "numeric_precision", "numeric_scale", "datetime_precision",
+                          "interval_type", "enum_values", "array_dimensions", "udt_schema", "udt_name",
+                          "domain_schema", "domain_name", "domain_base_type")}
+                edit = (lambda e, name=name, fields=fields, coll=new.collation_name:
+                        e.replace_column(name, self.retyped_column(e.column(name), fields, coll)))
+            if cascade:
+                for tid in typed:
+                    self.alter_table(tid, edit, cmd)
+        self.later(_put_type(key, dict(info, attributes=[a.to_json() for a in attrs])))
+        return None
+
+    def visitRenameTypeAttribute(self, ctx: P.RenameTypeAttributeContext):
+        found = self.composite_info(ctx)
+        if found is None:
+            return None
+        key, info = found
+        old, new = self.ident(ctx.colId(0)), self.ident(ctx.colId(1))
+        attrs = [dict(a, name=new) if a["name"] == old else a for a in info["attributes"]]
+        if ctx.dropBehavior() is not None and ctx.dropBehavior().CASCADE() is not None:
+            for tid in self.typed_tables(info):
+                self.alter_table(tid, lambda e: e.rename_column(old, new), ctx)
+        self.later(_put_type(key, dict(info, attributes=attrs)))
+        return None
+
+    def typed_tables(self, info: dict[str, Any]) -> list[TableId]:
+        """The known tables created ``OF`` a composite type (recorded in its registry entry
+        as ``[schema, name]``; a typed table renamed since is not followed)."""
+        db = self.database()
+        return [tid for tid in (TableId(db, s, n) for s, n in info.get("typed_tables", []))
+                if self.get_table(tid) is not None]
 
     def visitCreateOtherType(self, ctx: P.CreateOtherTypeContext):
         key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
