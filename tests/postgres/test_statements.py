@@ -238,6 +238,23 @@ CASES: dict[str, list[str]] = {
         'CREATE TABLE k1 (year int, month int, day int, hour int, minute int, second int, double int, zone int, "time" int, bit int, "char" char, national int, interval interval, key int, value text, data text, comment text, owner text, index int, type int, schema int, sequence int, storage int, options int, position int, level int, role int, start int, "end" int, cascade int, view int, temp int, action text, enum int, first int, last int, filter int, version int, name name)',
         'CREATE TABLE k2 (a "timestamp", b "varchar", c pg_catalog.varchar(3), d "numeric"(5,2), e character varying(3) ARRAY[2], f timestamp(3) without time zone[], g bit varying(3)[][], h double precision ARRAY)',
     ],
+    "defaults seen in real schemas": ["""
+        CREATE TABLE t (
+          a jsonb DEFAULT '{}'::jsonb, b jsonb DEFAULT '{}', c text[] DEFAULT '{}'::text[],
+          d text[] DEFAULT ARRAY[]::text[], e uuid DEFAULT gen_random_uuid(),
+          g timestamptz DEFAULT current_timestamp(3),
+          h timestamp DEFAULT localtimestamp, i numeric DEFAULT 0.0, j text DEFAULT '',
+          k real DEFAULT 1.5, l interval DEFAULT '1 day', m interval DEFAULT interval '1 day',
+          n bigint DEFAULT 2147483648, o bigint DEFAULT -1, p bit(3) DEFAULT B'101',
+          q bytea DEFAULT '\\x00'::bytea, r char(3) DEFAULT 'a', s date DEFAULT '2020-01-01',
+          u boolean DEFAULT 't', v smallint DEFAULT 0, w int DEFAULT 1 + 2,
+          x timestamptz DEFAULT now() + interval '1 day',
+          z text DEFAULT 'a'::text, aa varchar(10) DEFAULT 'b'::character varying,
+          ab double precision DEFAULT -0.5, ac numeric(5,2) DEFAULT 1, ad int DEFAULT (5),
+          ae text DEFAULT current_user, af date DEFAULT now()::date, ag json DEFAULT '[]'::json,
+          ah int[] DEFAULT '{1,2}', aj timestamp(0) DEFAULT now(),
+          am int DEFAULT 0::int, an bigint DEFAULT 0::bigint, ao numeric DEFAULT 5::numeric,
+          ap real DEFAULT 1.5::real, aq numeric DEFAULT 12345678901234567890, ar int DEFAULT 2 * 3)"""],
     "DROP and TRUNCATE": [
         "CREATE TABLE a (x int)", "CREATE TABLE b (x int)", "CREATE TABLE c (x int)",
         "TRUNCATE a, b RESTART IDENTITY CASCADE",
