@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import ddlcore
-from tests.postgres.test_oracle import model_diffs
+from tests.postgres.oracle import model_diffs
 from tests.servers.pg_catalog import catalog_tables, install_describe
 
 pytestmark = pytest.mark.postgres
