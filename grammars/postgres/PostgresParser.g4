@@ -43,6 +43,7 @@ statement
     | alterViewStmt
     | commentStmt
     | variableSetStmt
+    | variableResetStmt
     | setConfigCall
     ;
 
@@ -453,6 +454,11 @@ commentText
 // SET [ SESSION | LOCAL ] configuration_parameter { TO | = } { value | 'value' | DEFAULT } [, ...]
 variableSetStmt
     : SET (SESSION | LOCAL)? identifierLike (TO | EQUAL) (DEFAULT | setValue (COMMA setValue)*)
+    ;
+
+// RESET configuration_parameter
+variableResetStmt
+    : RESET identifierLike
     ;
 
 setValue

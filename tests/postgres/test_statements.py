@@ -302,3 +302,15 @@ def test_create_table_as_not_derivable_warns_and_keeps_no_table():
     parser.apply("CREATE TABLE d (x, y) AS SELECT b, a FROM src WITH DATA", tables)
     d = tables.get(ddlcore.TableId(None, "public", "d"))
     assert [(c.name, c.data_type) for c in d.columns] == [("x", "text"), ("y", "integer")]
+
+
+def test_search_path_default_and_reset_restore_the_option():
+    parser = ddlcore.get_dialect("postgres").parser(search_path="shop,public")
+    tables = parser.new_tables()
+    for text, expected in [("SET search_path = other", ("other",)),
+                           ("SET search_path TO DEFAULT", ("shop", "public")),
+                           ("SET search_path = 'x', y", ("x", "y")),
+                           ("SET LOCAL search_path = z", ("x", "y")),
+                           ("RESET search_path", ("shop", "public"))]:
+        assert parser.apply(text, tables).status == "applied"
+        assert tables.search_path == expected, text

@@ -1494,11 +1494,24 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if self.ident(ctx.identifierLike()) != "search_path" or ctx.LOCAL() is not None:
             return None
         if ctx.DEFAULT() is not None:
-            path = tuple(self.dialect.default_options.get("search_path", ("public",))) if self.dialect else ("public",)
+            self.set_search_path(self.initial_search_path())
         else:
-            path = tuple(self.set_value(v) for v in ctx.setValue())
-        self.set_search_path(path)
+            self.set_search_path(tuple(self.set_value(v) for v in ctx.setValue()))
         return None
+
+    def visitVariableResetStmt(self, ctx: P.VariableResetStmtContext):
+        if self.ident(ctx.identifierLike()) == "search_path":
+            self.set_search_path(self.initial_search_path())
+        return None
+
+    def initial_search_path(self) -> tuple[str, ...]:
+        """``SET search_path TO DEFAULT`` / ``RESET``: the parser's ``search_path`` option."""
+        sp = self.options.get("search_path")
+        if sp is None:
+            sp = self.dialect.default_options.get("search_path", ("public",)) if self.dialect else ("public",)
+        if isinstance(sp, str):
+            sp = [x.strip() for x in sp.split(",") if x.strip()]
+        return tuple(sp)
 
     def set_value(self, ctx: P.SetValueContext) -> str:
         if ctx.stringConst() is not None:
