@@ -774,12 +774,23 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(cmd, f"column \"{draft.name}\" of relation \"{e.id.name}\" already exists")
             self.add_column_draft(e, draft)
 
-        self.alter_table(tid, edit, cmd)
-        if not only:
+        parent = self.alter_table(tid, edit, cmd)
+        if not only and parent is not None:
+            # the children get the parent's column as the server transformed it once: a
+            # serial's default calls the parent's sequence
+            serial_default = parent.column(draft.name, key=self.column_key).column_default if draft.serial else None
+            child_draft = dataclasses.replace(draft, primary_key=False, unique=[], identity=None, serial=None)
+
+            def add_to_child(e: TableEditor) -> None:
+                if e.has_column(draft.name):
+                    return
+                col = self.column_from_draft(e, child_draft)
+                if draft.serial:
+                    col = col.replace(column_default=serial_default, nullable=False)
+                self.append_column(e, col)
+
             for child in self.children_of(tid):
-                self.alter_family(child, lambda e: None if e.has_column(draft.name) else
-                                  self.append_column(e, self.column_from_draft(e, dataclasses.replace(
-                                      draft, primary_key=False, unique=[], identity=None))), False, cmd)
+                self.alter_family(child, add_to_child, False, cmd)
 
     def alter_DropColumn(self, tid: TableId, cmd: P.DropColumnContext, only: bool) -> None:
         name = self.ident(cmd.colId())
