@@ -282,6 +282,18 @@ CASES: dict[str, list[str]] = {
         "ALTER TABLE kid NO INHERIT base",
         "ALTER TABLE base ADD COLUMN e int",
     ],
+    "names truncated to 63 bytes; generated sequence and index names": [
+        "CREATE TABLE a_very_long_table_name_that_goes_on_and_on_and_on_past_the_limit_xyz "
+        "(an_equally_long_column_name_that_goes_on_and_on_past_the_limit serial PRIMARY KEY, "
+        "b int UNIQUE, \"MixedCase Column\" bigserial)",
+        "CREATE TABLE x (a int NOT NULL, b int NOT NULL)",
+        "CREATE INDEX ON x (a)",
+        "CREATE INDEX ON x (a)",
+        "CREATE UNIQUE INDEX ON x (a, b)",
+        "ALTER TABLE x REPLICA IDENTITY USING INDEX x_a_b_idx",
+        "CREATE TABLE \"x_s_seq\" (q int)",
+        "ALTER TABLE x ADD COLUMN s serial",
+    ],
     "DROP and TRUNCATE": [
         "CREATE TABLE a (x int)", "CREATE TABLE b (x int)", "CREATE TABLE c (x int)",
         "TRUNCATE a, b RESTART IDENTITY CASCADE",

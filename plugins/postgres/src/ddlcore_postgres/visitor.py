@@ -497,7 +497,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         not_null = draft.not_null or draft.primary_key or draft.identity is not None or draft.serial is not None
         default = None
         if draft.serial is not None:
-            seq = make_object_name(editor.id.name, draft.name, "seq")
+            seq = self.choose_relation_name(editor, draft.name, "seq")
             schema = editor.id.schema or self.creation_schema()
             self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
                                                      "owned_by": [str(editor.id), draft.name]}))
@@ -634,15 +634,45 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def index_name(self, editor: TableEditor, columns: list[str], label: str) -> str:
         """``ChooseRelationName``: ``table_col1_col2_label``, then with a number appended to
-        the label until no index of the table has it."""
-        base_cols = "_".join(columns) if columns else None
-        taken = {(ix.name or "") for ix in editor.indexes}
+        the label until no relation of the schema has it."""
+        return self.choose_relation_name(editor, "_".join(columns) if columns else None, label)
+
+    def choose_relation_name(self, editor: TableEditor, name2: str | None, label: str) -> str:
+        """``ChooseRelationName`` (indexes, ``serial`` sequences): ``makeObjectName(table,
+        name2, label)``, then ``label1``, ``label2`` ... until no relation of the table's schema
+        (``relation_names``) has the name."""
+        taken = self.relation_names(editor.id.schema) | {ix.name or "" for ix in editor.indexes} | {editor.id.name}
         n = 0
         while True:
-            name = make_object_name(editor.id.name, base_cols, label + (str(n) if n else ""))
+            name = make_object_name(editor.id.name, name2, label + (str(n) if n else ""))
             if name not in taken:
+                self._new_relations.add((editor.id.schema, name))
                 return name
             n += 1
+
+    def relation_names(self, schema: str | None) -> set[str]:
+        """The names ``pg_class`` holds in ``schema`` as far as the model knows: tables, views,
+        their indexes, sequences and composite types (and those this statement made)."""
+        names = {n for s, n in self._new_relations if s == schema}
+        for t in self.tables:
+            current = self.get_table(t.id)
+            if current is not None and current.id.schema == schema:
+                names.add(current.id.name)
+                names.update(ix.name for ix in current.indexes if ix.name)
+        for view in self.tables.views.values():
+            if view.id.schema == schema:
+                names.add(view.id.name)
+        for info in self.tables.types.values():
+            if info.get("schema") == schema and info.get("kind") in ("sequence", "composite"):
+                names.add(info["name"])
+        return names
+
+    _new_relations: set[tuple[str | None, str]] = frozenset()  # type: ignore[assignment]
+
+    def apply(self, tree: Any, statement: Any, tables: Tables):
+        """``DdlVisitor.apply`` with this statement's own new relation names reset."""
+        self._new_relations = set()
+        return super().apply(tree, statement, tables)
 
     def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
         if editor.primary_key:
