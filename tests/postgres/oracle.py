@@ -20,7 +20,7 @@ __all__ = ["COMPARED_TABLE_FIELDS", "COMPARED_COLUMN_FIELDS", "normalize_express
            "column_diffs", "model_diffs", "run_oracle", "catalog_tables", "install_describe",
            "replay_statements"]
 
-COMPARED_TABLE_FIELDS = ("primary_key", "comment", "replica_identity", "options")
+COMPARED_TABLE_FIELDS = ("primary_key", "comment", "replica_identity", "options", "indexes")
 COMPARED_COLUMN_FIELDS = ("name", "ordinal_position", "data_type", "column_type", "nullable",
                           "column_default", "character_maximum_length", "character_octet_length",
                           "numeric_precision", "numeric_scale", "datetime_precision", "interval_type",
@@ -58,6 +58,11 @@ def column_diffs(ours: dict, theirs: dict) -> list[str]:
     return out
 
 
+def _index_set(indexes: list | None) -> set:
+    return {(ix["name"], ix["kind"], tuple(c if c is not None else "<expr>" for c in ix["columns"]))
+            for ix in indexes or ()}
+
+
 def model_diffs(model: dict, server: dict) -> list[str]:
     diffs = []
     for key in sorted(set(model) | set(server)):
@@ -69,6 +74,11 @@ def model_diffs(model: dict, server: dict) -> list[str]:
             continue
         a, b = model[key].to_json(), server[key].to_json()
         for f in COMPARED_TABLE_FIELDS:
+            if f == "indexes":  # by name, kind and columns (key_parts are ddlcore's source text)
+                ia, ib = _index_set(a.get(f)), _index_set(b.get(f))
+                if ia != ib:
+                    diffs.append(f"{key}: indexes: ddlcore only {sorted(ia - ib)}, server only {sorted(ib - ia)}")
+                continue
             if a.get(f) != b.get(f):
                 diffs.append(f"{key}: {f}: ddlcore {a.get(f)!r} != server {b.get(f)!r}")
         if [c["name"] for c in a["columns"]] != [c["name"] for c in b["columns"]]:

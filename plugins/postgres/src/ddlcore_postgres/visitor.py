@@ -1444,7 +1444,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             if explicit is not None and any(ix.name == explicit for ix in e.indexes):
                 if ctx.ifNotExists() is not None:
                     return
-            label = "key" if unique else "idx"
+            label = "idx"  # ChooseIndexName: "key" is for UNIQUE constraints, not UNIQUE indexes
             names = [c if c is not None else _expr_name(p) for c, p in zip(columns, parts)]
             name = explicit or self.index_name(e, names, label)
             e.add_index(Index(name, "UNIQUE" if unique else "INDEX", tuple(columns), tuple(parts)))
