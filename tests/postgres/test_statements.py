@@ -294,6 +294,13 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE \"x_s_seq\" (q int)",
         "ALTER TABLE x ADD COLUMN s serial",
     ],
+    "ALTER COLUMN TYPE re-coerces the default": [
+        "CREATE TYPE st2 AS ENUM ('a', 'b')",
+        "CREATE TABLE r (a varchar(5) DEFAULT 'q', b int DEFAULT -1, c st2 DEFAULT 'a', d text DEFAULT 'x', "
+        "e numeric(5,2) DEFAULT 1.5, f char(2) DEFAULT 'z')",
+        "ALTER TABLE r ALTER COLUMN a TYPE text, ALTER COLUMN b TYPE numeric, ALTER COLUMN c TYPE text, "
+        "ALTER COLUMN d TYPE varchar(9), ALTER COLUMN e TYPE float8, ALTER COLUMN f TYPE varchar(4)",
+    ],
     "DROP and TRUNCATE": [
         "CREATE TABLE a (x int)", "CREATE TABLE b (x int)", "CREATE TABLE c (x int)",
         "TRUNCATE a, b RESTART IDENTITY CASCADE",
