@@ -301,6 +301,24 @@ CASES: dict[str, list[str]] = {
         "ALTER TABLE r ALTER COLUMN a TYPE text, ALTER COLUMN b TYPE numeric, ALTER COLUMN c TYPE text, "
         "ALTER COLUMN d TYPE varchar(9), ALTER COLUMN e TYPE float8, ALTER COLUMN f TYPE varchar(4)",
     ],
+    "assorted: domains over arrays and domains, comments copied, qualified names": [
+        "CREATE TYPE mood AS ENUM ('x', 'y')",
+        "CREATE DOMAIN ints AS int[]",
+        "CREATE DOMAIN d1 AS varchar(8)",
+        "CREATE DOMAIN d2 AS d1 NOT NULL",
+        "CREATE TABLE t (a int4range, b int[] NOT NULL DEFAULT '{}', c \"char\" DEFAULT 'x', d name, e oid, "
+        "f varchar(3) COLLATE \"C\" NOT NULL, g ints, h d2, i d1[], j \"public\".\"mood\")",
+        "COMMENT ON COLUMN public.t.a IS 'range'",
+        "CREATE TABLE t2 (LIKE t INCLUDING COMMENTS)",
+        "ALTER TABLE t ALTER COLUMN f SET DATA TYPE text COLLATE \"POSIX\"",
+        "ALTER TABLE t ADD COLUMN k int CONSTRAINT k_nn NOT NULL CONSTRAINT k_chk CHECK (k > 0) DEFAULT 1",
+        "ALTER TABLE IF EXISTS ONLY t RENAME COLUMN a TO aa",
+        "ALTER TABLE t ALTER COLUMN b DROP DEFAULT, ALTER COLUMN b DROP NOT NULL",
+        "ALTER TYPE mood RENAME TO mood2",
+        "DROP DOMAIN d1 CASCADE",
+        "CREATE TABLE t4 (id int) PARTITION BY HASH (id)",
+        "CREATE TABLE t4_0 PARTITION OF t4 FOR VALUES WITH (MODULUS 2, REMAINDER 0)",
+    ],
     "DROP and TRUNCATE": [
         "CREATE TABLE a (x int)", "CREATE TABLE b (x int)", "CREATE TABLE c (x int)",
         "TRUNCATE a, b RESTART IDENTITY CASCADE",

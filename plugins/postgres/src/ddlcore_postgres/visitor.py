@@ -991,9 +991,13 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             elif isinstance(kind, (P.DropSequenceTypeContext, P.DropTypeTypeContext)):
                 key = self.type_key(self.name_parts(q))
                 if key is not None:
+                    keys = [key]
                     if cascade and isinstance(kind, P.DropTypeTypeContext):
-                        self.drop_columns_of_type(key)
-                    self.later(_drop_type(key))
+                        keys += self.dependent_domains(key)
+                        for k in keys:
+                            self.drop_columns_of_type(k)
+                    for k in keys:
+                        self.later(_drop_type(k))
             elif isinstance(kind, P.DropSchemaTypeContext):
                 schema = self.ident(q)
                 for t in list(self.tables):
@@ -1030,6 +1034,20 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             if current is not None and any(ix.name == name for ix in current.indexes):
                 self.alter_table(current.id, lambda e: e.drop_index(name))
                 return
+
+    def dependent_domains(self, key: str) -> list[str]:
+        """The domains built on type ``key`` (directly, over an array of it, or over another
+        such domain): ``DROP TYPE | DOMAIN ... CASCADE`` drops them too."""
+        schema, _, name = key.partition(".")
+        refs = {(schema, name), (schema, "_" + name)}
+        out: list[str] = []
+        for k, info in self.tables.types.items():
+            base = info.get("base") or {}
+            if info.get("kind") == "domain" and k != key and (
+                    (base.get("domain_schema"), base.get("domain_name")) in refs
+                    or (base.get("udt_schema"), base.get("udt_name")) in refs):
+                out += [k, *self.dependent_domains(k)]
+        return out
 
     def drop_columns_of_type(self, key: str) -> None:
         schema, _, name = key.partition(".")
