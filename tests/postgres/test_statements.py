@@ -378,3 +378,13 @@ def test_search_path_default_and_reset_restore_the_option():
                            ("RESET search_path", ("shop", "public"))]:
         assert parser.apply(text, tables).status == "applied"
         assert tables.search_path == expected, text
+
+
+def test_views_follow_alter_table_and_alter_view_renames():
+    parser = ddlcore.get_dialect("postgres").parser()
+    tables = parser.new_tables()
+    for text in ["CREATE TABLE src (a int)", "CREATE VIEW v AS SELECT a FROM src", "ALTER TABLE v RENAME TO v2",
+                 "CREATE SCHEMA s", "ALTER VIEW v2 SET SCHEMA s", "CREATE MATERIALIZED VIEW mv AS SELECT 1",
+                 "ALTER MATERIALIZED VIEW mv RENAME TO mv2"]:
+        assert parser.apply(text, tables).status == "applied", text
+    assert sorted(str(v.id) for v in tables.views.values()) == ["public.mv2", "s.v2"]

@@ -723,6 +723,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def visitAlterTableStmt(self, ctx: P.AlterTableStmtContext):
         tid = self.table_id(ctx.qualifiedName())
         if self.get_table(tid) is None:
+            action = ctx.alterTableAction()
+            if self.get_view(tid) is not None and isinstance(action, (P.RenameTableContext, P.SetSchemaContext)):
+                self.move_view(tid, action.name(), schema=isinstance(action, P.SetSchemaContext))
+                return None
             if self.get_view(tid) is not None or ctx.FOREIGN() is not None:
                 return None  # ALTER TABLE works on views and sequences too; they hold no rows
             if ctx.ifExists() is not None:
@@ -1501,14 +1505,18 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def visitAlterViewStmt(self, ctx: P.AlterViewStmtContext):
         tid = self.table_id(ctx.qualifiedName())
-        view = self.get_view(tid)
-        if view is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+        if self.get_view(tid) is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
             return None
-        new = TableId(tid.database, self.ident(ctx.name()) if ctx.SCHEMA() is not None else tid.schema,
-                      self.ident(ctx.name()) if ctx.RENAME() is not None else tid.name)
+        self.move_view(tid, ctx.name(), schema=ctx.SCHEMA() is not None)
+        return None
+
+    def move_view(self, tid: TableId, name_ctx: Any, *, schema: bool) -> None:
+        """``ALTER [MATERIALIZED] VIEW | TABLE ... RENAME TO name | SET SCHEMA name`` of a view."""
+        view = self.get_view(tid)
+        new = TableId(tid.database, self.ident(name_ctx) if schema else tid.schema,
+                      tid.name if schema else self.ident(name_ctx))
         self.drop_view(tid)
         self.create_view(View(new, view.definition, view.column_names))
-        return None
 
     # -- COMMENT, SET --------------------------------------------------------------------
 
