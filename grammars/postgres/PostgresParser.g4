@@ -604,17 +604,17 @@ exprTokens
     ;
 
 exprToken
-    : ~(LPAREN | RPAREN | SEMI | COMMA | NOT | NULL | CONSTRAINT | CHECK | DEFAULT | GENERATED
+    : ~(LPAREN | RPAREN | SEMI | UNTERMINATED | COMMA | NOT | NULL | CONSTRAINT | CHECK | DEFAULT | GENERATED
        | UNIQUE | PRIMARY | REFERENCES | COLLATE | DEFERRABLE | INITIALLY | STORAGE | COMPRESSION)
     | LPAREN balancedTokens RPAREN
     ;
 
 // tokens up to a comma at this level
 balancedNoComma
-    : (~(LPAREN | RPAREN | SEMI | COMMA) | LPAREN balancedTokens RPAREN)+
+    : (~(LPAREN | RPAREN | SEMI | UNTERMINATED | COMMA) | LPAREN balancedTokens RPAREN)+
     ;
 
 // any tokens with balanced parentheses
 balancedTokens
-    : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
+    : (~(LPAREN | RPAREN | SEMI | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
     ;

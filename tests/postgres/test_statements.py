@@ -388,3 +388,22 @@ def test_views_follow_alter_table_and_alter_view_renames():
                  "ALTER MATERIALIZED VIEW mv RENAME TO mv2"]:
         assert parser.apply(text, tables).status == "applied", text
     assert sorted(str(v.id) for v in tables.views.values()) == ["public.mv2", "s.v2"]
+
+
+@pytest.mark.parametrize("text", [
+    "CREATE TABLE t (a text DEFAULT 'abc)",
+    "CREATE TABLE t (a text DEFAULT $x$abc)",
+    "CREATE TABLE t (a text DEFAULT $$abc)",
+    'CREATE TABLE "t (a int)',
+    "CREATE TABLE t (a int CHECK (a <> 'x))",
+    "COMMENT ON TABLE t IS 'never closed",
+])
+def test_unterminated_constants_are_parse_errors(text):
+    """An opening quote, double quote or dollar quote never closed (manual 4.1.2) is an error
+    at the opening, not a token of an expression kept as text."""
+    parser = ddlcore.get_dialect("postgres").parser()
+    tables = parser.new_tables()
+    parser.apply("CREATE TABLE t0 (x int)", tables)
+    with pytest.raises(ddlcore.DdlParseError) as err:
+        parser.apply(text, tables)
+    assert err.value.line == 1 and err.value.column is not None
