@@ -518,12 +518,16 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                                         sequence_name=self.print_sequence_name)
 
     def print_type_name(self, text: str) -> str:
-        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in text.split(".")]
+        """A user type named in a cast as ``format_type`` prints it (``public.st[]`` when
+        ``public`` is not on the search path); an unknown name as written."""
+        m = re.fullmatch(r"(.*?)((?:\s*\[\s*\d*\s*\])*)", text.strip(), re.DOTALL)
+        base, dims = m.group(1), m.group(2).count("[")
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in base.split(".")]
         key = self.type_key(parts)
         if key is None:
             return text
         schema, _, name = key.partition(".")
-        return self.visible_name(schema, name)
+        return self.visible_name(schema, name) + "[]" * min(dims, 1)
 
     def print_sequence_name(self, text: str) -> str:
         parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower() for p in _split_dotted(text)]
