@@ -386,10 +386,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         included: set[str] = set()
         for opt in ctx.tableLikeOption():
             what = opt.likeOptionName().getText().upper()
-            names = {"ALL"} if what != "ALL" else {"ALL"}
-            kinds = ({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
-                      "INDEXES", "STATISTICS", "STORAGE"} if what == "ALL" else {what})
-            del names
+            kinds = _LIKE_ALL if what == "ALL" else {what}
             if opt.INCLUDING() is not None:
                 included |= kinds
             else:
@@ -1615,6 +1612,11 @@ def _put_type(key: str, info: dict[str, Any]) -> Callable[[Tables], None]:
         t.types[key] = info
 
     return put
+
+
+#: what ``LIKE ... INCLUDING ALL`` includes (manual: CREATE TABLE, LIKE)
+_LIKE_ALL = frozenset({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
+                       "INDEXES", "STATISTICS", "STORAGE"})
 
 
 def copied_column(col: Column) -> Column:
