@@ -181,7 +181,7 @@ CASES: dict[str, list[str]] = {
         CREATE TABLE t (a interval second(3), b interval minute to second, c interval hour,
           d timestamp without time zone, e character varying, f bit varying(4), g float(24),
           h int4multirange, i jsonpath, j pg_lsn, k line, l lseg, m box, n path, o polygon,
-          p circle, q regclass, r int8range, s numrange, t tsrange,
+          p circle, q regclass, r int8range, s numrange, t tsrange, u numeric(3,-1), u2 numeric(4,-3),
           v pg_catalog.int4, x time(6) with time zone,
           y double precision[], z "char"[], aa interval day, ab interval year to month)"""],
     "serials in schemas, sequences renamed and moved": [
