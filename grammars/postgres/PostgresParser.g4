@@ -336,7 +336,21 @@ truncateTarget
 // ------------------------------------------------------------------ schemas
 // CREATE SCHEMA [ IF NOT EXISTS ] schema_name [ AUTHORIZATION role_specification ] [ schema_element [ ... ] ]
 createSchemaStmt
-    : CREATE SCHEMA ifNotExists? (name (AUTHORIZATION roleSpec)? | AUTHORIZATION roleSpec) balancedTokens
+    : CREATE SCHEMA ifNotExists? (name (AUTHORIZATION roleSpec)? | AUTHORIZATION roleSpec) schemaElement*
+    ;
+
+// schema_element: CREATE TABLE and CREATE INDEX (parsed), CREATE VIEW | SEQUENCE | TRIGGER,
+// GRANT (kept as tokens up to the next CREATE: their bodies never hold a bare CREATE)
+schemaElement
+    : createStmt
+    | createIndexStmt
+    | CREATE tokensBeforeCreate
+    | identifierLike tokensBeforeCreate
+    ;
+
+// tokens with balanced parentheses up to the next CREATE (the end of a schema element)
+tokensBeforeCreate
+    : (~(CREATE | SEMI | LPAREN | RPAREN | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
     ;
 
 alterSchemaStmt
@@ -409,7 +423,7 @@ alterSequenceStmt
 //   ( { column_name | ( expression ) } [ COLLATE collation ] [ opclass ] [ ASC | DESC ] [ NULLS { FIRST | LAST } ] [, ...] ) ...
 createIndexStmt
     : CREATE UNIQUE? INDEX CONCURRENTLY? (ifNotExists? name)? ON ONLY? qualifiedName (USING name)?
-      LPAREN indexElem (COMMA indexElem)* RPAREN balancedTokens
+      LPAREN indexElem (COMMA indexElem)* RPAREN tokensBeforeCreate
     ;
 
 indexElem

@@ -325,6 +325,8 @@ CASES: dict[str, list[str]] = {
         "DROP TABLE a, b CASCADE",
         "DROP TABLE IF EXISTS zz",
         "CREATE SCHEMA gone", "CREATE TABLE gone.t (x int)", "DROP SCHEMA gone CASCADE",
+        "CREATE SCHEMA el CREATE TABLE e1 (id serial PRIMARY KEY, v text) CREATE VIEW ev AS SELECT id FROM e1 "
+        "CREATE TABLE e2 (id int REFERENCES e1 (id), n numeric(4,1)) CREATE INDEX ON e2 (n)",
         "CREATE TYPE e AS ENUM ('a')", "CREATE TABLE d (x int, y e)", "DROP TYPE e CASCADE",
     ],
     "string constants: E'' escapes, dollar quotes, U& names": [

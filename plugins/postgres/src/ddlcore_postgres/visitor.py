@@ -113,9 +113,14 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def database(self) -> str | None:
         return self.tables.current_database if self.tables.current_database is not None else self.options.get("database")
 
+    #: the schema of the CREATE SCHEMA statement whose elements are being applied
+    _creation_schema: str | None = None
+
     def creation_schema(self) -> str:
         """The schema an unqualified CREATE puts its object in: the first schema of the
-        search path (manual 5.9.3)."""
+        search path (manual 5.9.3), or the schema a CREATE SCHEMA element belongs to."""
+        if self._creation_schema is not None:
+            return self._creation_schema
         path = self.search_path
         return path[0] if path else "public"
 
@@ -129,6 +134,8 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if len(parts) == 2:
             return TableId(db, parts[0], parts[1])
         if not create:
+            if self._creation_schema is not None and self.get_table(TableId(db, self._creation_schema, parts[0])):
+                return TableId(db, self._creation_schema, parts[0])
             for schema in self.search_path:
                 tid = TableId(db, schema, parts[0])
                 if self.get_table(tid) is not None or self.get_view(tid) is not None:
@@ -1074,7 +1081,22 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     # -- schemas -------------------------------------------------------------------------
 
     def visitCreateSchemaStmt(self, ctx: P.CreateSchemaStmtContext):
-        return None  # a schema holds no rows; tables name theirs
+        """A schema holds no rows; the ``CREATE TABLE`` and ``CREATE INDEX`` elements of
+        ``CREATE SCHEMA s CREATE ...`` work on unqualified tables in ``s`` (manual: CREATE
+        SCHEMA)."""
+        if not ctx.schemaElement():
+            return None
+        schema = self.ident(ctx.name()) if ctx.name() is not None else self.ident(ctx.roleSpec())
+        for el in ctx.schemaElement():
+            stmt = el.createStmt() or el.createIndexStmt()
+            if stmt is None:
+                continue
+            self._creation_schema = schema
+            try:
+                self.visit(stmt)
+            finally:
+                self._creation_schema = None
+        return None
 
     def visitAlterSchemaStmt(self, ctx: P.AlterSchemaStmtContext):
         if ctx.RENAME() is None:
