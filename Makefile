@@ -28,7 +28,7 @@ demo: $(STAMP)
 
 # Regenerate the parsers in place after editing a grammar (pip install -e does it too).
 grammar: $(STAMP)
-	$(BIN)/python plugins/mysql/hatch_build.py
+	for h in plugins/*/hatch_build.py; do $(BIN)/python $$h || exit 1; done
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

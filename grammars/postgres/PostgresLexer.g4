@@ -199,6 +199,9 @@ UNICODE_STRING  : 'U&' '\'' ( '\'\'' | ~'\'' )* '\'';
 NATIONAL_STRING : 'N' '\'' ( '\'\'' | ~'\'' )* '\'';
 DOLLAR_STRING   : '$' DOLLAR_TAG? '$' .*? '$' DOLLAR_TAG? '$';
 PARAM           : '$' [0-9]+;
+// the opening of a string, quoted name or dollar quote that is never closed (only matched
+// when the whole constant cannot be): no parser rule accepts it, so the statement is an error
+UNTERMINATED    : '\'' | '"' | '$' DOLLAR_TAG? '$';
 
 INTEGER         : [0-9]+;
 NUMERIC         : ( [0-9]+ '.' [0-9]* | '.' [0-9]+ ) ( 'E' [+-]? [0-9]+ )?

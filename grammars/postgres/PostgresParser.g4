@@ -43,6 +43,7 @@ statement
     | alterViewStmt
     | commentStmt
     | variableSetStmt
+    | variableResetStmt
     | setConfigCall
     ;
 
@@ -335,7 +336,21 @@ truncateTarget
 // ------------------------------------------------------------------ schemas
 // CREATE SCHEMA [ IF NOT EXISTS ] schema_name [ AUTHORIZATION role_specification ] [ schema_element [ ... ] ]
 createSchemaStmt
-    : CREATE SCHEMA ifNotExists? (name (AUTHORIZATION roleSpec)? | AUTHORIZATION roleSpec) balancedTokens
+    : CREATE SCHEMA ifNotExists? (name (AUTHORIZATION roleSpec)? | AUTHORIZATION roleSpec) schemaElement*
+    ;
+
+// schema_element: CREATE TABLE and CREATE INDEX (parsed), CREATE VIEW | SEQUENCE | TRIGGER,
+// GRANT (kept as tokens up to the next CREATE: their bodies never hold a bare CREATE)
+schemaElement
+    : createStmt
+    | createIndexStmt
+    | CREATE tokensBeforeCreate
+    | identifierLike tokensBeforeCreate
+    ;
+
+// tokens with balanced parentheses up to the next CREATE (the end of a schema element)
+tokensBeforeCreate
+    : (~(CREATE | SEMI | LPAREN | RPAREN | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
     ;
 
 alterSchemaStmt
@@ -358,7 +373,18 @@ alterTypeStmt
     | ALTER TYPE qualifiedName RENAME VALUE stringConst TO stringConst                      #renameEnumValue
     | ALTER TYPE qualifiedName RENAME TO name                                               #renameType
     | ALTER TYPE qualifiedName SET SCHEMA name                                              #setTypeSchema
+    | ALTER TYPE qualifiedName RENAME ATTRIBUTE colId TO colId dropBehavior?                 #renameTypeAttribute
+    | ALTER TYPE qualifiedName alterTypeCmd (COMMA alterTypeCmd)*                           #alterTypeAttributes
     | ALTER TYPE qualifiedName balancedTokens                                               #otherAlterType
+    ;
+
+// ADD ATTRIBUTE attribute_name data_type [ COLLATE collation ] [ CASCADE | RESTRICT ]
+// DROP ATTRIBUTE [ IF EXISTS ] attribute_name [ CASCADE | RESTRICT ]
+// ALTER ATTRIBUTE attribute_name [ SET DATA ] TYPE data_type [ COLLATE collation ] [ CASCADE | RESTRICT ]
+alterTypeCmd
+    : ADD ATTRIBUTE colId typeName (COLLATE anyName)? dropBehavior?                         #addAttribute
+    | DROP ATTRIBUTE ifExists? colId dropBehavior?                                          #dropAttribute
+    | ALTER ATTRIBUTE colId (SET DATA)? TYPE typeName (COLLATE anyName)? dropBehavior?      #alterAttributeType
     ;
 
 // CREATE DOMAIN name [ AS ] data_type [ COLLATE collation ] [ DEFAULT expression ] [ domain_constraint [ ... ] ]
@@ -397,7 +423,7 @@ alterSequenceStmt
 //   ( { column_name | ( expression ) } [ COLLATE collation ] [ opclass ] [ ASC | DESC ] [ NULLS { FIRST | LAST } ] [, ...] ) ...
 createIndexStmt
     : CREATE UNIQUE? INDEX CONCURRENTLY? (ifNotExists? name)? ON ONLY? qualifiedName (USING name)?
-      LPAREN indexElem (COMMA indexElem)* RPAREN balancedTokens
+      LPAREN indexElem (COMMA indexElem)* RPAREN tokensBeforeCreate
     ;
 
 indexElem
@@ -442,6 +468,11 @@ commentText
 // SET [ SESSION | LOCAL ] configuration_parameter { TO | = } { value | 'value' | DEFAULT } [, ...]
 variableSetStmt
     : SET (SESSION | LOCAL)? identifierLike (TO | EQUAL) (DEFAULT | setValue (COMMA setValue)*)
+    ;
+
+// RESET configuration_parameter
+variableResetStmt
+    : RESET identifierLike
     ;
 
 setValue
@@ -587,17 +618,17 @@ exprTokens
     ;
 
 exprToken
-    : ~(LPAREN | RPAREN | SEMI | COMMA | NOT | NULL | CONSTRAINT | CHECK | DEFAULT | GENERATED
+    : ~(LPAREN | RPAREN | SEMI | UNTERMINATED | COMMA | NOT | NULL | CONSTRAINT | CHECK | DEFAULT | GENERATED
        | UNIQUE | PRIMARY | REFERENCES | COLLATE | DEFERRABLE | INITIALLY | STORAGE | COMPRESSION)
     | LPAREN balancedTokens RPAREN
     ;
 
 // tokens up to a comma at this level
 balancedNoComma
-    : (~(LPAREN | RPAREN | SEMI | COMMA) | LPAREN balancedTokens RPAREN)+
+    : (~(LPAREN | RPAREN | SEMI | UNTERMINATED | COMMA) | LPAREN balancedTokens RPAREN)+
     ;
 
 // any tokens with balanced parentheses
 balancedTokens
-    : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
+    : (~(LPAREN | RPAREN | SEMI | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
     ;

@@ -11,8 +11,16 @@ written                            printed
 =================================  ==========================================================
 ``NULL``                           no default; ``NULL::<type>`` for a type with a modifier
 ``TRUE`` / ``false`` / ``'t'``     ``true`` / ``false`` (boolean column)
-``42``, ``4.99``                   unchanged; a negative number ``'-1'::integer`` (the cast
-                                   to the column's type name)
+``42``, ``4.99``                   unchanged (``integer``; ``numeric`` with a point)
+``-1``, ``-0.5``, ``2147483648``   ``'-1'::integer``, ``'-0.5'::numeric``, ``'2147483648'::bigint``
+                                   (the constant's own type, ``number_type``)
+``0::int``, ``5::numeric``         ``0`` (a cast to its own type is dropped), ``(5)::numeric``
+``interval '1 day'``               ``'1 day'::interval`` (a typed literal)
+``B'101'``, ``X'1F'``              ``'101'::"bit"``, ``'00011111'::"bit"``
+``current_timestamp(3)``           ``CURRENT_TIMESTAMP(3)``
+``now()::date``                    ``(now())::date``
+``now() + interval '1 day'``       ``(now() + '1 day'::interval)`` (one arithmetic operator
+                                   between self-typed operands)
 ``'abc'`` (string)                 ``'abc'::<type>``: ``character varying``, ``bpchar``,
                                    ``text``, an enum's name ...
 ``'abc'::varchar``                 the cast's type printed as the catalog names it
@@ -48,6 +56,50 @@ _CAST = re.compile(r"\s*::\s*(.+?)\s*$", re.DOTALL)
 _NEXTVAL = re.compile(r"nextval\s*\(\s*('(?:''|[^'])*')(?:\s*::\s*regclass)?\s*\)", re.IGNORECASE)
 _NON_STANDARD_STRING = re.compile(r"[eE]'(?:\\.|''|[^'\\])*'|(\$(?:[A-Za-z_]\w*)?\$).*?\1|[uU]&'(?:''|[^'])*'", re.DOTALL)
 _CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(\s*\)")
+
+
+_NUMBER_CAST = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*::\s*([a-z][a-z0-9 ]*)", re.IGNORECASE)
+_VALUE_FUNCTION_PRECISION = re.compile(r"(current_time|current_timestamp|localtime|localtimestamp)\s*\(\s*(\d+)\s*\)")
+_BIT_STRING = re.compile(r"([bBxX])'([0-9A-Fa-f]*)'")
+_TYPED_LITERAL = re.compile(r"([A-Za-z][A-Za-z0-9_ ]*?)\s*('(?:''|[^'])*')")
+_CALL_CAST = re.compile(r"([A-Za-z_]\w*)\s*\((.*)\)\s*::\s*(.+)", re.DOTALL)
+
+#: how ``get_const_expr`` (ruleutils.c) prints a constant of each numeric type: ``integer``
+#: without decoration unless negative; ``numeric`` without decoration when it is positive and
+#: has a point or exponent; every other one quoted with its type
+_NUMBER_CONST_TYPES = {"int2": "smallint", "int4": "integer", "int8": "bigint", "numeric": "numeric",
+                       "float4": "real", "float8": "double precision"}
+
+
+def number_type(text: str) -> str:
+    """The type the lexer gives a numeric constant (manual 4.1.2.6): ``int4`` when it fits
+    32 bits, ``int8`` when it fits 64, else (or with a point or exponent) ``numeric``."""
+    if text.lstrip("+-").isdigit():
+        v = int(text)
+        return "int4" if -2**31 <= v < 2**31 else "int8" if -2**63 <= v < 2**63 else "numeric"
+    return "numeric"
+
+
+def print_number(text: str, typname: str | None = None) -> str:
+    """A numeric constant as ``pg_get_expr`` prints it, of type ``typname`` (default: as
+    ``number_type`` types it); a negative number is a folded unary minus of the same type."""
+    from decimal import Decimal
+
+    neg = text.startswith("-")
+    body = text.lstrip("+-")
+    typname = typname or number_type(text)
+    if typname in ("int2", "int4", "int8") and body.replace(".", "", 1).isdigit() and "." not in body:
+        out = str(int(text))
+    elif typname in ("float4", "float8"):
+        out = repr(float(text)).removesuffix(".0") if "e" not in repr(float(text)) else text
+    else:
+        d = Decimal(text)
+        out = f"{d:.{max(0, -d.as_tuple().exponent)}f}"
+    if typname == "int4" and not neg:
+        return out
+    if typname == "numeric" and not neg and out[:1].isdigit() and ("." in out or "e" in out.lower()):
+        return out
+    return f"'{out}'::{_NUMBER_CONST_TYPES[typname]}"
 
 
 def cast_type_name(column_type: str) -> str:
@@ -103,11 +155,31 @@ def render_default(text: str, column_type: str, data_type: str, *,
     if low in ("true", "false"):
         return low
     if _NUMBER.fullmatch(expr):
-        if expr.startswith("-"):
-            return f"'{expr}'::{cast_type_name(column_type).replace('[]', '')}"
-        return expr.lstrip("+")
+        return print_number(expr)
+    m = _NUMBER_CAST.fullmatch(expr)
+    if m and canonical_name(" ".join(m.group(2).lower().split())) in _NUMBER_CONST_TYPES:
+        # a cast to the constant's own type is dropped; any other is an explicit cast call
+        target, const = canonical_name(" ".join(m.group(2).lower().split())), print_number(m.group(1))
+        if target == number_type(m.group(1)):
+            return const
+        return f"({const})::{_NUMBER_CONST_TYPES[target]}"
     if low in SQL_VALUE_FUNCTIONS:
         return SQL_VALUE_FUNCTIONS[low]
+    m = _VALUE_FUNCTION_PRECISION.fullmatch(low)
+    if m:  # CURRENT_TIMESTAMP(3)
+        return f"{SQL_VALUE_FUNCTIONS[m.group(1)]}({int(m.group(2))})"
+    m = _BIT_STRING.fullmatch(expr)
+    if m:  # B'101', X'1F': bit-string constants (4.1.2.5) are bit constants
+        bits = m.group(2) if m.group(1) in "bB" else "".join(f"{int(h, 16):04b}" for h in m.group(2))
+        return f"'{bits}'::\"bit\""
+    m = _TYPED_LITERAL.fullmatch(expr)
+    if m and canonical_name(" ".join(m.group(1).lower().split())) is not None:
+        # type 'string' (4.2.9): a constant of that type, printed as 'string'::type
+        return f"{m.group(2)}::{_canonical_cast(m.group(1), resolve_type)}"
+    m = _CALL_CAST.fullmatch(expr)
+    if m and _balanced(m.group(2)) and "::" not in m.group(3):
+        # a cast of a function call prints the call in parentheses: (now())::date
+        return f"({m.group(1).lower()}({m.group(2)}))::{_canonical_cast(m.group(3), resolve_type)}"
     m = _NEXTVAL.fullmatch(expr)
     if m:
         seq = m.group(1)[1:-1].replace("''", "'")
@@ -126,7 +198,48 @@ def render_default(text: str, column_type: str, data_type: str, *,
     m = _CALL.fullmatch(expr)
     if m:
         return m.group(1).lower() + "()" if "." not in m.group(1) else expr
+    split = _single_operator(expr)
+    if split is not None:
+        # one arithmetic operator between two self-typed operands: pg_get_expr parenthesises
+        # the operation and prints each operand as it prints it alone: (now() + '1 day'::interval)
+        left, op, right = split
+        sides = [render_default(x, "", "", resolve_type=resolve_type, sequence_name=sequence_name)
+                 for x in (left, right)]
+        return f"({sides[0]} {op} {sides[1]})"
     return expr
+
+
+#: operators whose operands' types never depend on the column (manual 9.3)
+_ARITHMETIC = ("+", "-", "*", "/", "%")
+
+
+def _single_operator(expr: str) -> tuple[str, str, str] | None:
+    """``(left, op, right)`` when ``expr`` is one arithmetic operator (written with spaces
+    around it) between two operands that each type themselves (a number, a call, a typed
+    literal, a cast; not a bare string, whose type the operator would decide); else ``None``."""
+    hits = []
+    depth, quoted = 0, False
+    for i, ch in enumerate(expr):
+        if ch == "'":
+            quoted = not quoted
+        elif not quoted:
+            depth += (ch == "(") - (ch == ")")
+            if depth == 0 and ch in _ARITHMETIC and expr[i - 1:i] == " " and expr[i + 1:i + 2] == " ":
+                hits.append(i)
+    if len(hits) != 1:
+        return None
+    i = hits[0]
+    left, right = expr[:i].strip(), expr[i + 1:].strip()
+    for side in (left, right):
+        if not side or side.startswith("'") and "::" not in side or side.lower() == "null":
+            return None
+        if not (_NUMBER.fullmatch(side) or _CALL.fullmatch(side) or side.lower() in SQL_VALUE_FUNCTIONS
+                or _TYPED_LITERAL.fullmatch(side) or _CALL_CAST.fullmatch(side)
+                or (_STRING.match(side) and _CAST.fullmatch(side, _STRING.match(side).end()))):
+            return None
+        if _TYPED_LITERAL.fullmatch(side) and canonical_name(" ".join(side.split("'")[0].lower().split())) is None:
+            return None
+    return left, expr[i], right
 
 
 def string_value(text: str) -> str:

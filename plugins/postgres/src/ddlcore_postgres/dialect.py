@@ -30,6 +30,7 @@ STATEMENT_FILTER = StatementFilter([
     FilterRule(r"TRUNCATE\b", True),
     FilterRule(r"COMMENT\s+ON\s+(?:TABLE|COLUMN)\b", True),
     FilterRule(r"SET\s+(?:(?:SESSION|LOCAL)\s+)?search_path\b", True),
+    FilterRule(r"RESET\s+search_path\b", True),
     FilterRule(r"SELECT\s+(?:pg_catalog\s*\.\s*)?set_config\s*\(\s*'search_path'", True),
     FilterRule(r"(?:BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE|PREPARE\s+TRANSACTION)\b",
                False, "transaction control"),

@@ -150,8 +150,12 @@ def column_fields(typname: str, modifiers: list[str] | None, *, explicit_char: b
             p, s = mods[0], (mods[1] if len(mods) > 1 else 0)
             if not 1 <= p <= 1000:
                 raise TypeError_(f"NUMERIC precision {p} must be between 1 and 1000")
+            if not -1000 <= s <= 1000:
+                raise TypeError_(f"NUMERIC scale {s} must be between -1000 and 1000")
             fmt = f"numeric({p},{s})"
-            f["numeric_precision"], f["numeric_scale"] = p, s
+            # the typmod keeps the scale in 11 bits; information_schema's _pg_numeric_scale
+            # reads it as (typmod - 4) & 65535, so a negative scale shows as s & 0x7ff (-1 → 2047)
+            f["numeric_precision"], f["numeric_scale"] = p, s & 0x7FF
     elif info.kind == "char":
         if len(mods) > 1:
             raise TypeError_(f"{info.display} takes one modifier")

@@ -113,9 +113,14 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def database(self) -> str | None:
         return self.tables.current_database if self.tables.current_database is not None else self.options.get("database")
 
+    #: the schema of the CREATE SCHEMA statement whose elements are being applied
+    _creation_schema: str | None = None
+
     def creation_schema(self) -> str:
         """The schema an unqualified CREATE puts its object in: the first schema of the
-        search path (manual 5.9.3)."""
+        search path (manual 5.9.3), or the schema a CREATE SCHEMA element belongs to."""
+        if self._creation_schema is not None:
+            return self._creation_schema
         path = self.search_path
         return path[0] if path else "public"
 
@@ -129,6 +134,8 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if len(parts) == 2:
             return TableId(db, parts[0], parts[1])
         if not create:
+            if self._creation_schema is not None and self.get_table(TableId(db, self._creation_schema, parts[0])):
+                return TableId(db, self._creation_schema, parts[0])
             for schema in self.search_path:
                 tid = TableId(db, schema, parts[0])
                 if self.get_table(tid) is not None or self.get_view(tid) is not None:
@@ -181,7 +188,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             parent_id = self.table_id(ctx.qualifiedName(1))
             parent = self.require_table(parent_id, ctx.qualifiedName(1))
             for col in parent.columns:
-                self.append_column(editor, col.replace(ordinal_position=0, identity=None,
+                self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None,
                                                        column_default=None if col.identity else col.column_default))
             editor.set_option("PARTITION OF", str(parent.id))
             if ctx.typedTableElementList() is not None:
@@ -196,7 +203,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                     parent = self.require_table(pid, ctx.inheritsClause())
                     for col in parent.columns:
                         if not editor.has_column(col.name):
-                            self.append_column(editor, col.replace(ordinal_position=0, identity=None))
+                            self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None))
                 editor.set_option("INHERITS", ",".join(str(p) for p in parents))
             if ctx.tableElementList() is not None:
                 # columns (and LIKE) in order first: a table constraint may name a column
@@ -211,6 +218,115 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
         self.create_table(editor.build())
+        return None
+
+    # -- CREATE TABLE AS (manual: CREATE TABLE AS) ------------------------------------------
+
+    def visitCreateTableAsStmt(self, ctx: P.CreateTableAsStmtContext):
+        """``CREATE TABLE name [(col, ...)] AS query``: the columns are derived where the query
+        is ``TABLE src`` or ``SELECT`` of plain columns / ``*`` from one known table
+        (``ctas_columns``); their types and collations come from the source, not their NOT
+        NULL, defaults, identity or generation (the server copies none of them).  Any other
+        query gives a warning and no table."""
+        if isinstance(ctx.persistence(), P.TempPersistenceContext):
+            return None
+        tid = self.table_id(ctx.qualifiedName(), create=True)
+        if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
+            self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
+            return None
+        columns = self.ctas_columns(ctx.query())
+        if columns is None:
+            self.warn(f"CREATE TABLE {tid} AS: the columns of the query cannot be derived without "
+                      f"running it; the table is not in the model")
+            return None
+        names = [self.ident(c) for c in ctx.nameList().colId()] if ctx.nameList() is not None else []
+        if len(names) > len(columns):
+            raise self.error(ctx.nameList(), "CREATE TABLE AS specifies too many column names")
+        editor = Table(tid, options=((ATTNUM, "0"),), replica_identity="default").edit(self.column_key)
+        if isinstance(ctx.persistence(), P.UnloggedPersistenceContext):
+            editor.set_option("UNLOGGED", "YES")
+        for i, col in enumerate(columns):
+            self.append_column(editor, copied_column(col).replace(
+                name=names[i] if i < len(names) else col.name, ordinal_position=0, nullable=True,
+                column_default=None, identity=None, generation_expression=None,
+                generation_stored=None, comment=None))
+        self.create_table(editor.build())
+        return None
+
+    #: what may follow the single FROM item of a derivable CREATE TABLE AS query
+    CTAS_TAIL = frozenset({"where", "order", "limit", "offset", "fetch", "for", "group", "having", "window"})
+
+    def ctas_columns(self, ctx: P.QueryContext) -> list[Column] | None:
+        """The source columns of ``TABLE src`` / ``SELECT item, ... FROM src [alias] [WHERE
+        ...]`` where each item is ``*``, ``alias.*``, ``col`` or ``alias.col`` with an optional
+        ``[AS] name``; ``None`` for any other query (expressions, joins, set operations)."""
+        words = [t for t in _terminals(ctx) if t.symbol.type != P.EOF]
+        texts = [t.getText() for t in words]
+        low = [x.lower() for x in texts]
+        cut = 3 if low[-3:] == ["with", "no", "data"] else 2 if low[-2:] == ["with", "data"] else 0
+        if cut:
+            texts, low = texts[:-cut], low[:-cut]
+        if low[:1] == ["table"]:
+            src = self.ctas_source(texts[1:])
+            return list(src.columns) if src is not None else None
+        if low[:1] != ["select"] or "from" not in low:
+            return None
+        at = low.index("from")
+        rest = texts[at + 1:]
+        end = next((i for i, w in enumerate(rest) if w.lower() in self.CTAS_TAIL), len(rest))
+        from_item = rest[:end]
+        alias = None
+        if len(from_item) >= 2 and from_item[-2] != "." and _is_name(from_item[-1]):
+            alias = _token_name(from_item[-1])
+            from_item = from_item[:-2] if from_item[-2].lower() == "as" else from_item[:-1]
+        src = self.ctas_source(from_item)
+        if src is None:
+            return None
+        qualifiers = {src.id.name} | ({alias} if alias else set())
+        items: list[list[str]] = [[]]
+        for w in texts[1:at]:
+            if w == ",":
+                items.append([])
+            else:
+                items[-1].append(w)
+        out: list[Column] = []
+        for item in items:
+            if item and item[0].lower() in ("all", "distinct"):
+                return None
+            if len(item) >= 3 and item[1] == "." and _token_name(item[0]) in qualifiers:
+                item = item[2:]
+            if item == ["*"]:
+                out.extend(src.columns)
+                continue
+            if not item or not _is_name(item[0]):
+                return None
+            name = _token_name(item[0])
+            label = item[1:]
+            if label and label[0].lower() == "as":
+                label = label[1:]
+            if len(label) > 1 or (label and not _is_name(label[0])):
+                return None
+            col = src.column(name, key=self.column_key)
+            if col is None:
+                return None
+            out.append(col.replace(name=_token_name(label[0])) if label else col)
+        return out
+
+    def ctas_source(self, words: list[str]) -> Table | None:
+        """The known table a dotted name (``words``: name tokens and dots) denotes."""
+        if not words or len(words) % 2 == 0 or any(w != "." for w in words[1::2]) \
+                or not all(_is_name(w) for w in words[0::2]):
+            return None
+        parts = [_token_name(w) for w in words[0::2]]
+        db = self.database()
+        if len(parts) == 1:
+            candidates = [TableId(db, s, parts[0]) for s in self.search_path]
+        else:
+            candidates = [TableId(parts[-3] if len(parts) > 2 else db, parts[-2], parts[-1])]
+        for tid in candidates:
+            table = self.get_table(tid)
+            if table is not None:
+                return table
         return None
 
     def inherit_keys(self, editor: TableEditor, parent: Table) -> None:
@@ -264,7 +380,9 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if info is None or info.get("kind") != "composite":
             raise self.error(ctx.qualifiedName(1), f"type {ctx.qualifiedName(1).getText()} is not a known composite type")
         for attr in info["attributes"]:
-            self.append_column(editor, Column.from_json({**attr, "ordinal_position": 0}))
+            self.append_column(editor, copied_column(Column.from_json({**attr, "ordinal_position": 0})))
+        self.later(_put_type(key, dict(info, typed_tables=[*info.get("typed_tables", []),
+                                                           [editor.id.schema, editor.id.name]])))
         if ctx.typedTableElementList() is not None:
             self.apply_typed_elements(editor, ctx.typedTableElementList())
 
@@ -275,16 +393,13 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         included: set[str] = set()
         for opt in ctx.tableLikeOption():
             what = opt.likeOptionName().getText().upper()
-            names = {"ALL"} if what != "ALL" else {"ALL"}
-            kinds = ({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
-                      "INDEXES", "STATISTICS", "STORAGE"} if what == "ALL" else {what})
-            del names
+            kinds = _LIKE_ALL if what == "ALL" else {what}
             if opt.INCLUDING() is not None:
                 included |= kinds
             else:
                 included -= kinds
         for col in src.columns:
-            c = col.replace(ordinal_position=0)
+            c = copied_column(col).replace(ordinal_position=0)
             if "DEFAULTS" not in included:
                 c = c.replace(column_default=None)
             if "IDENTITY" not in included:
@@ -386,7 +501,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         not_null = draft.not_null or draft.primary_key or draft.identity is not None or draft.serial is not None
         default = None
         if draft.serial is not None:
-            seq = make_object_name(editor.id.name, draft.name, "seq")
+            seq = self.choose_relation_name(editor, draft.name, "seq")
             schema = editor.id.schema or self.creation_schema()
             self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
                                                      "owned_by": [str(editor.id), draft.name]}))
@@ -407,12 +522,16 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                                         sequence_name=self.print_sequence_name)
 
     def print_type_name(self, text: str) -> str:
-        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in text.split(".")]
+        """A user type named in a cast as ``format_type`` prints it (``public.st[]`` when
+        ``public`` is not on the search path); an unknown name as written."""
+        m = re.fullmatch(r"(.*?)((?:\s*\[\s*\d*\s*\])*)", text.strip(), re.DOTALL)
+        base, dims = m.group(1), m.group(2).count("[")
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in base.split(".")]
         key = self.type_key(parts)
         if key is None:
             return text
         schema, _, name = key.partition(".")
-        return self.visible_name(schema, name)
+        return self.visible_name(schema, name) + "[]" * min(dims, 1)
 
     def print_sequence_name(self, text: str) -> str:
         parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower() for p in _split_dotted(text)]
@@ -475,7 +594,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(ctx, f"array of serial is not implemented")
             return _types.column_fields(_types.SERIALS[name], [], dims=0), _types.SERIALS[name]
         key = self.type_key(parts)
-        if key is not None and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
+        if key is not None and key in self.tables.types and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
                                 or key.partition(".")[0] in self.search_path):
             if not (builtin_ok and _types.canonical_name(name) is not None and key.startswith("pg_catalog.")):
                 return self.user_type_fields(key, dims, ctx), None
@@ -523,15 +642,45 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def index_name(self, editor: TableEditor, columns: list[str], label: str) -> str:
         """``ChooseRelationName``: ``table_col1_col2_label``, then with a number appended to
-        the label until no index of the table has it."""
-        base_cols = "_".join(columns) if columns else None
-        taken = {(ix.name or "") for ix in editor.indexes}
+        the label until no relation of the schema has it."""
+        return self.choose_relation_name(editor, "_".join(columns) if columns else None, label)
+
+    def choose_relation_name(self, editor: TableEditor, name2: str | None, label: str) -> str:
+        """``ChooseRelationName`` (indexes, ``serial`` sequences): ``makeObjectName(table,
+        name2, label)``, then ``label1``, ``label2`` ... until no relation of the table's schema
+        (``relation_names``) has the name."""
+        taken = self.relation_names(editor.id.schema) | {ix.name or "" for ix in editor.indexes} | {editor.id.name}
         n = 0
         while True:
-            name = make_object_name(editor.id.name, base_cols, label + (str(n) if n else ""))
+            name = make_object_name(editor.id.name, name2, label + (str(n) if n else ""))
             if name not in taken:
+                self._new_relations.add((editor.id.schema, name))
                 return name
             n += 1
+
+    def relation_names(self, schema: str | None) -> set[str]:
+        """The names ``pg_class`` holds in ``schema`` as far as the model knows: tables, views,
+        their indexes, sequences and composite types (and those this statement made)."""
+        names = {n for s, n in self._new_relations if s == schema}
+        for t in self.tables:
+            current = self.get_table(t.id)
+            if current is not None and current.id.schema == schema:
+                names.add(current.id.name)
+                names.update(ix.name for ix in current.indexes if ix.name)
+        for view in self.tables.views.values():
+            if view.id.schema == schema:
+                names.add(view.id.name)
+        for info in self.tables.types.values():
+            if info.get("schema") == schema and info.get("kind") in ("sequence", "composite"):
+                names.add(info["name"])
+        return names
+
+    _new_relations: set[tuple[str | None, str]] = frozenset()  # type: ignore[assignment]
+
+    def apply(self, tree: Any, statement: Any, tables: Tables):
+        """``DdlVisitor.apply`` with this statement's own new relation names reset."""
+        self._new_relations = set()
+        return super().apply(tree, statement, tables)
 
     def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
         if editor.primary_key:
@@ -582,6 +731,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def visitAlterTableStmt(self, ctx: P.AlterTableStmtContext):
         tid = self.table_id(ctx.qualifiedName())
         if self.get_table(tid) is None:
+            action = ctx.alterTableAction()
+            if self.get_view(tid) is not None and isinstance(action, (P.RenameTableContext, P.SetSchemaContext)):
+                self.move_view(tid, action.name(), schema=isinstance(action, P.SetSchemaContext))
+                return None
             if self.get_view(tid) is not None or ctx.FOREIGN() is not None:
                 return None  # ALTER TABLE works on views and sequences too; they hold no rows
             if ctx.ifExists() is not None:
@@ -589,9 +742,18 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         action = ctx.alterTableAction()
         only = ctx.ONLY() is not None
         if isinstance(action, P.RenameTableContext):
-            self.rename_table(tid, tid.with_name(self.ident(action.name())), action)
+            new_id = tid.with_name(self.ident(action.name()))
+            for key in self.owned_sequences(tid):  # the sequence keeps its name
+                self.later(_set_owner(key, str(new_id)))
+            self.rename_table(tid, new_id, action)
         elif isinstance(action, P.SetSchemaContext):
-            self.rename_table(tid, TableId(tid.database, self.ident(action.name()), tid.name), action)
+            new_id = TableId(tid.database, self.ident(action.name()), tid.name)
+            owned = self.owned_sequences(tid)
+            self.rename_table(tid, new_id, action)
+            for key in owned:  # owned sequences move with the table (ALTER TABLE, SET SCHEMA)
+                info = self.tables.types[key]
+                self.move_sequence(key, new_id.schema, info["name"], [new_id])
+                self.later(_set_owner(f"{new_id.schema}.{info['name']}", str(new_id)))
         elif isinstance(action, P.RenameColumnContext):
             old, new = self.ident(action.colId(0)), self.ident(action.colId(1))
             self.alter_family(tid, lambda e: e.rename_column(old, new), only, action)
@@ -654,12 +816,23 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(cmd, f"column \"{draft.name}\" of relation \"{e.id.name}\" already exists")
             self.add_column_draft(e, draft)
 
-        self.alter_table(tid, edit, cmd)
-        if not only:
+        parent = self.alter_table(tid, edit, cmd)
+        if not only and parent is not None:
+            # the children get the parent's column as the server transformed it once: a
+            # serial's default calls the parent's sequence
+            serial_default = parent.column(draft.name, key=self.column_key).column_default if draft.serial else None
+            child_draft = dataclasses.replace(draft, primary_key=False, unique=[], identity=None, serial=None)
+
+            def add_to_child(e: TableEditor) -> None:
+                if e.has_column(draft.name):
+                    return
+                col = self.column_from_draft(e, child_draft)
+                if draft.serial:
+                    col = col.replace(column_default=serial_default, nullable=False)
+                self.append_column(e, col)
+
             for child in self.children_of(tid):
-                self.alter_family(child, lambda e: None if e.has_column(draft.name) else
-                                  self.append_column(e, self.column_from_draft(e, dataclasses.replace(
-                                      draft, primary_key=False, unique=[], identity=None))), False, cmd)
+                self.alter_family(child, add_to_child, False, cmd)
 
     def alter_DropColumn(self, tid: TableId, cmd: P.DropColumnContext, only: bool) -> None:
         name = self.ident(cmd.colId())
@@ -681,19 +854,22 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         collation = self.collation_name(cmd.anyName()) if cmd.anyName() is not None else None
 
         def edit(e: TableEditor) -> None:
-            old = e.column(name)
-            f = dict(fields)
-            domain_not_null = f.pop("_domain_not_null", False)
-            f.pop("collation_name", None)
-            cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
-                                         "numeric_scale", "datetime_precision", "interval_type", "enum_values",
-                                         "domain_schema", "domain_name", "domain_base_type", "collation_name")}
-            new = old.replace(**{**cleared, **f, "collation_name": collation})
-            if domain_not_null:
-                new = new.replace(nullable=False)
-            e.replace_column(name, new)
+            e.replace_column(name, self.retyped_column(e.column(name), fields, collation))
 
         self.alter_family(tid, edit, only, cmd)
+
+    @staticmethod
+    def retyped_column(old: Column, fields: dict[str, Any], collation: str | None) -> Column:
+        """``old`` with the type fields of a new type (``ALTER COLUMN ... TYPE``, ``ALTER TYPE
+        ... ALTER ATTRIBUTE ... TYPE``): fields the new type lacks are cleared."""
+        f = dict(fields)
+        domain_not_null = f.pop("_domain_not_null", False)
+        f.pop("collation_name", None)
+        cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
+                                     "numeric_scale", "datetime_precision", "interval_type", "enum_values",
+                                     "domain_schema", "domain_name", "domain_base_type", "collation_name")}
+        new = old.replace(**{**cleared, **f, "collation_name": collation})
+        return new.replace(nullable=False) if domain_not_null else new
 
     def alter_SetDefault(self, tid: TableId, cmd: P.SetDefaultContext, only: bool) -> None:
         name, text = self.ident(cmd.colId()), self.source_text(cmd.exprTokens())
@@ -827,9 +1003,13 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             elif isinstance(kind, (P.DropSequenceTypeContext, P.DropTypeTypeContext)):
                 key = self.type_key(self.name_parts(q))
                 if key is not None:
+                    keys = [key]
                     if cascade and isinstance(kind, P.DropTypeTypeContext):
-                        self.drop_columns_of_type(key)
-                    self.later(_drop_type(key))
+                        keys += self.dependent_domains(key)
+                        for k in keys:
+                            self.drop_columns_of_type(k)
+                    for k in keys:
+                        self.later(_drop_type(k))
             elif isinstance(kind, P.DropSchemaTypeContext):
                 schema = self.ident(q)
                 for t in list(self.tables):
@@ -867,6 +1047,20 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 self.alter_table(current.id, lambda e: e.drop_index(name))
                 return
 
+    def dependent_domains(self, key: str) -> list[str]:
+        """The domains built on type ``key`` (directly, over an array of it, or over another
+        such domain): ``DROP TYPE | DOMAIN ... CASCADE`` drops them too."""
+        schema, _, name = key.partition(".")
+        refs = {(schema, name), (schema, "_" + name)}
+        out: list[str] = []
+        for k, info in self.tables.types.items():
+            base = info.get("base") or {}
+            if info.get("kind") == "domain" and k != key and (
+                    (base.get("domain_schema"), base.get("domain_name")) in refs
+                    or (base.get("udt_schema"), base.get("udt_name")) in refs):
+                out += [k, *self.dependent_domains(k)]
+        return out
+
     def drop_columns_of_type(self, key: str) -> None:
         schema, _, name = key.partition(".")
         for t in list(self.tables):
@@ -887,7 +1081,22 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     # -- schemas -------------------------------------------------------------------------
 
     def visitCreateSchemaStmt(self, ctx: P.CreateSchemaStmtContext):
-        return None  # a schema holds no rows; tables name theirs
+        """A schema holds no rows; the ``CREATE TABLE`` and ``CREATE INDEX`` elements of
+        ``CREATE SCHEMA s CREATE ...`` work on unqualified tables in ``s`` (manual: CREATE
+        SCHEMA)."""
+        if not ctx.schemaElement():
+            return None
+        schema = self.ident(ctx.name()) if ctx.name() is not None else self.ident(ctx.roleSpec())
+        for el in ctx.schemaElement():
+            stmt = el.createStmt() or el.createIndexStmt()
+            if stmt is None:
+                continue
+            self._creation_schema = schema
+            try:
+                self.visit(stmt)
+            finally:
+                self._creation_schema = None
+        return None
 
     def visitAlterSchemaStmt(self, ctx: P.AlterSchemaStmtContext):
         if ctx.RENAME() is None:
@@ -914,14 +1123,89 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def visitCreateCompositeType(self, ctx: P.CreateCompositeTypeContext):
         key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
         schema, _, name = key.partition(".")
-        attrs = []
-        for a in ctx.compositeAttribute():
-            fields, _serial = self.type_fields(a.typeName())
-            fields.pop("_domain_not_null", None)
-            col = Column(name=self.ident(a.colId()), ordinal_position=0, **fields)
-            attrs.append(col.to_json())
+        attrs = [self.attribute_column(a.colId(), a.typeName(), a.anyName()).to_json()
+                 for a in ctx.compositeAttribute()]
         self.later(_put_type(key, {"kind": "composite", "schema": schema, "name": name, "attributes": attrs}))
         return None
+
+    def attribute_column(self, name_ctx: Any, type_ctx: P.TypeNameContext, collate_ctx: Any = None) -> Column:
+        """A composite type's attribute as a model column (``ordinal_position`` 0)."""
+        fields, _serial = self.type_fields(type_ctx)
+        fields.pop("_domain_not_null", None)
+        if collate_ctx is not None:
+            fields["collation_name"] = self.collation_name(collate_ctx)
+        return Column(name=self.ident(name_ctx), ordinal_position=0, **fields)
+
+    # ALTER TYPE ... ADD | DROP | ALTER ATTRIBUTE, RENAME ATTRIBUTE (manual: ALTER TYPE): the
+    # registry's attributes change; with CASCADE the typed tables (CREATE TABLE ... OF type)
+    # change as their columns would
+
+    def composite_info(self, ctx: Any) -> tuple[str, dict[str, Any]] | None:
+        key = self.type_key(self.name_parts(ctx.qualifiedName()))
+        info = self.tables.types.get(key or "")
+        if info is None or info.get("kind") != "composite":
+            self.warn(f"composite type {ctx.qualifiedName().getText()} is not known; statement ignored")
+            return None
+        return key, info
+
+    def visitAlterTypeAttributes(self, ctx: P.AlterTypeAttributesContext):
+        found = self.composite_info(ctx)
+        if found is None:
+            return None
+        key, info = found
+        attrs = [Column.from_json(a) for a in info["attributes"]]
+        typed = [tid for tid in self.typed_tables(info)]
+        for cmd in ctx.alterTypeCmd():
+            name = self.ident(cmd.colId())
+            at = next((i for i, a in enumerate(attrs) if a.name == name), None)
+            cascade = cmd.dropBehavior() is not None and cmd.dropBehavior().CASCADE() is not None
+            if isinstance(cmd, P.AddAttributeContext):
+                if at is not None:
+                    raise self.error(cmd, f"column \"{name}\" of relation \"{info['name']}\" already exists")
+                col = self.attribute_column(cmd.colId(), cmd.typeName(), cmd.anyName())
+                attrs.append(col)
+                edit = (lambda e, col=col: self.append_column(e, col))
+            elif at is None:
+                if isinstance(cmd, P.DropAttributeContext) and cmd.ifExists() is not None:
+                    continue
+                raise self.error(cmd, f"column \"{name}\" of relation \"{info['name']}\" does not exist")
+            elif isinstance(cmd, P.DropAttributeContext):
+                del attrs[at]
+                edit = (lambda e, name=name: e.drop_column(name, whole_keys=True))
+            else:
+                new = self.attribute_column(cmd.colId(), cmd.typeName(), cmd.anyName())
+                attrs[at] = new
+                fields = {k: getattr(new, k) for k in ("data_type", "column_type", "character_maximum_length",
+                          "character_octet_length", "numeric_precision", "numeric_scale", "datetime_precision",
+                          "interval_type", "enum_values", "array_dimensions", "udt_schema", "udt_name",
+                          "domain_schema", "domain_name", "domain_base_type")}
+                edit = (lambda e, name=name, fields=fields, coll=new.collation_name:
+                        e.replace_column(name, self.retyped_column(e.column(name), fields, coll)))
+            if cascade:
+                for tid in typed:
+                    self.alter_table(tid, edit, cmd)
+        self.later(_put_type(key, dict(info, attributes=[a.to_json() for a in attrs])))
+        return None
+
+    def visitRenameTypeAttribute(self, ctx: P.RenameTypeAttributeContext):
+        found = self.composite_info(ctx)
+        if found is None:
+            return None
+        key, info = found
+        old, new = self.ident(ctx.colId(0)), self.ident(ctx.colId(1))
+        attrs = [dict(a, name=new) if a["name"] == old else a for a in info["attributes"]]
+        if ctx.dropBehavior() is not None and ctx.dropBehavior().CASCADE() is not None:
+            for tid in self.typed_tables(info):
+                self.alter_table(tid, lambda e: e.rename_column(old, new), ctx)
+        self.later(_put_type(key, dict(info, attributes=attrs)))
+        return None
+
+    def typed_tables(self, info: dict[str, Any]) -> list[TableId]:
+        """The known tables created ``OF`` a composite type (recorded in its registry entry
+        as ``[schema, name]``; a typed table renamed since is not followed)."""
+        db = self.database()
+        return [tid for tid in (TableId(db, s, n) for s, n in info.get("typed_tables", []))
+                if self.get_table(tid) is not None]
 
     def visitCreateOtherType(self, ctx: P.CreateOtherTypeContext):
         key = self.type_key(self.name_parts(ctx.qualifiedName()), create=True)
@@ -1099,19 +1383,86 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         schema, _, name = key.partition(".")
         if ctx.ifNotExists() is not None and key in self.tables.types:
             return None
-        self.later(_put_type(key, {"kind": "sequence", "schema": schema, "name": name}))
+        info: dict[str, Any] = {"kind": "sequence", "schema": schema, "name": name}
+        owner = self.sequence_owner(ctx.balancedTokens())
+        if owner:
+            info["owned_by"] = owner
+        self.later(_put_type(key, info))
+        return None
+
+    def sequence_owner(self, ctx: Any) -> list[str] | None:
+        """``OWNED BY table.column`` among sequence options: ``[str(table id), column]``;
+        ``[]`` for ``OWNED BY NONE``; ``None`` when absent."""
+        words = [t.getText() for t in _terminals(ctx)] if ctx is not None else []
+        low = [w.lower() for w in words]
+        for i in range(len(low) - 2):
+            if low[i] == "owned" and low[i + 1] == "by":
+                rest = words[i + 2:]
+                if low[i + 2] == "none":
+                    return []
+                n = 1
+                while n < len(rest) and rest[n] == "." and n + 1 < len(rest):
+                    n += 2
+                parts = [_token_name(w) for w in rest[:n][0::2]]
+                if len(parts) < 2:
+                    return None
+                tid = self.table_id_from_parts(parts[:-1])
+                return [str(tid), parts[-1]]
         return None
 
     def visitAlterSequenceStmt(self, ctx: P.AlterSequenceStmtContext):
+        """``ALTER SEQUENCE ... RENAME TO | SET SCHEMA``: the registry entry moves and every
+        ``nextval('seq'::regclass)`` default naming it is printed with its new name (the
+        default holds the sequence's oid; ``pg_get_expr`` prints its current name)."""
         key = self.type_key(self.name_parts(ctx.qualifiedName()))
-        if key is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+        if key is None:
+            return None
+        if ctx.RENAME() is None and ctx.SCHEMA() is None:
+            owner = self.sequence_owner(ctx.balancedTokens())
+            if owner is not None:
+                self.later(_put_type(key, dict(self.tables.types[key], owned_by=owner or None)))
             return None
         info = self.tables.types[key]
         schema = self.ident(ctx.name()) if ctx.SCHEMA() is not None else info["schema"]
         name = self.ident(ctx.name()) if ctx.RENAME() is not None else info["name"]
+        self.move_sequence(key, schema, name, [t.id for t in self.tables])
+        return None
+
+    def move_sequence(self, key: str, schema: str, name: str, table_ids: Iterable[TableId]) -> None:
+        """Rename / move sequence ``key`` to ``schema.name`` and re-print the defaults of the
+        columns of ``table_ids`` that call ``nextval`` on it."""
+        info = self.tables.types[key]
         self.later(_drop_type(key))
         self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
+        printed = f"nextval('{self.visible_name(schema, name).replace(chr(39), chr(39) * 2)}'::regclass)"
+        for tid in table_ids:
+            table = self.get_table(tid)
+            if table is None:
+                continue
+            hits = [c.name for c in table.columns if self.nextval_key(c.column_default) == key]
+            if hits:
+                self.alter_table(tid, lambda e, hits=hits: [e.update_column(h, column_default=printed) for h in hits])
+
+    _NEXTVAL = re.compile(r"nextval\('((?:[^']|'')+)'::regclass\)")
+
+    def nextval_key(self, default: str | None) -> str | None:
+        """The registry key of the sequence a ``nextval('seq'::regclass)`` default calls."""
+        m = self._NEXTVAL.fullmatch(default or "")
+        if m is None:
+            return None
+        parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p
+                 for p in _split_dotted(m.group(1).replace("''", "'"))]
+        if len(parts) >= 2:
+            return f"{parts[-2]}.{parts[-1]}"
+        for schema in self.search_path:
+            if f"{schema}.{parts[0]}" in self.tables.types:
+                return f"{schema}.{parts[0]}"
         return None
+
+    def owned_sequences(self, tid: TableId) -> list[str]:
+        """Registry keys of the sequences owned by a column of ``tid`` (``serial``)."""
+        return [k for k, v in self.tables.types.items()
+                if v.get("kind") == "sequence" and (v.get("owned_by") or [None])[0] == str(tid)]
 
     # -- indexes -------------------------------------------------------------------------
 
@@ -1138,7 +1489,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             if explicit is not None and any(ix.name == explicit for ix in e.indexes):
                 if ctx.ifNotExists() is not None:
                     return
-            label = "key" if unique else "idx"
+            label = "idx"  # ChooseIndexName: "key" is for UNIQUE constraints, not UNIQUE indexes
             names = [c if c is not None else _expr_name(p) for c, p in zip(columns, parts)]
             name = explicit or self.index_name(e, names, label)
             e.add_index(Index(name, "UNIQUE" if unique else "INDEX", tuple(columns), tuple(parts)))
@@ -1177,14 +1528,18 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def visitAlterViewStmt(self, ctx: P.AlterViewStmtContext):
         tid = self.table_id(ctx.qualifiedName())
-        view = self.get_view(tid)
-        if view is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
+        if self.get_view(tid) is None or (ctx.RENAME() is None and ctx.SCHEMA() is None):
             return None
-        new = TableId(tid.database, self.ident(ctx.name()) if ctx.SCHEMA() is not None else tid.schema,
-                      self.ident(ctx.name()) if ctx.RENAME() is not None else tid.name)
+        self.move_view(tid, ctx.name(), schema=ctx.SCHEMA() is not None)
+        return None
+
+    def move_view(self, tid: TableId, name_ctx: Any, *, schema: bool) -> None:
+        """``ALTER [MATERIALIZED] VIEW | TABLE ... RENAME TO name | SET SCHEMA name`` of a view."""
+        view = self.get_view(tid)
+        new = TableId(tid.database, self.ident(name_ctx) if schema else tid.schema,
+                      tid.name if schema else self.ident(name_ctx))
         self.drop_view(tid)
         self.create_view(View(new, view.definition, view.column_names))
-        return None
 
     # -- COMMENT, SET --------------------------------------------------------------------
 
@@ -1229,11 +1584,24 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if self.ident(ctx.identifierLike()) != "search_path" or ctx.LOCAL() is not None:
             return None
         if ctx.DEFAULT() is not None:
-            path = tuple(self.dialect.default_options.get("search_path", ("public",))) if self.dialect else ("public",)
+            self.set_search_path(self.initial_search_path())
         else:
-            path = tuple(self.set_value(v) for v in ctx.setValue())
-        self.set_search_path(path)
+            self.set_search_path(tuple(self.set_value(v) for v in ctx.setValue()))
         return None
+
+    def visitVariableResetStmt(self, ctx: P.VariableResetStmtContext):
+        if self.ident(ctx.identifierLike()) == "search_path":
+            self.set_search_path(self.initial_search_path())
+        return None
+
+    def initial_search_path(self) -> tuple[str, ...]:
+        """``SET search_path TO DEFAULT`` / ``RESET``: the parser's ``search_path`` option."""
+        sp = self.options.get("search_path")
+        if sp is None:
+            sp = self.dialect.default_options.get("search_path", ("public",)) if self.dialect else ("public",)
+        if isinstance(sp, str):
+            sp = [x.strip() for x in sp.split(",") if x.strip()]
+        return tuple(sp)
 
     def set_value(self, ctx: P.SetValueContext) -> str:
         if ctx.stringConst() is not None:
@@ -1268,6 +1636,28 @@ def _put_type(key: str, info: dict[str, Any]) -> Callable[[Tables], None]:
     return put
 
 
+#: what ``LIKE ... INCLUDING ALL`` includes (manual: CREATE TABLE, LIKE)
+_LIKE_ALL = frozenset({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
+                       "INDEXES", "STATISTICS", "STORAGE"})
+
+
+def copied_column(col: Column) -> Column:
+    """A column copied from another relation's column (LIKE, INHERITS, PARTITION OF, OF type,
+    CREATE TABLE AS): the server builds it from the type's oid, so ``attndims`` (the model's
+    ``array_dimensions``) is 0 even for an array."""
+    return col.replace(array_dimensions=0) if col.array_dimensions else col
+
+
+def _set_owner(key: str, table: str) -> Callable[[Tables], None]:
+    """Record that sequence ``key`` is owned by a column of ``table`` (its new id)."""
+    def put(t: Tables) -> None:
+        info = t.types.get(key)
+        if info is not None and info.get("owned_by"):
+            t.types = dict(t.types)
+            t.types[key] = dict(info, owned_by=[table, info["owned_by"][1]])
+    return put
+
+
 def _drop_type(key: str) -> Callable[[Tables], None]:
     def drop(t: Tables) -> None:
         t.types = {k: v for k, v in t.types.items() if k != key}
@@ -1285,6 +1675,20 @@ def _terminals(ctx: Any) -> Iterable[Any]:
             yield c
         else:
             yield from _terminals(c)
+
+
+def _is_name(word: str) -> bool:
+    """A token that can be a name in a select list: an identifier, a quoted name or a key
+    word spelled like an identifier."""
+    return word.startswith('"') or bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", word)) and \
+        word.lower() not in _RESERVED
+
+
+def _token_name(word: str) -> str:
+    """The name a token denotes (quoted exact, unquoted folded)."""
+    if word.startswith('"'):
+        return _truncate(word[1:-1].replace('""', '"'))
+    return _truncate(word.lower())
 
 
 def _squash(text: str) -> str:
