@@ -150,7 +150,11 @@ def test_server_text_of_every_type_converts_to_what_psycopg_reads(spark, postgre
         for r in rows:
             conn.execute(f"INSERT INTO t VALUES {r}")
         cols = [c.name for c in conn.execute("SELECT * FROM t LIMIT 0").description]
-        texts = conn.execute("SELECT " + ", ".join(f"{c}::text" for c in cols) + " FROM t ORDER BY i2").fetchall()
+        # each value's text output (typoutput: what pgoutput sends), as the server wrote it
+        cur = conn.execute("SELECT * FROM t ORDER BY i2")
+        res = cur.pgresult
+        texts = [tuple(None if res.get_value(r, c) is None else res.get_value(r, c).decode()
+                       for c in range(res.nfields)) for r in range(res.ntuples)]
         objects = conn.execute("SELECT * FROM t ORDER BY i2").fetchall()
     conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres"), dialect="postgres")
     for text_row, obj_row in zip(texts, objects):
