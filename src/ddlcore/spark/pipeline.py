@@ -722,36 +722,66 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         if case_sensitive:  # column names differing only in case (PostgreSQL): written as they are
             spark.conf.set("spark.sql.caseSensitive", "true")
 
-        def convert(i: int, k: int) -> tuple[int, dict[str, int], bool]:
-            v = versions[k]
-            say(f"converting {_label(v)} version {v['version']} ({i + 1}/{len(todo)})")
-            target = staging / version_dir(v["database"], v["schema"], v["table"], v["version"])
-            bad_dir = state.staging / f"{run_id}.bad" / str(k)
-            vdir = rows_dir / f"_part={k}"
-            images = {p.name.split("=", 1)[1] for p in vdir.glob("_img=*")}
-            counts, has_bad = _write_version(spark.read.parquet(str(vdir)), v["model"], sopts, name, target,
-                                             bad_dir, after=bool(images & {"a", "ab"}),
-                                             before=bool(images & {"b", "ab"}))
+        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
+        # rows that cannot be converted are subtracted below
+        staged_counts: dict[tuple[int, str], int] = {}
+        if todo:
+            for r in (spark.read.parquet(str(rows_dir)).where(F.col("_part") >= 0)
+                      .groupBy("_part", "op").count().collect()):
+                staged_counts[(r["_part"], r["op"])] = r["count"]
+        # versions whose conversion and output schema are the same (the same columns and table
+        # defaults: sharded or copied tables, and versions whose change left the columns alone)
+        # are converted by one plan and written by one job, partitioned by version
+        groups = _conversion_groups(todo, versions)
+
+        def convert(i: int, group: list[int]) -> tuple[list[int], str | None]:
+            v = versions[group[0]]
+            say(f"converting {_label(v)} version {v['version']}"
+                + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
+                + f" ({i + 1}/{len(groups)})")
+            bad_dir = state.staging / f"{run_id}.bad" / str(group[0])
+            vdirs = [rows_dir / f"_part={k}" for k in group]
+            images = {p.name.split("=", 1)[1] for d in vdirs for p in d.glob("_img=*")}
+            rows = spark.read.option("basePath", str(rows_dir)).parquet(*[str(d) for d in vdirs])
+            if len(group) == 1:
+                target, partition_by = staging / version_dir(v["database"], v["schema"], v["table"], v["version"]), None
+            else:
+                target, partition_by = staging / _GROUPS / str(group[0]), "_part"
+            has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                                     after=bool(images & {"a", "ab"}), before=bool(images & {"b", "ab"}),
+                                     partition_by=partition_by)
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
             # pin the version's (large) expression trees in the driver JVM: a long log would
             # exhaust the driver's heap.  Collect now.
             gc.collect()
-            return k, counts, has_bad
+            return group, (str(bad_dir) if has_bad else None)
 
+        group_dirs: dict[int, str] = {}
         try:
-            for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs),
-                                                        spark.sparkContext.cancelAllJobs):
-                v = versions[k]
-                for o, n in counts.items():
-                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
-                    result.rows += n
-                if has_bad:
-                    bad_dirs.append(str(state.staging / f"{run_id}.bad" / str(k)))
-                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+            for group, bad in _map_concurrently(convert, groups, max(1, concurrent_jobs),
+                                                spark.sparkContext.cancelAllJobs):
+                if bad:
+                    bad_dirs.append(bad)
+                if len(group) > 1:
+                    for k in group:
+                        v = versions[k]
+                        group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
         finally:
             if case_sensitive:
                 spark.conf.set("spark.sql.caseSensitive", saved_case)
+        bad_counts: dict[tuple[int, str], int] = defaultdict(int)
+        if bad_dirs:
+            for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
+                bad_counts[(r["_part"], r["op"])] += r["count"]
+        for k in todo:
+            v = versions[k]
+            for o in ROW_OPS:
+                n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
+                if n:
+                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                    result.rows += n
+            result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
         if bad_dirs:
             converted_bad = spark.read.parquet(*bad_dirs)
             if strict:
@@ -808,7 +838,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
     # -- commit ----------------------------------------------------------------------------------
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(out / "_run.json", result)
-    moves = _plan_moves(staging, out, run_id)
+    moves = _plan_moves(staging, out, run_id, group_dirs)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info}
     if new_malformed:
@@ -1024,11 +1054,13 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
 
 
 def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, after: bool = True,
-                   before: bool = True) -> tuple[dict[str, int], bool]:
-    """Convert and write the staged row events of one table version (``rows``): its good rows
-    as Parquet into ``target`` (one Spark job, counting rows by op and outcome as it goes),
-    and, only if some row cannot be converted, those rows with the reasons as Parquet into
-    ``bad_dir`` (a second job).  Returns ``({op: rows written}, whether any row was bad)``.
+                   before: bool = True, partition_by: str | None = None) -> bool:
+    """Convert and write the staged row events of one table version (``rows``, with their
+    version in ``_part``): its good rows as Parquet into ``target`` (one Spark job, counting
+    the bad rows as it goes), and, only if some row cannot be converted, those rows with
+    ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
+    row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
+    columns (one conversion for all), written to ``target/_part=<version>/``.
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
@@ -1053,7 +1085,7 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
     values = conv.value_struct("_raw", names)
     failed = conv.failed("_raw", "_v", names)
-    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row"]
+    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
     none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
                                         enumerate(conv.struct_type.fields, start=1)]))
     no_names = F.lit(None).cast("array<string>")
@@ -1077,8 +1109,7 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
-    observed = conv_df.observe(tally, *[F.count(F.when(~is_bad & (F.col("op") == op), 1)).alias(op)
-                                        for op in ROW_OPS], F.count(F.when(is_bad, 1)).alias("_bad"))
+    observed = conv_df.observe(tally, F.count(F.when(is_bad, 1)).alias("_bad"))
     good = observed.where(~is_bad)
     # the images' fields are positional (``_1`` …): names and each field's metadata (the
     # column's source facts) are attached here
@@ -1091,8 +1122,10 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     meta = [F.col("op"), F.col("seq"), F.col("position"), F.col("ts"), F.col("tx"), F.col("row"),
             F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")), before_struct,
             F.when(has_before, F.col("_xb"))]
-    out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)])
-    out_df.write.mode("overwrite").parquet(str(target))
+    out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
+                         *([F.col(partition_by)] if partition_by else []))
+    writer = out_df.write.mode("overwrite")
+    (writer.partitionBy(partition_by) if partition_by else writer).parquet(str(target))
     metrics = tally.get
     has_bad = bool(metrics.get("_bad"))
     if has_bad:
@@ -1104,13 +1137,35 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
         errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
                         F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
-            "seq", "position", "op", "database", "schema", "table",
+            "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
                 "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
                                                F.lit("("), F.coalesce(e["value"], F.lit("null")),
                                                F.lit("):"), e["reason"])))).alias("reason"))
         conv_bad.write.mode("overwrite").parquet(str(bad_dir))
-    return {op: metrics[op] for op in ROW_OPS if metrics.get(op)}, has_bad
+    return has_bad
+
+
+#: the staging directory of the jobs that write several table versions (``_GROUPS/<first
+#: version>/_part=<version>/``); the commit moves each version's files to its own directory
+_GROUPS = "_groups"
+#: the table model's fields that name the table: versions equal but for these are converted alike
+_IDENTITY_FIELDS = ("database", "schema", "name")
+
+
+def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
+    """``todo`` (version indexes) grouped by what their conversion and output schema depend
+    on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
+    but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
+    (both are functions of the model without its name), so one plan converts them all.
+    Groups keep ``todo``'s order (by their first version)."""
+    groups: dict[str, list[int]] = {}
+    for k in todo:
+        model = versions[k]["model"].to_json()
+        key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
+                         default=str)
+        groups.setdefault(key, []).append(k)
+    return list(groups.values())
 
 
 def _version_list(hist) -> list[dict[str, Any]]:
@@ -1128,9 +1183,11 @@ def _version_list(hist) -> list[dict[str, Any]]:
     return out
 
 
-def _plan_moves(staging: Path, out: Path, run_id: str) -> list[list[str]]:
+def _plan_moves(staging: Path, out: Path, run_id: str, group_dirs: dict[int, str] | None = None) -> list[list[str]]:
     """Staged data files → their place under ``out`` (each named after the run, so files of
-    different runs never collide); schema files replace their namesakes."""
+    different runs never collide); schema files replace their namesakes.  ``group_dirs``:
+    the output directory of each version written by a job of several versions (its files
+    are in ``_GROUPS/<first>/_part=<version>/``)."""
     moves = []
     if not staging.exists():
         return moves
@@ -1140,6 +1197,8 @@ def _plan_moves(staging: Path, out: Path, run_id: str) -> list[list[str]]:
         rel = f.relative_to(staging)
         if rel.parts[0] == "_schemas":
             dst = out / rel
+        elif rel.parts[0] == _GROUPS:
+            dst = out / (group_dirs or {})[int(rel.parts[2].split("=", 1)[1])] / f"{run_id}-{f.name}"
         else:
             dst = out / rel.parent / f"{run_id}-{f.name}"
         moves.append([str(f), str(dst)])
