@@ -99,7 +99,7 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
     tables = parser.new_tables()
     parser.parse("CREATE DATABASE a; CREATE DATABASE b;"
                  f"CREATE TABLE a.t {SHARD}; CREATE TABLE b.u {SHARD};"
-                 f"CREATE TABLE a.c {SHARD} DEFAULT CHARSET=utf8mb4;"              # another table default
+                 f"CREATE TABLE a.c {SHARD} DEFAULT CHARSET=ascii;"                # another table default
                  "CREATE TABLE a.n (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
                  "note varchar(21) CHARACTER SET latin1, total decimal(8,2));"      # another length
                  "CREATE TABLE a.k (id int unsigned NOT NULL, status enum('new','paid'), "
@@ -107,3 +107,34 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
     names = ["a.t", "b.u", "a.c", "a.n", "a.k"]
     versions = [{"model": tables.get(n)} for n in names]
     assert pl._conversion_groups(list(range(5)), versions) == [[0, 1], [2], [3], [4]]
+
+
+def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):
+    """Lines before the checkpoint are left out unparsed by their ``"seq": N`` text; a new line
+    whose seq key is spelt with ``\\u`` escapes, and a torn line that shows an old seq, are
+    still read (the first written, the second quarantined as malformed)."""
+    log = sharded_log(tmp_path)
+    path = log.write()
+    first = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    n = len(log.events)
+    escaped = json.dumps({"op": "c", "database": "shop", "table": "s0", "position": "p", "ts": 1,
+                          "after": ["7", "1", '{"$b64":"eA=="}', "1"]}).replace("{", '{"s\\u0065q": %d, ' % (n + 1), 1)
+    plain = json.dumps({"seq": n + 2, "op": "c", "database": "shop", "table": "s1", "position": "q", "ts": 2,
+                        "after": ["8", "2", '{"$b64":"eA=="}', "2"], "nested": {"seq": 1}})
+    torn = '{"seq": 3, "op": "c", "database": "shop", "table": "s1", "after": ["9"'
+    with open(path, "a") as fh:
+        fh.write(escaped + "\n" + plain + "\n" + torn + "\n")
+    parsed = []
+    real = pl._read_events
+
+    def spy(*a, **k):
+        parsed.append(k.get("after_seq"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(pl, "_read_events", spy)
+    second = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    assert first.last_seq == n and second.previous_seq == n and second.last_seq == n + 2
+    assert None not in parsed[1:]                     # the row pass left old lines out
+    assert second.rows == 2 and second.quarantined == 1
+    assert list(second.quarantine_reasons) == ["malformed event"]
+    assert second.counts == {("shop", "s0", 1, "c"): 1, ("shop", "s1", 1, "c"): 1}
