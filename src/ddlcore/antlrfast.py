@@ -38,20 +38,38 @@ from antlr4.atn.ATNState import ATNState
 from antlr4.atn.LexerAction import LexerChannelAction, LexerSkipAction, LexerTypeAction
 from antlr4.atn.LexerATNSimulator import LexerATNSimulator
 from antlr4.atn.Transition import Transition
+from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy
 from antlr4.error.Errors import IllegalStateException
+from antlr4.Parser import Parser
+from antlr4.ParserRuleContext import ParserRuleContext
+from antlr4.tree.Tree import TerminalNode, TerminalNodeImpl
 from antlr4.InputStream import InputStream
 from antlr4.Token import CommonToken, Token
 
-__all__ = ["FastLexing", "FilledTokenStream"]
+__all__ = ["FastLexing", "FilledTokenStream", "fast_parser_class"]
 
 _EOF = Token.EOF
 _DEFAULT_CHANNEL = Token.DEFAULT_CHANNEL
-_MIN_EDGE = LexerATNSimulator.MIN_DFA_EDGE
 _MAX_EDGE = LexerATNSimulator.MAX_DFA_EDGE
+if LexerATNSimulator.MIN_DFA_EDGE != 0:  # pragma: no cover - edges[t] is the edge on code point t
+    raise ImportError("ddlcore.antlrfast expects LexerATNSimulator.MIN_DFA_EDGE == 0 (ANTLR 4.13)")
 _ERROR = LexerATNSimulator.ERROR
 _SKIP = -3  # Lexer.SKIP
 _PREDICATES = (Transition.PREDICATE, Transition.PRECEDENCE)
 _new = object.__new__
+
+
+class _TextStream(InputStream):
+    """An ``InputStream`` whose code points are built in one C call: the bytes of an ASCII
+    text (indexing bytes gives the code point), else ``list(map(ord, text))``."""
+
+    __slots__ = ()
+
+    def _loadString(self) -> None:  # noqa: N802 - the runtime's name
+        text = self.strdata
+        self._index = 0
+        self.data = text.encode("ascii") if text.isascii() else list(map(ord, text))
+        self._size = len(text)
 
 
 class FastLexing:
@@ -110,7 +128,7 @@ class FastLexing:
             return None
         lexer = self.lexer
         sim = self.sim
-        input_ = InputStream(text)
+        input_ = _TextStream(text)
         lexer.inputStream = input_
         source = lexer._tokenFactorySourcePair
         data = input_.data
@@ -129,29 +147,29 @@ class FastLexing:
             i = pos
             accept = None
             accept_at = pos
-            while True:
-                t = data[i] if i < n else _EOF
+            while i < n:
+                t = data[i]
                 edges = s.edges
-                if edges is not None and _MIN_EDGE <= t <= _MAX_EDGE:
-                    target = edges[t - _MIN_EDGE]
-                    if target is None:
-                        input_._index = i
-                        sim.startIndex = pos
-                        target = compute(input_, s, t)
-                else:
+                if edges is None or t > _MAX_EDGE or (target := edges[t]) is None:
                     input_._index = i
                     sim.startIndex = pos
                     target = compute(input_, s, t)
                 if target is _ERROR:
                     break
-                if t != _EOF:
-                    i += 1
+                i += 1
                 if target.isAcceptState:
                     accept = target
                     accept_at = i
-                    if t == _EOF:
-                        break
                 s = target
+            else:  # end of text: EOF edges are never cached
+                input_._index = i
+                sim.startIndex = pos
+                while (target := compute(input_, s, _EOF)) is not _ERROR:
+                    if target.isAcceptState:
+                        accept = target
+                        accept_at = i
+                        break
+                    s = target
             if accept is None:
                 return None  # lexical error: the runtime reports it
             ttype = accept.prediction
@@ -252,6 +270,12 @@ class FilledTokenStream(CommonTokenStream):
         if k == 1:
             return self.tokens[self.index]
         if k <= 0:
+            if k == -1:  # LB(1), exitRule's ctx.stop
+                i = self.index - 1
+                tokens = self.tokens
+                while i >= 0 and tokens[i].channel != self.channel:
+                    i -= 1
+                return None if i < 0 else tokens[i]
             return None if k == 0 else self.LB(-k)
         i = self.index
         nxt = self._next
@@ -261,8 +285,190 @@ class FilledTokenStream(CommonTokenStream):
                 i = nxt[i + 1]
         return self.tokens[i]
 
+    def LB(self, k: int):  # noqa: N802 - the runtime's name
+        i = self.index
+        if k == 0 or i - k < 0:
+            return None
+        tokens = self.tokens
+        channel = self.channel
+        for _ in range(k):
+            i -= 1
+            while i >= 0 and tokens[i].channel != channel:
+                i -= 1
+        return None if i < 0 else tokens[i]
+
     def LA(self, i: int) -> int:  # noqa: N802 - the runtime's name
         if i == 1:
             return self.tokens[self.index].type
         tok = self.LT(i)
         return 0 if tok is None else tok.type
+
+
+_PLAIN_STRATEGIES = (BailErrorStrategy, DefaultErrorStrategy)
+_set_node_parent = TerminalNodeImpl.parentCtx.__set__
+_set_node_symbol = TerminalNodeImpl.symbol.__set__
+
+
+class _FastParserMixin:
+    """The per-token and per-rule methods of ``antlr4.Parser`` without their indirections.
+
+    Same effects as the runtime's ``match``/``consume``/``enterRule``/``exitRule``/
+    ``enterOuterAlt`` when the parser builds a tree and has no parse listeners (ddlcore's case);
+    otherwise the runtime's methods run.  ``state`` is a plain attribute instead of the
+    runtime's property (generated code sets it before every element), with ``_stateNumber``
+    an alias of it for the runtime code that reads that slot."""
+
+    state = -1
+
+    @property
+    def _stateNumber(self) -> int:  # noqa: N802 - the runtime's name
+        return self.state
+
+    @_stateNumber.setter
+    def _stateNumber(self, value: int) -> None:  # noqa: N802
+        self.state = value
+
+    def match(self, ttype: int):
+        inp = self._input
+        t = inp.LT(1)
+        if t.type != ttype or self._parseListeners or not self.buildParseTrees:
+            return Parser.match(self, ttype)
+        eh = self._errHandler
+        if type(eh) in _PLAIN_STRATEGIES:  # reportMatch → endErrorCondition
+            eh.errorRecoveryMode = False
+            eh.lastErrorStates = None
+            eh.lastErrorIndex = -1
+        else:
+            eh.reportMatch(self)
+        self.consume()
+        return t
+
+    def consume(self):
+        if self._parseListeners or not self.buildParseTrees:
+            return Parser.consume(self)
+        inp = self._input
+        o = inp.LT(1)
+        if o.type != _EOF:
+            inp.consume()
+        ctx = self._ctx
+        if self._errHandler.inErrorRecoveryMode(self):
+            ctx.addErrorNode(o)
+        else:
+            node = _new(TerminalNodeImpl)
+            _set_node_parent(node, ctx)
+            _set_node_symbol(node, o)
+            children = ctx.children
+            if children is None:
+                ctx.children = [node]
+            else:
+                children.append(node)
+        return o
+
+    def enterRule(self, localctx, state: int, ruleIndex: int):  # noqa: N802,N803
+        if self._parseListeners is not None or not self.buildParseTrees:
+            return Parser.enterRule(self, localctx, state, ruleIndex)
+        self.state = state
+        self._ctx = localctx
+        localctx.start = self._input.LT(1)
+        parent = localctx.parentCtx
+        if parent is not None:
+            parent.addChild(localctx)
+
+    def exitRule(self):  # noqa: N802
+        if self._parseListeners is not None:
+            return Parser.exitRule(self)
+        ctx = self._ctx
+        ctx.stop = self._input.LT(-1)
+        self.state = ctx.invokingState
+        self._ctx = ctx.parentCtx
+
+    def enterOuterAlt(self, localctx, altNum: int):  # noqa: N802,N803
+        localctx.setAltNumber(altNum)
+        ctx = self._ctx
+        if self.buildParseTrees and ctx is not localctx:
+            parent = ctx.parentCtx
+            if parent is not None:
+                parent.removeLastChild()
+                parent.addChild(localctx)
+        self._ctx = localctx
+
+
+class _FastContextAccessors:
+    """``ParserRuleContext``'s child accessors (what every generated ``ctx.x()`` calls) as
+    plain loops over ``children``: same results, without a generator per call."""
+
+    def getChild(self, i: int, ttype: type | None = None):  # noqa: N802
+        children = self.children
+        if ttype is None:
+            return children[i] if len(children) > i else None
+        if children is not None:
+            for child in children:
+                if isinstance(child, ttype):
+                    if i == 0:
+                        return child
+                    i -= 1
+        return None
+
+    def getTypedRuleContext(self, ctxType: type, i: int):  # noqa: N802,N803
+        children = self.children
+        if children is not None:
+            for child in children:
+                if isinstance(child, ctxType):
+                    if i == 0:
+                        return child
+                    i -= 1
+        return None
+
+    def getTypedRuleContexts(self, ctxType: type):  # noqa: N802,N803
+        children = self.children
+        if children is None:
+            return []
+        return [child for child in children if isinstance(child, ctxType)]
+
+    def getToken(self, ttype: int, i: int):  # noqa: N802
+        children = self.children
+        if children is not None:
+            for child in children:
+                if isinstance(child, TerminalNode) and child.symbol.type == ttype:
+                    if i == 0:
+                        return child
+                    i -= 1
+        return None
+
+    def getTokens(self, ttype: int):  # noqa: N802
+        children = self.children
+        if children is None:
+            return []
+        return [child for child in children
+                if isinstance(child, TerminalNode) and child.symbol.type == ttype]
+
+
+_ACCESSORS = ("getChild", "getTypedRuleContext", "getTypedRuleContexts", "getToken", "getTokens")
+
+
+def _speed_up_contexts(parser_cls: type) -> None:
+    """Give every generated rule context class of ``parser_cls`` (those that subclass
+    ``ParserRuleContext`` directly; labelled alternatives inherit) the fast accessors, unless
+    the class defines its own."""
+    for value in vars(parser_cls).values():
+        if (isinstance(value, type) and issubclass(value, ParserRuleContext)
+                and ParserRuleContext in value.__bases__):
+            for name in _ACCESSORS:
+                if name not in vars(value):
+                    setattr(value, name, vars(_FastContextAccessors)[name])
+
+
+_fast_classes: dict[type, type] = {}
+
+
+def fast_parser_class(parser_cls: type) -> type:
+    """A subclass of the generated ``parser_cls`` with ``_FastParserMixin``'s methods: the
+    generated rule methods, contexts and ATN are the generated ones.  The generated context
+    classes get ``_FastContextAccessors``' methods (in place, once)."""
+    fast = _fast_classes.get(parser_cls)
+    if fast is None:
+        _speed_up_contexts(parser_cls)
+        fast = _fast_classes[parser_cls] = type(parser_cls.__name__, (_FastParserMixin, parser_cls),
+                                                {"__module__": parser_cls.__module__,
+                                                 "__doc__": parser_cls.__doc__})
+    return fast

@@ -18,7 +18,7 @@ from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy
 from antlr4.error.Errors import ParseCancellationException
 from antlr4.atn.PredictionMode import PredictionMode
 
-from .antlrfast import FastLexing, FilledTokenStream
+from .antlrfast import FastLexing, FilledTokenStream, fast_parser_class
 from .errors import DdlParseError
 from .model import ModelError, TableChange, Tables
 from .splitter import Statement, split_statements
@@ -163,7 +163,7 @@ class DdlParser:
         self._lexer = self._lexer_cls(None)
         self._lexer.removeErrorListeners()
         self._fast_lexing = FastLexing.for_lexer(self._lexer)
-        self._parser = self._parser_cls(None)
+        self._parser = fast_parser_class(self._parser_cls)(None)
         self._parser.removeErrorListeners()
         self._entry = getattr(self._parser_cls, dialect.entry_rule)
 
