@@ -57,6 +57,7 @@ _ERROR = LexerATNSimulator.ERROR
 _SKIP = -3  # Lexer.SKIP
 _PREDICATES = (Transition.PREDICATE, Transition.PRECEDENCE)
 _new = object.__new__
+_LETTERS = frozenset(range(ord("A"), ord("Z") + 1)) | frozenset(range(ord("a"), ord("z") + 1))
 
 
 class _TextStream(InputStream):
@@ -72,6 +73,31 @@ class _TextStream(InputStream):
         self._size = len(text)
 
 
+_case_cache: dict[int, tuple[Any, bool]] = {}
+
+
+def _case_insensitive(atn: Any) -> bool:
+    """Whether no transition of ``atn`` tells an ASCII letter from its other case."""
+    got = _case_cache.get(id(atn))
+    if got is not None and got[0] is atn:
+        return got[1]
+    pairs = [(c, c ^ 0x20) for c in range(ord("A"), ord("Z") + 1)]
+    result = True
+    for state in atn.states:
+        if state is None:
+            continue
+        for tr in state.transitions:
+            if tr.isEpsilon:
+                continue
+            if any(tr.matches(a, 0, 0x10FFFF) != tr.matches(b, 0, 0x10FFFF) for a, b in pairs):
+                result = False
+                break
+        if not result:
+            break
+    _case_cache[id(atn)] = (atn, result)
+    return result
+
+
 class FastLexing:
     """The DFA walk for one lexer instance (``for_lexer``); ``tokenize(text)`` gives its
     tokens."""
@@ -82,6 +108,10 @@ class FastLexing:
         self.dfa = self.sim.decisionToDFA[lexer.DEFAULT_MODE]
         #: per LexerActionExecutor: (type or None, channel or None, skip)
         self._actions: dict[Any, tuple[int | None, int | None, bool]] = {}
+        #: every transition of the lexer's ATN matches an ASCII letter exactly when it matches
+        #: the letter's other case (``options { caseInsensitive = true; }``): a DFA edge on one
+        #: case is then the edge on the other, and is shared instead of computed again
+        self.case_insensitive = _case_insensitive(self.sim.atn)
 
     @classmethod
     def for_lexer(cls, lexer: Any) -> "FastLexing | None":
@@ -137,6 +167,7 @@ class FastLexing:
         append = tokens.append
         actions = self._actions
         compute = sim.computeTargetState
+        fold = self.case_insensitive
         sim.mode = lexer.DEFAULT_MODE
         pos = 0
         line = 1
@@ -151,9 +182,13 @@ class FastLexing:
                 t = data[i]
                 edges = s.edges
                 if edges is None or t > _MAX_EDGE or (target := edges[t]) is None:
-                    input_._index = i
-                    sim.startIndex = pos
-                    target = compute(input_, s, t)
+                    if fold and edges is not None and t in _LETTERS and edges[t ^ 0x20] is not None:
+                        # case-insensitive grammar: 'a' goes where 'A' goes (checked on the ATN)
+                        target = edges[t] = edges[t ^ 0x20]
+                    else:
+                        input_._index = i
+                        sim.startIndex = pos
+                        target = compute(input_, s, t)
                 if target is _ERROR:
                     break
                 i += 1
