@@ -154,3 +154,27 @@ def test_errors_equal_with_and_without_fast_lexing(name):
             e = info.value
             errors.append((str(e), e.line, e.column, e.offending, e.expected, e.statement))
         assert errors[0] == errors[1], text
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_fast_tokens_equal_on_a_cold_dfa(name, corpora):
+    """The fast loop fills a DFA of its own from nothing (edges computed by the runtime, or
+    shared between the cases of a letter) and still gives the runtime lexer's tokens."""
+    from antlr4.dfa.DFA import DFA
+
+    lexer_cls = _dialect(name).generated()[0]
+    shared = lexer_cls.decisionsToDFA
+    lexer_cls.decisionsToDFA = [DFA(ds, i) for i, ds in enumerate(lexer_cls.atn.decisionToState)]
+    try:
+        lexer = lexer_cls(None)  # a lexer over the fresh DFA
+    finally:
+        lexer_cls.decisionsToDFA = shared
+    fast = FastLexing.for_lexer(lexer)
+    assert fast.case_insensitive
+    assert fast.tokenize("x") is None  # no start state yet: the runtime lexes
+    lexer.inputStream = InputStream("x")
+    lexer.nextToken()
+    for text in _texts(corpora, name):
+        got = fast.tokenize(text)
+        assert got is not None
+        assert _key(got[1]) == _key(_runtime_tokens(lexer_cls, text)), text[:200]
