@@ -25,6 +25,13 @@ the source's row event), ``_absent`` (names of the columns the source left out o
 image: their values are null *because they are unknown*, not because they are NULL; null when
 none), ``_before`` (a struct of the before image for ``u`` and ``d``) and ``_before_absent``.
 
+Parquet: timestamps are INT64 ``TIMESTAMP(MICROS)`` (``PARQUET_TIMESTAMPS``), never INT96; each
+field's metadata (the column's ``column_type``, ``enum_values``/``set_values``,
+``character_set_name``, ... and ``comment``; ``META_METADATA`` for the pipeline's columns) is in
+every file's footer key-value metadata under ``org.apache.spark.sql.parquet.row.metadata``
+(Spark's ``StructType`` JSON; Arrow readers do not turn it into Arrow field metadata by
+themselves: docs/pipeline.md, "Reading the output without Spark").
+
 Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
 table, reason, event`` (the event's raw text), every key present even when null.
 
@@ -141,6 +148,7 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run"):
             # expressions) even without a UI; a run issues a few queries per table version
             .config("spark.sql.ui.retainedExecutions", "20")
             .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+            .config(*PARQUET_TIMESTAMPS)
             .getOrCreate())
 
 
@@ -336,6 +344,22 @@ _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "r
 DEFAULT_CONCURRENT_JOBS = 4
 #: the pipeline's own columns in every row file
 META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
+#: the field metadata of the pipeline's own columns (``comment`` is the key Spark shows as a
+#: column comment; ``unit`` names the unit of a number)
+META_METADATA: dict[str, dict[str, str]] = {
+    "_op": {"comment": "the change: c insert, u update, d delete, r snapshot read, t truncate"},
+    "_seq": {"comment": "the event's seq in the change log (its order)"},
+    "_position": {"comment": "the event's position in the source's log (binlog file:offset, GTID, LSN, commit_ts)"},
+    "_ts": {"comment": "commit time of the change: milliseconds since the Unix epoch (UTC)", "unit": "ms"},
+    "_tx": {"comment": "the transaction (GTID or its BEGIN position, PostgreSQL xid); null when the log has none"},
+    "_row": {"comment": "index of the row within the source's row event"},
+    "_absent": {"comment": "columns absent from the row image: null because unknown, not NULL"},
+    "_before": {"comment": "the before image (u and d)"},
+    "_before_absent": {"comment": "columns absent from the before image"},
+}
+#: timestamps as Parquet INT64 ``TIMESTAMP(MICROS)`` (``isAdjustedToUTC`` true for
+#: ``TimestampType``, false for ``TimestampNTZType``), not Spark's default, the deprecated INT96
+PARQUET_TIMESTAMPS = ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,9 +500,17 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if state.recover():
             say("rolled forward the previous run's commit")
         spark = spark or spark_session(master)
-        return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
-                    sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
-                    replay_quarantine=replay_quarantine, t0=t0)
+        saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
+        spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
+        try:
+            return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
+                        sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
+                        replay_quarantine=replay_quarantine, t0=t0)
+        finally:
+            if saved_ts is None:
+                spark.conf.unset(PARQUET_TIMESTAMPS[0])
+            else:
+                spark.conf.set(PARQUET_TIMESTAMPS[0], saved_ts)
     except (Py4JJavaError, PySparkException) as exc:
         problem = _unreadable_input(inputs)
         if problem is not None:
@@ -1056,12 +1088,10 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
                  .alias(n, metadata=md) for p, n, md in fields]
     has_before = F.col("op").isin("u", "d")
     before_struct = F.when(has_before, F.struct(*[F.col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
-    out_df = good.select(*row_image, F.col("op").alias("_op"), F.col("seq").alias("_seq"),
-                         F.col("position").alias("_position"), F.col("ts").alias("_ts"),
-                         F.col("tx").alias("_tx"), F.col("row").alias("_row"),
-                         F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")).alias("_absent"),
-                         before_struct.alias("_before"),
-                         F.when(has_before, F.col("_xb")).alias("_before_absent"))
+    meta = [F.col("op"), F.col("seq"), F.col("position"), F.col("ts"), F.col("tx"), F.col("row"),
+            F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")), before_struct,
+            F.when(has_before, F.col("_xb"))]
+    out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)])
     out_df.write.mode("overwrite").parquet(str(target))
     metrics = tally.get
     has_bad = bool(metrics.get("_bad"))

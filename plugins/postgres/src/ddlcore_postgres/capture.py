@@ -1018,6 +1018,12 @@ class PostgresCapture:
         if op in ("u", "d"):
             if old_kind == "O" and old is not None:
                 before = layout.image(old)
+                if after is not None:
+                    # REPLICA IDENTITY FULL: the server wrote the whole old row, TOASTed values
+                    # inlined (heapam's ExtractReplicaIdentity flattens them), while the new
+                    # row marks an unchanged TOASTed value 'u'. Unchanged means equal to the
+                    # old value: write it, instead of absent, where the old row holds it.
+                    after = [b if a == _ABSENT and b != _ABSENT else a for a, b in zip(after, before)]
             elif old is not None:
                 before = layout.key_image(old)
             else:  # an Update that kept its key: the key is the new row's
