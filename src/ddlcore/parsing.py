@@ -18,6 +18,7 @@ from antlr4.error.ErrorStrategy import BailErrorStrategy, DefaultErrorStrategy
 from antlr4.error.Errors import ParseCancellationException
 from antlr4.atn.PredictionMode import PredictionMode
 
+from .antlrfast import FastLexing, FilledTokenStream, fast_parser_class
 from .errors import DdlParseError
 from .model import ModelError, TableChange, Tables
 from .splitter import Statement, split_statements
@@ -161,7 +162,8 @@ class DdlParser:
         self.split_rules = dialect.split_rules_for(opts)
         self._lexer = self._lexer_cls(None)
         self._lexer.removeErrorListeners()
-        self._parser = self._parser_cls(None)
+        self._fast_lexing = FastLexing.for_lexer(self._lexer)
+        self._parser = fast_parser_class(self._parser_cls)(None)
         self._parser.removeErrorListeners()
         self._entry = getattr(self._parser_cls, dialect.entry_rule)
 
@@ -209,6 +211,23 @@ class DdlParser:
             raise
         return StatementResult(stmt, "applied", tuple(changes), warnings=tuple(warnings))
 
+    def _tokens(self, text: str, listener: ErrorListener) -> FilledTokenStream:
+        """The token stream of one statement, lexed once: by ``FastLexing`` (the lexer's DFA
+        walked in a tight loop) when it can, else by the generated lexer, whose first error
+        ``listener`` turns into ``DdlParseError``."""
+        fast = self._fast_lexing
+        got = fast.tokenize(text) if fast is not None else None
+        lexer = self._lexer
+        if got is not None:
+            return FilledTokenStream(lexer, got[1])
+        lexer.inputStream = InputStream(text)
+        lexer.reset()
+        lexer.removeErrorListeners()
+        lexer.addErrorListener(listener)
+        stream = CommonTokenStream(lexer)
+        stream.fill()
+        return FilledTokenStream(lexer, stream.tokens)
+
     def parse_tree(self, stmt: Statement | str):
         """The ANTLR parse tree of one statement (entry rule of the dialect).
 
@@ -220,14 +239,9 @@ class DdlParser:
             stmt = Statement(stmt, 0, 1, 0, 0)
         listener = _RaisingListener(stmt)
         lexer = self._lexer
-        lexer.inputStream = InputStream(stmt.text)
-        lexer.reset()
-        lexer.removeErrorListeners()
-        lexer.addErrorListener(listener)
-        tokens = CommonTokenStream(lexer)
         parser = self._parser
         try:
-            tokens.fill()
+            tokens = self._tokens(stmt.text, listener)
             parser.setTokenStream(tokens)
             parser.removeErrorListeners()
             parser._errHandler = BailErrorStrategy()
