@@ -187,47 +187,74 @@ def produce(brokers: str, topic: str, messages, create: bool = False) -> None:
     assert producer.flush(30) == 0
 
 
-def test_kafka_capture_equals_file_capture(kafka_broker, clean, tmp_path):
-    stream = with_redeliveries(W.messages)
-    produce(kafka_broker, TOPIC, stream, create=True)
+@pytest.fixture(scope="module")
+def kafka_out(kafka_broker, tmp_path_factory) -> tuple[Path, dict]:
+    """The workload with Drainer's redeliveries published to a real broker, captured with
+    ``ddlcore capture tidb --brokers ... --topic <cluster_id>_obinlog --until-end``."""
+    out = tmp_path_factory.mktemp("kafka") / "out"
+    produce(kafka_broker, TOPIC, with_redeliveries(W.messages), create=True)
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--brokers", kafka_broker,
-                           "--topic", TOPIC, "--out", str(tmp_path / "k"), "--until-end", "--no-progress", "--json"],
+                           "--topic", TOPIC, "--out", str(out), "--until-end", "--no-progress", "--json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    stats = json.loads(proc.stdout)
+    return out, json.loads(proc.stdout)
+
+
+def test_kafka_capture_equals_file_capture(kafka_out, clean):
+    out, stats = kafka_out
+    stream = with_redeliveries(W.messages)
     assert stats["messages"] == len(stream) and stats["duplicates"] == len(stream) - len(W.messages)
-    assert events(tmp_path / "k") == events(clean)
-    src = json.loads((tmp_path / "k" / "changelog.jsonl").read_text().splitlines()[0])["source"]
+    assert events(out) == events(clean)
+    src = json.loads((out / "changelog.jsonl").read_text().splitlines()[0])["source"]
     assert src["server"] == {"cluster_id": CLUSTER_ID, "topic": TOPIC, "partition": 0}
-    cp = json.loads((tmp_path / "k" / "checkpoint.json").read_text())
+    cp = json.loads((out / "checkpoint.json").read_text())
     assert cp["offset"] == len(stream) and cp["commit_ts"] == W.messages[-1].commit_ts
-    # more messages arrive: a second run resumes at the checkpointed offset
+
+
+def test_kafka_resume_offset_and_commit_ts(kafka_broker, tmp_path):
+    topic = "1234_obinlog"
+    produce(kafka_broker, topic, W.messages, create=True)
+    first = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
+                                           until_end=True, progress=False)).run()
+    assert (first.messages, first.duplicates) == (len(W.messages), 0)
+    # more messages arrive: the next run resumes at the checkpointed offset
     pb = binlog_pb2()
     extra = pb.Binlog(type=pb.DDL, commit_ts=W.messages[-1].commit_ts + (1 << 18))
     extra.ddl_data.schema_name = DATABASE
     extra.ddl_data.ddl_query = b"ALTER TABLE `orders` ADD COLUMN `z` int"
-    produce(kafka_broker, TOPIC, [W.messages[-2], extra])  # a late redelivery, then a new DDL
-    again = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=TOPIC,
+    produce(kafka_broker, topic, [W.messages[-2], extra])  # a late redelivery, then a new DDL
+    again = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
                                            until_end=True, progress=False)).run()
     assert (again.messages, again.duplicates, again.ops["ddl"]) == (2, 1, 1)
-    # --commit-ts: only what committed after that TSO
-    later = TidbCapture(TidbCaptureOptions(out=tmp_path / "k2", brokers=kafka_broker, topic=TOPIC,
+    assert events(tmp_path / "k")[-1]["ddl"] == "ALTER TABLE `orders` ADD COLUMN `z` int"
+    # --offset: from that offset on
+    off = TidbCapture(TidbCaptureOptions(out=tmp_path / "o", brokers=kafka_broker, topic=topic, offset=len(W.messages),
+                                         until_end=True, progress=False)).run()
+    assert (off.messages, off.duplicates, off.ops["ddl"], off.ops["c"]) == (2, 0, 1, 2)  # W.messages[-2]: 2 inserts
+    # --commit-ts: only what committed after that TSO (seek by its physical time)
+    later = TidbCapture(TidbCaptureOptions(out=tmp_path / "t", brokers=kafka_broker, topic=topic,
                                            commit_ts=W.messages[-3].commit_ts, until_end=True, progress=False)).run()
-    assert [e["position"] for e in events(tmp_path / "k2") if e["op"] != "source"][-1] == str(extra.commit_ts)
-    assert all(int(e["position"]) > W.messages[-3].commit_ts for e in events(tmp_path / "k2") if e["op"] != "source")
+    positions = [int(e["position"]) for e in events(tmp_path / "t") if e["op"] != "source"]
+    assert positions and all(p > W.messages[-3].commit_ts for p in positions)
+    assert positions[-1] == extra.commit_ts and later.ops["ddl"] == 1
 
 
 # ------------------------------------------------------------------ the pipeline
 
 
-def test_pipeline_rows_equal_the_values_put_in(spark, clean, tmp_path):
-    from pyspark.sql import types as T
-
+def test_pipeline_rows_equal_the_values_put_in(spark, clean, request, tmp_path):
+    """``ddlcore run`` over the change log captured from the broker (with redeliveries; the
+    file capture's log is the same, test above), or from the file where no broker is
+    available outside CI."""
     from ddlcore.spark.pipeline import run_pipeline
 
+    try:
+        captured = request.getfixturevalue("kafka_out")[0]
+    except pytest.skip.Exception:
+        captured = clean
     out = tmp_path / "lake"
     # `ddlcore run --dialect mysql`: the flavor (tidb) and parser options come from the log's source event
-    result = run_pipeline(clean, out, dialect="mysql", spark=spark)
+    result = run_pipeline(captured, out, dialect="mysql", spark=spark)
     assert not list(out.glob("_quarantine/**/*.parquet")), "nothing may be quarantined"
     got = []
     for vdir in sorted((out / DATABASE).glob("*/schema_version=*")):

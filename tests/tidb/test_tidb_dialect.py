@@ -193,3 +193,28 @@ def test_show_create_table_of_tidb_round_trips():
                                "TTL": "created_at + INTERVAL 3 MONTH", "TTL_ENABLE": "ON",
                                "TTL_JOB_INTERVAL": "1h", "AUTO_RANDOM": "id(5,54)", "TIDB_PK_TYPE": "CLUSTERED"}
     assert [c.column_type for c in t.columns] == ["bigint", "datetime"]
+
+
+# TiDB manual "AUTO_INCREMENT" (FORCE), "Cached Tables", "Partitioned Tables" (global indexes)
+
+def test_force_auto_increment_cache_and_global_index():
+    tables, results = parse(
+        "CREATE TABLE t (id int PRIMARY KEY, a int, UNIQUE KEY ua (a) /*T![global_index] GLOBAL */) "
+        "PARTITION BY HASH (id) PARTITIONS 4;\n"
+        "ALTER TABLE t /*T![force_inc] FORCE */ AUTO_INCREMENT = 100;\n"
+        "ALTER TABLE t CACHE;\n"
+        "ALTER TABLE t NOCACHE;\n")
+    assert [r.status for r in results] == ["applied"] * 4
+    t = tables.get("shop.t")
+    assert dict(t.options)["AUTO_INCREMENT"] == "100"
+    assert [ix.name for ix in t.indexes] == ["ua"]
+    with pytest.raises(DdlParseError, match="unknown ALTER TABLE specification 'frobnicate'"):
+        parse("CREATE TABLE u (a int); ALTER TABLE u frobnicate")
+    for sql in ("CREATE TABLE u (a int); ALTER TABLE u CACHE",
+                "CREATE TABLE u (a int); ALTER TABLE u FORCE AUTO_INCREMENT = 5",
+                "CREATE TABLE u (a int, KEY k (a) GLOBAL)"):
+        with pytest.raises(DdlParseError, match="TiDB syntax"):
+            parse(sql, "mysql")
+    # MySQL's own ALTER TABLE t FORCE (a rebuild) is unchanged
+    _, results = parse("CREATE TABLE u (a int); ALTER TABLE u FORCE", "mysql")
+    assert [r.status for r in results] == ["applied", "applied"]
