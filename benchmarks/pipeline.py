@@ -1,33 +1,44 @@
-"""Throughput of `ddlcore run` against two baselines measured in the same run.
+"""Throughput of `ddlcore run` against baselines measured in the same run (issue 12's scenarios).
 
-Generates a change log of ``--rows`` row events (default 2,000,000) over ``--tables`` tables
-(default 20), each table with ``--versions`` schema versions (a column added by ALTER TABLE
-between them), mixed MySQL types (unsigned ints, enum, set, latin1 text, decimal,
-datetime(3), date).  Then, in one Spark session (``local[*]``):
+Generates a change log of ``--rows`` row events over ``--tables`` tables, each table with
+``--versions`` schema versions (a column added by ALTER TABLE between them), mixed MySQL
+types (unsigned ints, enum, set, latin1 text, decimal, datetime(3), date), 80% inserts, 15%
+updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows (issue 12:
+``--tables 500 --versions 4 --skew 0.1``).  Then, in one Spark session (``local[*]``):
 
 * **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
   writes Parquet — the cost of reading and writing alone;
 * **ddlcore**: ``run_pipeline`` (history, version tagging, JVM conversion, quarantine, commit);
-* **naive UDF**: the same job (``run_pipeline`` with the same history, tagging, staging and
-  commit) with each table version converted by a per-row Python UDF applying
-  ``RowConverter.convert`` instead of ``RowConverter.columns`` — what a hand-written Python
-  converter costs in the same pipeline.
+* **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
+  tagging and commit) with each table version converted by a per-row Python UDF applying
+  ``RowConverter.try_convert`` instead of the JVM expressions; its output is compared with
+  ddlcore's, row for row (every table version, both ways);
+* **incremental** (``--incremental N``, default 1,000; 0 leaves it out): N more row events
+  appended to the log, then ``ddlcore run`` as a fresh process on the ddlcore output, next to
+  a fresh process that only starts a Spark session (``spark_session()``) — issue 12 wants
+  the first ≤ 2× the second.
 
-Prints rows/s of each and the ratios, and the peak memory of the driver (Python process and
-its JVM).  ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V]
-[--concurrent-jobs J]``.
+Prints rows/s of each and the ratios, the per-version overhead (``(ddlcore − limit) /
+versions written``: the seconds each table version costs beyond the rows it holds, if the
+rows cost what the limit pays for them), and the peak resident memory of the driver (Python
+process and its JVM, each reset before the ddlcore run: ``/proc/PID/clear_refs``).
+
+``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V] [--skew F]
+[--incremental N] [--no-udf] [--concurrent-jobs J] [--keep]``.  The default (200,000 events,
+20 × 3) takes a few minutes on 2 cores; issue 12's sizes: ``--rows 2000000`` (20 × 3) and
+``--rows 2000000 --tables 500 --versions 4 --skew 0.1 --no-udf``.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import decimal
 import json
+import os
 import random
-import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,94 +78,209 @@ def raw_row(rng: random.Random, i: int, key: int, extra: int) -> list:
     return [COLUMNS[c][1](rng, key) for c in _order(i)] + [rng.randint(0, 1000) for _ in range(extra)]
 
 
-def generate(path: Path, rows: int, tables: int, versions: int, seed: int = 7) -> None:
-    """``rows`` row events (inserts, updates, deletes) over ``tables`` tables, each with
-    ``versions`` versions (an ALTER TABLE ... ADD COLUMN between them)."""
-    rng = random.Random(seed)
-    seq = 0
-    per_version = rows // (tables * versions)
-    with open(path, "w") as fh:
-        def emit(**ev):
-            nonlocal seq
-            seq += 1
-            ev.update(seq=seq, position=f"bin.000001:{seq}", ts=1_700_000_000_000 + seq)
-            fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
-
-        emit(op="ddl", database="bench", ddl="CREATE DATABASE bench")
-        for i in range(tables):
-            emit(op="ddl", database="bench", ddl=table_ddl(i))
-        key = 0
-        for v in range(versions):
-            if v:
-                for i in range(tables):
-                    emit(op="ddl", database="bench", ddl=f"ALTER TABLE t{i:02d} ADD COLUMN x{v} int")
-            for _ in range(per_version):
-                for i in range(tables):
-                    key += 1
-                    r = rng.random()
-                    image = [encode_json(x) for x in raw_row(rng, i, key, v)]
-                    if r < DELETES:
-                        emit(op="d", database="bench", table=f"t{i:02d}", before=image)
-                    elif r < DELETES + UPDATES:
-                        emit(op="u", database="bench", table=f"t{i:02d}", before=image,
-                             after=[encode_json(x) for x in raw_row(rng, i, key, v)])
-                    else:
-                        emit(op="c", database="bench", table=f"t{i:02d}", after=image)
+def _table_weights(tables: int, skew: float | None) -> list[float]:
+    """Each table's share of the rows: equal, or (``skew``) a share ``skew`` of the tables
+    (at least one) holding 90% of them."""
+    if not skew:
+        return [1.0] * tables
+    hot = max(1, round(tables * skew))
+    cold = tables - hot
+    if not cold:
+        return [1.0] * tables
+    return [0.9 / hot] * hot + [0.1 / cold] * cold
 
 
-def _udf_write_version(rows, table, sopts, dialect, target, bad_dir):
+class LogWriter:
+    """Writes the benchmark's change log: DDL and row events with ``seq`` 1, 2, 3, ...; keeps
+    its place so that more events can be appended later (the incremental run)."""
+
+    def __init__(self, tables: int, versions: int, skew: float | None = None, seed: int = 7):
+        self.rng = random.Random(seed)
+        self.tables, self.versions = tables, versions
+        self.weights = _table_weights(tables, skew)
+        self.seq = 0
+        self.key = 0
+
+    def _emit(self, fh, **ev) -> None:
+        self.seq += 1
+        ev.update(seq=self.seq, position=f"bin.000001:{self.seq}", ts=1_700_000_000_000 + self.seq)
+        fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
+
+    def _rows(self, fh, n: int, version: int) -> None:
+        rng, tables = self.rng, self.tables
+        if self.weights.count(self.weights[0]) == tables:  # round robin: every table alike
+            picks = (k % tables for k in range(n))
+        else:
+            picks = iter(rng.choices(range(tables), weights=self.weights, k=n))
+        for i in picks:
+            self.key += 1
+            r = rng.random()
+            image = [encode_json(x) for x in raw_row(rng, i, self.key, version)]
+            name = f"t{i:02d}"
+            if r < DELETES:
+                self._emit(fh, op="d", database="bench", table=name, before=image)
+            elif r < DELETES + UPDATES:
+                self._emit(fh, op="u", database="bench", table=name, before=image,
+                           after=[encode_json(x) for x in raw_row(rng, i, self.key, version)])
+            else:
+                self._emit(fh, op="c", database="bench", table=name, after=image)
+
+    def generate(self, path: Path, rows: int) -> None:
+        """``rows`` row events (inserts, updates, deletes) over the tables, each table with
+        ``versions`` versions (an ALTER TABLE ... ADD COLUMN between them)."""
+        per_version = rows // self.versions
+        with open(path, "w") as fh:
+            self._emit(fh, op="ddl", database="bench", ddl="CREATE DATABASE bench")
+            for i in range(self.tables):
+                self._emit(fh, op="ddl", database="bench", ddl=table_ddl(i))
+            for v in range(self.versions):
+                if v:
+                    for i in range(self.tables):
+                        self._emit(fh, op="ddl", database="bench", ddl=f"ALTER TABLE t{i:02d} ADD COLUMN x{v} int")
+                self._rows(fh, per_version if v < self.versions - 1 else rows - per_version * v, v)
+
+    def append(self, path: Path, rows: int) -> None:
+        """``rows`` more row events in the last versions."""
+        with open(path, "a") as fh:
+            self._rows(fh, rows, self.versions - 1)
+
+
+def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=True, before=True):
     """``ddlcore.spark.pipeline._write_version`` with a per-row Python UDF as the converter
-    (``RowConverter.convert`` on each image); same output layout and counts."""
+    (``RowConverter.try_convert`` on each image, absent markers listed as the pipeline lists
+    them); the same output columns, field metadata and counts.  Rows that cannot be converted
+    are not quarantined here: the benchmark's log has none, and a count says so."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
 
-    from ddlcore.raw import from_text
+    from ddlcore.raw import ABSENT, from_text
     from ddlcore.spark import RowConverter
+    from ddlcore.spark.pipeline import ROW_OPS
 
     conv = RowConverter(table, sopts, dialect=dialect)
+    positional = StructType([StructField(f"_{i}", f.dataType) for i, f in enumerate(conv.struct_type.fields, 1)])
+    names = conv.names
+    out_type = StructType([StructField("v", positional), StructField("bad", BooleanType()),
+                           StructField("absent", ArrayType(StringType()))])
 
     def convert(arr):
-        return None if arr is None else conv.convert([from_text(x) for x in arr])
+        if arr is None:
+            return None
+        values = [from_text(x) for x in arr]
+        absent = [n for n, v in zip(names, values) if v is ABSENT] if len(values) == len(names) else []
+        row, errors = conv.try_convert([None if v is ABSENT else v for v in values])
+        return row, bool(errors), (absent or None)
 
-    udf = F.udf(convert, conv.struct_type)
+    udf = F.udf(convert, out_type)
     tally = Observation()
-    df = rows.select("seq", "position", "op", "ts", udf("after").alias("_a"), udf("before").alias("_b"))
-    df = df.observe(tally, *[F.count(F.when(F.col("op") == op, 1)).alias(op) for op in ("c", "u", "d", "r")])
-    names = [f.name for f in conv.struct_type.fields]
-    df.select(*[F.when(F.col("op") == "d", F.col("_b")[n]).otherwise(F.col("_a")[n]).alias(n) for n in names],
-              F.col("op").alias("_op"), F.col("seq").alias("_seq"), F.col("position").alias("_position"),
-              F.col("ts").alias("_ts"), F.when(F.col("op").isin("u", "d"), F.col("_b")).alias("_before")) \
-        .write.mode("overwrite").parquet(str(target))
+    keep = ["seq", "position", "op", "ts", "tx", "row"]
+    df = rows.select(*keep, udf("after").alias("_a"), udf("before").alias("_b"))
+    is_bad = F.coalesce(F.col("_a.bad"), F.lit(False)) | F.coalesce(F.col("_b.bad"), F.lit(False))
+    df = df.observe(tally, *[F.count(F.when(~is_bad & (F.col("op") == op), 1)).alias(op) for op in ROW_OPS],
+                    F.count(F.when(is_bad, 1)).alias("_bad"))
+    fields = [(f"_{i}", f.name, f.metadata) for i, f in enumerate(conv.struct_type.fields, start=1)]
+    is_delete, has_before = F.col("op") == "d", F.col("op").isin("u", "d")
+    df.where(~is_bad).select(
+        *[F.when(is_delete, F.col(f"_b.v.{p}")).otherwise(F.col(f"_a.v.{p}")).alias(n, metadata=md)
+          for p, n, md in fields],
+        F.col("op").alias("_op"), F.col("seq").alias("_seq"), F.col("position").alias("_position"),
+        F.col("ts").alias("_ts"), F.col("tx").alias("_tx"), F.col("row").alias("_row"),
+        F.when(is_delete, F.col("_b.absent")).otherwise(F.col("_a.absent")).alias("_absent"),
+        F.when(has_before, F.struct(*[F.col(f"_b.v.{p}").alias(n, metadata=md) for p, n, md in fields]))
+        .alias("_before"),
+        F.when(has_before, F.col("_b.absent")).alias("_before_absent"),
+    ).write.mode("overwrite").parquet(str(target))
     m = tally.get
-    return {op: m[op] for op in ("c", "u", "d", "r") if m.get(op)}, False
+    if m.get("_bad"):
+        raise RuntimeError(f"the UDF baseline found {m['_bad']} rows it cannot convert in {table.id}")
+    return {op: m[op] for op in ROW_OPS if m.get(op)}, False
 
 
-def _same_output(spark, a: Path, b: Path, versions) -> bool:
-    """Both jobs wrote the same rows (every table version, compared as sets)."""
-    for db, t, v in versions:
-        x = spark.read.parquet(str(a / db / t / f"schema_version={v}"))
-        y = spark.read.parquet(str(b / db / t / f"schema_version={v}")).select(*x.columns)
-        if x.exceptAll(y).count() or y.exceptAll(x).count():
-            return False
-    return True
+def _canonical_rows(spark, root: Path):
+    """Every row file under ``root`` (all tables and versions, one DataFrame: the tables
+    share column names and types) as ``(table, version, row JSON)``."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.option("mergeSchema", "true").parquet(*[str(p) for p in sorted(root.glob("*/*/schema_version=*"))])
+    path = F.input_file_name()
+    cols = sorted(df.columns)
+    return df.select(F.regexp_extract(path, r"/([^/]+)/schema_version=", 1).alias("t"),
+                     F.regexp_extract(path, r"schema_version=(\d+)", 1).alias("v"),
+                     F.to_json(F.struct(*[F.col(c) for c in cols])).alias("row"))
 
 
-def jvm_peak_mb(spark) -> float | None:
+def same_output(spark, a: Path, b: Path) -> tuple[bool, int]:
+    """Whether both outputs hold the same rows (every table version, compared as multisets,
+    both ways), and how many rows they hold."""
+    x, y = _canonical_rows(spark, a), _canonical_rows(spark, b)
+    n = x.count()
+    return n == y.count() and not x.exceptAll(y).limit(1).count() and not y.exceptAll(x).limit(1).count(), n
+
+
+def _reset_peak(pid: int) -> None:
+    """Reset the peak resident set (``VmHWM``) of a process (Linux: ``clear_refs`` 5)."""
     try:
-        pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_mb(pid: int) -> float | None:
+    try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
-    except Exception:  # noqa: BLE001 - informational
+    except OSError:
         return None
     return None
 
 
+def _jvm_pid(spark) -> int | None:
+    try:
+        return int(spark._jvm.java.lang.ProcessHandle.current().pid())
+    except Exception:  # noqa: BLE001 - informational
+        return None
+
+
+_STARTUP = """
+import time, sys
+t0 = time.perf_counter()
+from ddlcore.spark.pipeline import spark_session
+s = spark_session(None, "start-up")
+s.range(1).count()
+print(time.perf_counter() - t0)
+s.stop()
+"""
+
+
+def spark_startup_seconds() -> float:
+    """A fresh process's Spark start-up: import, ``spark_session()`` and a first (trivial) job."""
+    out = subprocess.run([sys.executable, "-c", _STARTUP], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def incremental_seconds(log: Path, out: Path, jobs: int) -> tuple[float, dict]:
+    """``ddlcore run`` as a fresh process on an existing output: wall seconds and its
+    ``_run.json`` ``last_run``."""
+    ddlcore = Path(sys.executable).with_name("ddlcore")
+    t0 = time.perf_counter()
+    subprocess.run([str(ddlcore), "run", "--changelog", str(log), "--out", str(out),
+                    "--concurrent-jobs", str(jobs)], check=True, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    return seconds, json.loads((out / "_run.json").read_text())["last_run"]
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=200_000, help="row events (issue 12: 2,000,000)")
     ap.add_argument("--tables", type=int, default=20)
     ap.add_argument("--versions", type=int, default=3)
+    ap.add_argument("--skew", type=float, default=None,
+                    help="a share of the tables holding 90%% of the rows (issue 12: 0.1)")
+    ap.add_argument("--incremental", type=int, default=1000,
+                    help="row events appended for the incremental run (0: no incremental run)")
+    ap.add_argument("--no-udf", action="store_true", help="leave out the naive-UDF baseline")
     ap.add_argument("--concurrent-jobs", type=int, default=None, help="run_pipeline's (default: its own)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
@@ -170,15 +296,20 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-"))
     log = work / "changelog.jsonl"
     t0 = time.perf_counter()
-    generate(log, args.rows, args.tables, args.versions)
-    n_rows = sum(1 for line in open(log) if '"op":"ddl"' not in line)
-    print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions, "
+    writer = LogWriter(args.tables, args.versions, args.skew)
+    writer.generate(log, args.rows)
+    n_rows = args.rows
+    load = os.getloadavg()[0]
+    print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions"
+          f"{f', {args.skew:.0%} of the tables hold 90% of the rows' if args.skew else ''}, "
           f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s; "
-          f"{os.cpu_count()} cpus, concurrent jobs {args.concurrent_jobs}")
+          f"{os.cpu_count()} cpus (load average {load:.1f} before Spark), concurrent jobs {args.concurrent_jobs}",
+          flush=True)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the UDF baseline's workers need ddlcore
     spark = spark_session(None, "ddlcore benchmark")
     spark.sparkContext.setLogLevel("ERROR")
+    jvm = _jvm_pid(spark)
 
     # -- limit: hand-written schema, plain casts ------------------------------------------------
     t0 = time.perf_counter()
@@ -196,34 +327,63 @@ def main() -> int:
         "table", *image(row), F.when(F.col("op").isin("u", "d"), F.struct(*image(F.col("before")))).alias("_before"))
     plain.write.mode("overwrite").partitionBy("table").parquet(str(work / "limit"))
     limit_s = time.perf_counter() - t0
-    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s)", flush=True)
+    limit_n = spark.read.parquet(str(work / "limit")).count()
+    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s; {limit_n:,} rows)",
+          flush=True)
 
     # -- ddlcore ---------------------------------------------------------------------------------
+    _reset_peak(os.getpid())
+    if jvm:
+        _reset_peak(jvm)
     t0 = time.perf_counter()
     res = run_pipeline(log, work / "ddlcore", spark=spark, concurrent_jobs=args.concurrent_jobs)
     ddl_s = time.perf_counter() - t0
+    py_peak, jvm_peak = _peak_mb(os.getpid()), (_peak_mb(jvm) if jvm else None)
     assert res.rows == n_rows, (res.rows, n_rows, res.quarantine_reasons)
-    print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s)", flush=True)
+    n_versions = len(res.versions_written)
+    print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s; "
+          f"{n_versions} table versions written)", flush=True)
 
     # -- naive per-row Python UDF, same job ------------------------------------------------------
-    t0 = time.perf_counter()
-    real = pipeline._write_version
-    pipeline._write_version = _udf_write_version
-    try:
-        res_udf = run_pipeline(log, work / "udf", spark=spark, concurrent_jobs=args.concurrent_jobs)
-    finally:
-        pipeline._write_version = real
-    udf_s = time.perf_counter() - t0
-    assert res_udf.rows == n_rows and res_udf.counts == res.counts, "the UDF job wrote other rows"
-    same = _same_output(spark, work / "ddlcore", work / "udf", res.versions_written)
+    udf_s = None
+    if not args.no_udf:
+        t0 = time.perf_counter()
+        real = pipeline._write_version
+        pipeline._write_version = _udf_write_version
+        try:
+            res_udf = run_pipeline(log, work / "udf", spark=spark, concurrent_jobs=args.concurrent_jobs)
+        finally:
+            pipeline._write_version = real
+        udf_s = time.perf_counter() - t0
+        assert res_udf.rows == n_rows and res_udf.counts == res.counts, "the UDF job wrote other rows"
+        print(f"naive Python UDF, same job  : {n_rows / udf_s:12,.0f} rows/s  ({udf_s:.1f} s)", flush=True)
+        same, compared = same_output(spark, work / "ddlcore", work / "udf")
+        print(f"outputs equal (ddlcore, UDF): {same} ({compared:,} rows compared)", flush=True)
+        if not same:
+            print("ERROR: ddlcore and the naive UDF wrote different rows", file=sys.stderr)
+            return 1
 
-    print(f"naive Python UDF, same job  : {n_rows / udf_s:12,.0f} rows/s  ({udf_s:.1f} s)")
+    # -- incremental run, fresh process ---------------------------------------------------------
+    inc = None
+    if args.incremental:
+        writer.append(log, args.incremental)
+        startup_s = spark_startup_seconds()
+        inc_s, last_run = incremental_seconds(log, work / "ddlcore", args.concurrent_jobs)
+        if last_run["rows"] != args.incremental:
+            print(f"ERROR: the incremental run wrote {last_run['rows']} rows, not {args.incremental}", file=sys.stderr)
+            return 1
+        inc = (inc_s, startup_s)
+        print(f"incremental run ({args.incremental:,} new)  : {inc_s:12.1f} s  (fresh process; "
+              f"Spark start-up alone {startup_s:.1f} s; the run itself says {last_run['seconds']:.1f} s)", flush=True)
+
     print(f"ddlcore / limit             : {limit_s / ddl_s:12.2f}x")
-    print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x   (outputs equal: {same})")
-    py_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    jvm = jvm_peak_mb(spark)
-    print(f"peak driver memory          : python {py_peak:.0f} MB, JVM {jvm:.0f} MB" if jvm else
-          f"peak driver memory          : python {py_peak:.0f} MB")
+    if udf_s is not None:
+        print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x")
+    print(f"per-version overhead        : {(ddl_s - limit_s) / max(1, n_versions) * 1000:12.1f} ms  "
+          f"((ddlcore - limit) / {n_versions} versions)")
+    if inc:
+        print(f"incremental / start-up      : {inc[0] / inc[1]:12.2f}x")
+    print(f"peak driver RSS (ddlcore run): python {py_peak:.0f} MB" + (f", JVM {jvm_peak:.0f} MB" if jvm_peak else ""))
     spark.stop()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

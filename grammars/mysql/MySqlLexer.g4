@@ -159,12 +159,14 @@ ALGORITHM           : 'ALGORITHM';
 ALWAYS              : 'ALWAYS';
 ASCII               : 'ASCII';
 AUTO_INCREMENT      : 'AUTO_INCREMENT';
+AUTO_RANDOM         : 'AUTO_RANDOM';          // TiDB
 BIT                 : 'BIT';
 BOOL                : 'BOOL';
 BOOLEAN             : 'BOOLEAN';
 BYTE                : 'BYTE';
 CHARSET             : 'CHARSET';
 CLOB                : 'CLOB';
+CLUSTERED           : 'CLUSTERED';            // TiDB
 COALESCE            : 'COALESCE';
 COLUMN_FORMAT       : 'COLUMN_FORMAT';
 COMMENT             : 'COMMENT';
@@ -209,6 +211,7 @@ NATIONAL            : 'NATIONAL';
 NCHAR               : 'NCHAR';
 NEXT                : 'NEXT';
 NO                  : 'NO';
+NONCLUSTERED        : 'NONCLUSTERED';         // TiDB
 NOW                 : 'NOW';
 NOWAIT              : 'NOWAIT';
 NUMBER              : 'NUMBER';
@@ -222,7 +225,9 @@ PERIOD              : 'PERIOD';
 PERSIST             : 'PERSIST';
 PERSIST_ONLY        : 'PERSIST_ONLY';
 PERSISTENT          : 'PERSISTENT';
+PLACEMENT           : 'PLACEMENT';            // TiDB
 POINT               : 'POINT';
+POLICY              : 'POLICY';               // TiDB
 POLYGON             : 'POLYGON';
 RAW                 : 'RAW';
 REBUILD             : 'REBUILD';
@@ -250,6 +255,7 @@ TEMPORARY           : 'TEMPORARY';
 TEXT                : 'TEXT';
 TIME                : 'TIME';
 TIMESTAMP           : 'TIMESTAMP';
+TTL                 : 'TTL';                  // TiDB
 TRUNCATE            : 'TRUNCATE';
 UNICODE             : 'UNICODE';
 UPGRADE             : 'UPGRADE';

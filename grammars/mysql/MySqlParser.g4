@@ -136,6 +136,11 @@ columnAttribute
     | (WITH | WITHOUT) SYSTEM VERSIONING                            #systemVersioningColumnAttribute
     | COMPRESSED (EQ identifier)?                                   #compressedColumnAttribute
     | ID EQ (stringLiteral | signedNumber | identifier)              #engineOptionColumnAttribute
+    // TiDB (flavor tidb only; the visitor refuses them otherwise): AUTO_RANDOM[(shard_bits[,
+    // range_bits])] (TiDB manual "AUTO_RANDOM"); PRIMARY KEY CLUSTERED | NONCLUSTERED written
+    // inline (TiDB manual "Clustered Indexes")
+    | AUTO_RANDOM (LPAREN DECIMAL_LITERAL (COMMA DECIMAL_LITERAL)? RPAREN)?  #autoRandomColumnAttribute
+    | (CLUSTERED | NONCLUSTERED)                                    #clusteredColumnAttribute
     ;
 
 // MySQL 13.6 Data Type Default Values (DEFAULT {literal | (expr)}, CURRENT_TIMESTAMP[(fsp)]);
@@ -230,6 +235,10 @@ indexOption
     | (VISIBLE | INVISIBLE)                                             #visibilityIndexOption
     | NOT? IGNORED                                                      #ignoredIndexOption
     | (ENGINE_ATTRIBUTE | SECONDARY_ENGINE_ATTRIBUTE) EQ? stringLiteral #engineAttributeIndexOption
+    | (CLUSTERED | NONCLUSTERED)                                        #clusteredIndexOption
+    // TiDB: a global or local index of a partitioned table (TiDB manual "Partitioned Tables",
+    // "Global indexes")
+    | (GLOBAL | LOCAL)                                                  #globalIndexOption
     ;
 
 // MySQL 15.1.20: reference_definition:
@@ -265,13 +274,19 @@ tableOptions
 // options, ...) is `name [=] value`.
 tableOption
     : ENGINE EQ? engineName                                             #tableOptionEngine
-    | AUTO_INCREMENT EQ? DECIMAL_LITERAL                                #tableOptionAutoIncrement
+    | force=FORCE? AUTO_INCREMENT EQ? DECIMAL_LITERAL                   #tableOptionAutoIncrement
     | DEFAULT? characterSet EQ? (charsetName | DEFAULT)                 #tableOptionCharset
     | DEFAULT? COLLATE EQ? (collationName | DEFAULT)                    #tableOptionCollate
     | COMMENT EQ? stringLiteral                                         #tableOptionComment
     | (DATA | INDEX) DIRECTORY EQ? stringLiteral                        #tableOptionDirectory
     | UNION EQ? LPAREN (tableName (COMMA tableName)*)? RPAREN           #tableOptionUnion
     | (WITH | WITHOUT) SYSTEM VERSIONING                                #tableOptionSystemVersioning
+    // TiDB (flavor tidb only): [FORCE] AUTO_INCREMENT (TiDB manual "AUTO_INCREMENT"); PLACEMENT POLICY [=] name|DEFAULT (TiDB manual "Placement Rules
+    // in SQL"); TTL [=] col + INTERVAL n unit (TiDB manual "Periodically Delete Data Using TTL");
+    // TTL_ENABLE, TTL_JOB_INTERVAL, SHARD_ROW_ID_BITS, PRE_SPLIT_REGIONS, AUTO_ID_CACHE,
+    // AUTO_RANDOM_BASE are `name = value` (tableOptionGeneric)
+    | PLACEMENT POLICY EQ? (identifier | DEFAULT)                       #tableOptionPlacementPolicy
+    | TTL EQ? columnName PLUS interval=ID ttlAmount=(DECIMAL_LITERAL | STRING_LITERAL) unit=identifier  #tableOptionTtl
     | name=(ID | BQUOTE_ID | KEY_BLOCK_SIZE | TABLESPACE | STORAGE | START | ENGINE_ATTRIBUTE
       | SECONDARY_ENGINE_ATTRIBUTE)
       EQ? tableOptionValue                                              #tableOptionGeneric
@@ -407,9 +422,15 @@ alterSpecification
     | RENAME (TO | AS)? tableName                                       #alterRenameTable
     | (WITH | WITHOUT) VALIDATION                                       #alterValidation
     | ( ADD | DROP | DISCARD | IMPORT | TRUNCATE | COALESCE | REORGANIZE | EXCHANGE
-      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION balancedTokens   #alterPartition
-    | CONVERT (PARTITION | TABLE) balancedTokens                        #alterPartition
+      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION partitionTokens   #alterPartition
+    | CONVERT (PARTITION | TABLE) partitionTokens                       #alterPartition
     | (REMOVE | UPGRADE) PARTITIONING                                   #alterPartition
+    // TiDB: REMOVE TTL (TiDB manual "Periodically Delete Data Using TTL"); SET TIFLASH REPLICA
+    // n [LOCATION LABELS 'l', ...] (TiDB manual "Create TiFlash Replicas"): no table change
+    | REMOVE TTL                                                        #alterRemoveTtl
+    // TiDB: ALTER TABLE t CACHE | NOCACHE (TiDB manual "Cached Tables"): no table change
+    | tidbWord=ID                                                       #alterTidbWord
+    | SET tiflash=ID replica=ID DECIMAL_LITERAL (location=ID labels=ID stringLiteral (COMMA stringLiteral)*)?  #alterTiflashReplica
     ;
 
 // MySQL 15.1.9: [FIRST | AFTER col_name]
@@ -475,6 +496,7 @@ databaseOption
     | COMMENT EQ? stringLiteral                                         #databaseOptionComment
     | READ ONLY EQ? (DEFAULT | DECIMAL_LITERAL)                         #databaseOptionReadOnly
     | DEFAULT? name=ID EQ? tableOptionValue                             #databaseOptionGeneric
+    | PLACEMENT POLICY EQ? (identifier | DEFAULT)                       #databaseOptionPlacementPolicy
     ;
 
 // MySQL 15.1.24 DROP DATABASE Statement.
@@ -760,17 +782,17 @@ identifier
 // Every keyword token of MySqlLexer that neither MySQL 8.0 nor MariaDB 10.11 reserves
 // (MySQL 11.3 Keywords and Reserved Words; MariaDB Reserved Words).
 nonReservedKeyword
-    : ACTION | AFTER | ALGORITHM | ALWAYS | ASCII | AUTO_INCREMENT | BIT | BOOL | BOOLEAN | BYTE
-    | CHARSET | CLOB | COALESCE | COLUMN_FORMAT | COMMENT | COMPRESSED | DATA | DATE | DATETIME
+    : ACTION | AFTER | ALGORITHM | ALWAYS | ASCII | AUTO_INCREMENT | AUTO_RANDOM | BIT | BOOL | BOOLEAN | BYTE
+    | CHARSET | CLOB | CLUSTERED | COALESCE | COLUMN_FORMAT | COMMENT | COMPRESSED | DATA | DATE | DATETIME
     | DEFINER | DIRECTORY | DISABLE | DISCARD | ENABLE | END | ENFORCED | ENGINE | ENGINE_ATTRIBUTE
     | ENUM | EXCHANGE | FIRST | FIXED | GENERATED | GEOMCOLLECTION | GEOMETRY | GEOMETRYCOLLECTION
     | GLOBAL | IGNORED | IMPORT | INET4 | INET6 | INVISIBLE | JSON | KEY_BLOCK_SIZE | LINESTRING
     | LOCAL | MODIFY | MULTILINESTRING | MULTIPOINT | MULTIPOLYGON | NAME | NAMES | NATIONAL | NCHAR
-    | NEXT | NO | NOW | NOWAIT | NUMBER | NVARCHAR | OFFLINE | ONLINE | ONLY | PARSER | PARTITIONING
-    | PERIOD | PERSIST | PERSIST_ONLY | PERSISTENT | POINT | POLYGON | RAW | REBUILD | REMOVE
+    | NEXT | NO | NONCLUSTERED | NOW | NOWAIT | NUMBER | NVARCHAR | OFFLINE | ONLINE | ONLY | PARSER | PARTITIONING
+    | PERIOD | PERSIST | PERSIST_ONLY | PERSISTENT | PLACEMENT | POINT | POLICY | POLYGON | RAW | REBUILD | REMOVE
     | REORGANIZE | REPAIR | ROW | SECONDARY_ENGINE_ATTRIBUTE | SECURITY | SERIAL | SESSION | SIGNED
     | SQL_BUFFER_RESULT | SQL_CACHE | SQL_NO_CACHE | SRID | START | STATEMENT | STORAGE | STORED | SYSTEM
-    | TABLES | TABLESPACE | TEMPORARY | TEXT | TIME | TIMESTAMP | TRUNCATE | UNICODE | UPGRADE
+    | TABLES | TABLESPACE | TEMPORARY | TEXT | TIME | TIMESTAMP | TRUNCATE | TTL | UNICODE | UPGRADE
     | UUID | VALIDATION | VALUE | VARCHAR2 | VERSIONING | VIEW | VIRTUAL | VISIBLE | WAIT | WITHOUT
     | YEAR
     ;
@@ -801,5 +823,12 @@ signedNumber
 // Any tokens with balanced parentheses: expressions, partition clauses, view bodies, kept as
 // source text by the visitor.
 balancedTokens
+    : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
+    ;
+
+// The rest of a partition operation of ALTER TABLE, kept as text to the end of the statement
+// (greedy, as balancedTokens). A rule of its own so that balancedTokens is only ever followed
+// by ')' or the end of a statement: then one token decides its loop (DESIGN.md, performance).
+partitionTokens
     : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
     ;

@@ -7,7 +7,10 @@ know: a dialect's grammar.  A dialect describes its lexical quirks with ``SplitR
 Versioned comments follow the MySQL manual, 11.7 "Comments": ``/*! ... */`` is executed by
 MySQL and MariaDB; ``/*!NNNNN ... */`` only by servers whose version is at least ``NNNNN``
 (``MMmmpp``) — MariaDB not at all for 50700-99999 (MySQL 5.7 and later); MariaDB also runs
-``/*M! ... */`` and ``/*M!NNNNNN ... */`` (MariaDB KB, "Comment Syntax").  An executed comment is opened up: its markers become spaces of the same
+``/*M! ... */`` and ``/*M!NNNNNN ... */`` (MariaDB KB, "Comment Syntax").  TiDB (``tidb``) runs
+every ``/*! */`` and ``/*!NNNNN */`` whatever the number, ``/*T! ... */``, and
+``/*T![feature_id,...] ... */`` when it knows every feature id (TiDB manual, "Comment Syntax",
+section "TiDB-specific comment syntax"; the ids are ``TIDB_FEATURE_IDS``).  An executed comment is opened up: its markers become spaces of the same
 length, so every offset in the statement still matches the input.  A comment that is not
 executed stays a comment.
 """
@@ -35,6 +38,8 @@ class SplitRules:
     * ``delimiter_command``: the mysql client's ``DELIMITER x`` line.
     * ``versioned_comments``: open up ``/*! */`` comments; ``server_version`` (``MMmmpp``) and
       ``mariadb`` decide which ones run.
+    * ``tidb``: TiDB's executable comments: ``/*T! */`` and ``/*T![id] */`` run (when every id is
+      in ``TIDB_FEATURE_IDS``), and every MySQL-versioned comment runs whatever its version.
     * ``backquoted_identifiers``: `` `x` `` quotes a name (MySQL); otherwise a backquote is an
       ordinary character (an operator character in PostgreSQL).
     * ``escape_strings``: ``E'...'`` strings take backslash escapes even when
@@ -59,6 +64,7 @@ class SplitRules:
     escape_strings: bool = False
     meta_commands: bool = False
     copy_data: bool = False
+    tidb: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,13 @@ class Statement:
 _COPY_FROM_STDIN = re.compile(r"\s*COPY\b[^;]*\bFROM\s+STDIN\b", re.IGNORECASE)
 _COPY_END = re.compile(r"^\\\.[ \t]*(?:\r?\n|$)", re.MULTILINE)
 _DELIMITER_LINE = re.compile(r"[ \t]*delimiter[ \t]+(\S+)[ \t]*(?:\r?\n|$)", re.IGNORECASE)
-_VERSIONED = re.compile(r"/\*(M?)!(\d{5,6})?")
+_VERSIONED = re.compile(r"/\*(?:(M?)!(\d{5,6})?|T!(?:\[([A-Za-z0-9_, ]*)\])?)")
+
+#: the feature ids of ``/*T![id] ... */`` that TiDB v8 parses (TiDB manual "Comment Syntax";
+#: TiDB's ``parser/tidb/features.go``): a comment naming another id is not run
+TIDB_FEATURE_IDS = frozenset({"auto_rand", "auto_id_cache", "auto_rand_base", "clustered_index",
+                              "force_inc", "placement", "ttl", "resource_group", "global_index",
+                              "pre_split"})
 
 
 def _is_space_or_ctrl(ch: str) -> bool:
@@ -195,6 +207,13 @@ class _Scanner:
             yield start, n, blanks
 
     def _executes(self, m: re.Match) -> bool:
+        if m.group(0).startswith("/*T"):
+            if not self.rules.tidb:
+                return False
+            ids = m.group(3)
+            return ids is None or all(f.strip() in TIDB_FEATURE_IDS for f in ids.split(",") if f.strip())
+        if self.rules.tidb:
+            return True  # TiDB runs MySQL-versioned comments whatever the version
         mariadb_only = bool(m.group(1))
         if mariadb_only and not self.rules.mariadb:
             return False

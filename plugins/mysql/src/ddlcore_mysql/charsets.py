@@ -64,6 +64,13 @@ CHARSETS: dict[str, tuple[str, int]] = {
 #: MySQL 8.0 default collations that differ from MariaDB's (MySQL manual 10.10)
 MYSQL8_DEFAULT_COLLATIONS: dict[str, str] = {"utf8mb4": "utf8mb4_0900_ai_ci"}
 
+#: TiDB's default collations: binary ones for every charset (TiDB manual "Character Set and
+#: Collation", ``SHOW CHARACTER SET``: ascii_bin, binary, gbk_bin, latin1_bin, utf8_bin,
+#: utf8mb4_bin)
+TIDB_DEFAULT_COLLATIONS: dict[str, str] = {"ascii": "ascii_bin", "binary": "binary", "gbk": "gbk_bin",
+                                           "latin1": "latin1_bin", "utf8mb3": "utf8mb3_bin",
+                                           "utf8mb4": "utf8mb4_bin"}
+
 #: names the servers accept for a charset (``utf8`` is ``utf8mb3`` in MariaDB 10.6+ with the
 #: default ``old_mode=UTF8_IS_UTF8MB3`` and in MySQL 8.0)
 CHARSET_ALIASES: dict[str, str] = {"utf8": "utf8mb3"}
@@ -90,10 +97,12 @@ def normalize_charset(name: str) -> str:
 
 
 def default_collation(charset: str, flavor: str = "mariadb") -> str:
-    """The default collation of ``charset`` (``flavor``: ``"mariadb"`` or ``"mysql"``).
+    """The default collation of ``charset`` (``flavor``: ``"mariadb"``, ``"mysql"`` or ``"tidb"``).
 
     Raises ``KeyError`` for an unknown charset."""
     cs = normalize_charset(charset)
+    if flavor == "tidb" and cs in TIDB_DEFAULT_COLLATIONS:
+        return TIDB_DEFAULT_COLLATIONS[cs]
     if flavor == "mysql" and cs in MYSQL8_DEFAULT_COLLATIONS:
         return MYSQL8_DEFAULT_COLLATIONS[cs]
     return CHARSETS[cs][0]

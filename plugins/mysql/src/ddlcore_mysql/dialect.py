@@ -44,7 +44,10 @@ STATEMENT_FILTER = StatementFilter([
     FilterRule(r"(?:INSERT|REPLACE|UPDATE|DELETE|SELECT|WITH|LOAD|CALL|DO|HANDLER|VALUES|TABLE)\b", False, "data manipulation"),
     FilterRule(r"(?:GRANT|REVOKE|CREATE\s+(?:USER|ROLE)|DROP\s+(?:USER|ROLE)|ALTER\s+USER|RENAME\s+USER|SET\s+(?:PASSWORD|ROLE|DEFAULT\s+ROLE))\b", False, "account management"),
     FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?" + _DEFINER + r"\b(?:TRIGGER|PROCEDURE|FUNCTION|EVENT)\b", False, "stored program"),
-    FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:SEQUENCE|SERVER|TABLESPACE|LOGFILE|SPATIAL\s+REFERENCE|RESOURCE\s+GROUP|PACKAGE)\b", False, "object that holds no rows of a table"),
+    FilterRule(r"(?:CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:SEQUENCE|SERVER|TABLESPACE|LOGFILE|SPATIAL\s+REFERENCE|RESOURCE\s+GROUP|PACKAGE|PLACEMENT\s+POLICY)\b", False, "object that holds no rows of a table"),
+    # TiDB statements that change no table definition (TiDB manual, "SQL Statement Overview":
+    # ADMIN, SPLIT REGION, bindings)
+    FilterRule(r"(?:ADMIN|SPLIT|(?:CREATE|DROP)\s+(?:GLOBAL\s+|SESSION\s+)?BINDING)\b", False, "TiDB administration statement"),
     FilterRule(r"(?:LOCK|UNLOCK|FLUSH|ANALYZE|OPTIMIZE|REPAIR|CHECK|CHECKSUM|SHOW|DESCRIBE|DESC|EXPLAIN|HELP|KILL|RESET|PURGE|CHANGE|INSTALL|UNINSTALL|SET|SAVEPOINT|RELEASE|PREPARE|EXECUTE|DEALLOCATE|SIGNAL|RESIGNAL|GET|SOURCE|STOP|START|BINLOG|CACHE|SHUTDOWN|RESTART|CLONE|IMPORT)\b", False, "administration or session statement"),
 ])
 
@@ -66,7 +69,10 @@ class MySqlDialect(Dialect):
 
     * ``flavor``: ``"mariadb"`` (default) renders ``column_type`` / ``column_default`` as
       MariaDB 10.11's ``information_schema.COLUMNS``; ``"mysql"`` as MySQL 8.0's (no integer
-      display widths, ``json`` type, ``utf8mb4_0900_ai_ci``).
+      display widths, ``json`` type, ``utf8mb4_0900_ai_ci``); ``"tidb"`` as TiDB v8 does (MySQL
+      8.0's rendering, binary default collations such as ``utf8mb4_bin``, TiDB's executable
+      comments ``/*T! */``, ``AUTO_RANDOM``, ``CLUSTERED`` keys, placement policies and TTL;
+      docs/mysql.md "TiDB").
     * ``character_set_server`` / ``collation_server``: server defaults (MariaDB 10.11's
       Debian package: ``utf8mb4`` / ``utf8mb4_general_ci``); inherited by databases created
       without a charset.
@@ -104,10 +110,11 @@ class MySqlDialect(Dialect):
 
     def split_rules_for(self, options: Mapping[str, Any]) -> SplitRules:
         """Splitting follows ``no_backslash_escapes``, ``flavor`` and ``server_version``."""
-        mariadb = options.get("flavor", "mariadb") != "mysql"
+        flavor = options.get("flavor", "mariadb")
+        mariadb = flavor not in ("mysql", "tidb")
         version = options.get("server_version") or (101100 if mariadb else 80099)
         return SplitRules(backslash_escapes=not options.get("no_backslash_escapes", False),
-                          server_version=version, mariadb=mariadb)
+                          server_version=version, mariadb=mariadb, tidb=flavor == "tidb")
 
     def table_key(self, options: Mapping[str, Any]):
         """``lower_case_table_names`` 1 or 2: table and database names compare in lower case

@@ -22,6 +22,13 @@ from typing import Any
 
 from . import charsets
 
+#: flavors that render ``column_type`` as MySQL 8.0 does (no integer display widths, ``year``,
+#: a native ``json`` type): ``mysql``, and ``tidb`` — TiDB v8.5 deprecates integer display
+#: widths by default (TiDB manual "Data Type Overview"; configuration
+#: ``deprecate-integer-display-length``, default true) and has a native JSON type (TiDB manual
+#: "JSON Data Type")
+MYSQL8_LIKE = ("mysql", "tidb")
+
 __all__ = ["DataTypeSpec", "DefaultValue", "TypeInfo", "TYPES", "SYNONYMS", "column_fields",
            "render_default", "convert_charset_fields", "TYPE_FAMILIES"]
 
@@ -224,7 +231,7 @@ def column_fields(spec: DataTypeSpec, table_charset: str | None = None,
     sign = (" unsigned" if unsigned else "") + (" zerofill" if spec.zerofill else "")
     if fam == "integer":
         width = length if length is not None else info.width[1 if unsigned else 0]  # type: ignore[index]
-        show_width = flavor != "mysql" or spec.zerofill or (info.name == "tinyint" and width == 1)
+        show_width = flavor not in MYSQL8_LIKE or spec.zerofill or (info.name == "tinyint" and width == 1)
         out["column_type"] = f"{info.name}({width})" if show_width else info.name
         out["column_type"] += sign
         out["numeric_precision"] = info.unsigned_precision if unsigned else info.precision
@@ -258,8 +265,8 @@ def column_fields(spec: DataTypeSpec, table_charset: str | None = None,
         out["column_type"] = info.name if fsp == 0 else f"{info.name}({fsp})"
         out["datetime_precision"] = fsp
     elif fam == "year":
-        out["column_type"] = f"year({2 if length == 2 else 4})" if flavor != "mysql" else "year"
-    elif fam in ("char", "text", "enum", "set") or (fam == "json" and flavor != "mysql"):
+        out["column_type"] = f"year({2 if length == 2 else 4})" if flavor not in MYSQL8_LIKE else "year"
+    elif fam in ("char", "text", "enum", "set") or (fam == "json" and flavor not in MYSQL8_LIKE):
         charset, collation = _resolve_charset(spec, implied, table_charset, table_collation, flavor)
         if fam == "json":  # MariaDB: JSON is LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin
             charset, collation = "utf8mb4", "utf8mb4_bin"

@@ -72,6 +72,12 @@ _CHARSET_FIELDS = ("data_type", "column_type", "character_maximum_length", "char
                    "character_set_name", "collation_name")
 
 
+#: table option holding TiDB's clustered-index choice, named as TiDB's
+#: ``information_schema.TABLES`` column (TiDB manual "Clustered Indexes"): ``CLUSTERED`` or
+#: ``NONCLUSTERED`` when the DDL says so (absent: TiDB's default, ``tidb_enable_clustered_index``)
+TIDB_PK_TYPE = "TIDB_PK_TYPE"
+
+
 @dataclass
 class ColumnDraft:
     """A column definition as read from the tree, before the type catalogue and the table's
@@ -101,6 +107,8 @@ class ColumnDraft:
     checks: list[CheckConstraint] = field(default_factory=list)
     references: Any = None
     serial: bool = False
+    auto_random: tuple[int, int] | None = None  # TiDB AUTO_RANDOM(shard_bits, range_bits)
+    clustered: str | None = None  # TiDB inline PRIMARY KEY CLUSTERED | NONCLUSTERED
 
 
 class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
@@ -113,8 +121,16 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     @property
     def flavor(self) -> str:
-        """``"mariadb"`` (default) or ``"mysql"``: which server's catalog rendering to follow."""
+        """``"mariadb"`` (default), ``"mysql"`` or ``"tidb"``: which server's catalog rendering
+        to follow."""
         return self.options.get("flavor") or "mariadb"
+
+    def require_tidb(self, ctx: Any, what: str) -> None:
+        """Raise ``DdlParseError`` at ``ctx`` unless the flavor is ``tidb``: ``what`` is TiDB
+        syntax that MySQL and MariaDB reject."""
+        if self.flavor != "tidb":
+            raise self.error(ctx, f"{what} is TiDB syntax (parser option flavor='tidb'); "
+                                  f"{'MariaDB' if self.flavor == 'mariadb' else 'MySQL'} rejects it")
 
     @property
     def backslash_escapes(self) -> bool:
@@ -238,6 +254,12 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
     def visitPrimaryKeyDefinition(self, ctx: P.PrimaryKeyDefinitionContext):
         columns = [c for c, _ in self.key_parts(ctx.keyPartList())]
         self.editor.set_primary_key([c for c in columns if c is not None])
+        for opt in ctx.indexOption():
+            if isinstance(opt, P.ClusteredIndexOptionContext):
+                self.require_tidb(opt, opt.getText().upper())
+                self.editor.set_option(TIDB_PK_TYPE, opt.getText().upper())
+            elif isinstance(opt, P.GlobalIndexOptionContext):
+                self.require_tidb(opt, opt.getText().upper())
 
     def visitUniqueKeyDefinition(self, ctx: P.UniqueKeyDefinitionContext):
         name = self._constraint_or_index_name(ctx.constraintName(), ctx.indexName())
@@ -289,6 +311,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         for opt in options:
             if isinstance(opt, P.CommentIndexOptionContext):
                 comment = self.visitStringLiteral(opt.stringLiteral()) or None
+            elif isinstance(opt, (P.GlobalIndexOptionContext, P.ClusteredIndexOptionContext)):
+                self.require_tidb(opt, opt.getText().upper())
         if name is None:
             name = self.unique_index_name(next((c for c, _ in parts if c is not None), "functional_index"))
         index = Index(name, kind, tuple(c for c, _ in parts), tuple(p for _, p in parts), comment)
@@ -352,6 +376,10 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
                 editor.update_column(column.name, nullable=False)  # key columns stay NOT NULL
         if draft.primary_key:
             editor.set_primary_key([column.name])
+        if draft.clustered is not None:
+            editor.set_option(TIDB_PK_TYPE, draft.clustered)
+        if draft.auto_random is not None:
+            editor.set_option("AUTO_RANDOM", f"{column.name}({draft.auto_random[0]},{draft.auto_random[1]})")
         if draft.unique or draft.serial:
             editor.add_index(Index(self.unique_index_name(column.name), "UNIQUE", (column.name,), (f"`{column.name}`",)))
         for check in draft.checks:
@@ -417,6 +445,27 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     def visitPrimaryKeyColumnAttribute(self, ctx: P.PrimaryKeyColumnAttributeContext):
         return {"primary_key": True}
+
+    def visitAutoRandomColumnAttribute(self, ctx: P.AutoRandomColumnAttributeContext):
+        """TiDB ``AUTO_RANDOM[(S[, R])]`` (TiDB manual "AUTO_RANDOM"): shard bits S (default 5,
+        1-15) and range bits R (default 64, 32-64) of a BIGINT primary key whose values TiDB
+        generates.  Kept as the table option ``AUTO_RANDOM`` = ``"<column>(S,R)"``; the
+        column itself is an ordinary ``bigint``."""
+        self.require_tidb(ctx, "AUTO_RANDOM")
+        nums = [int(t.getText()) for t in ctx.DECIMAL_LITERAL()]
+        shard = nums[0] if nums else 5
+        rng = nums[1] if len(nums) > 1 else 64
+        if not 1 <= shard <= 15 or not 32 <= rng <= 64:
+            raise self.error(ctx, f"AUTO_RANDOM({shard}, {rng}): shard bits must be 1-15 and range bits 32-64 "
+                                  f"(TiDB manual \"AUTO_RANDOM\")")
+        return {"auto_random": (shard, rng)}
+
+    def visitClusteredColumnAttribute(self, ctx: P.ClusteredColumnAttributeContext):
+        """TiDB ``PRIMARY KEY CLUSTERED | NONCLUSTERED`` written on a column (TiDB manual
+        "Clustered Indexes"): the table option ``TIDB_PK_TYPE``, as TiDB's
+        ``information_schema.TABLES.TIDB_PK_TYPE`` shows it."""
+        self.require_tidb(ctx, ctx.getText().upper())
+        return {"clustered": ctx.getText().upper()}
 
     def visitUniqueKeyColumnAttribute(self, ctx: P.UniqueKeyColumnAttributeContext):
         return {"unique": True}
@@ -661,6 +710,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return ("ENGINE", self._name_text(ctx.engineName()))
 
     def visitTableOptionAutoIncrement(self, ctx: P.TableOptionAutoIncrementContext):
+        if ctx.force is not None:  # TiDB: FORCE AUTO_INCREMENT = n (may lower the counter)
+            self.require_tidb(ctx, "FORCE AUTO_INCREMENT")
         return ("AUTO_INCREMENT", ctx.DECIMAL_LITERAL().getText())
 
     def visitTableOptionCharset(self, ctx: P.TableOptionCharsetContext):
@@ -680,6 +731,27 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     def visitTableOptionSystemVersioning(self, ctx: P.TableOptionSystemVersioningContext):
         return ("SYSTEM VERSIONING", "YES" if ctx.WITH() is not None else "NO")
+
+    def visitTableOptionPlacementPolicy(self, ctx: P.TableOptionPlacementPolicyContext):
+        """TiDB ``PLACEMENT POLICY [=] name | DEFAULT`` (TiDB manual "Placement Rules in SQL"):
+        the option ``PLACEMENT POLICY`` (``DEFAULT`` removes it)."""
+        self.require_tidb(ctx, "PLACEMENT POLICY")
+        if ctx.identifier() is None:
+            return ("PLACEMENT POLICY", None)
+        return ("PLACEMENT POLICY", self.visitIdentifier(ctx.identifier()))
+
+    def visitTableOptionTtl(self, ctx: P.TableOptionTtlContext):
+        """TiDB ``TTL [=] col + INTERVAL n unit`` (TiDB manual "Periodically Delete Data Using
+        TTL (Time to Live)"): the option ``TTL`` = ``"col + INTERVAL n UNIT"``.  ``TTL_ENABLE``
+        and ``TTL_JOB_INTERVAL`` are generic ``name = value`` options."""
+        self.require_tidb(ctx, "TTL")
+        if ctx.interval.text.upper() != "INTERVAL":
+            raise self.error(ctx.interval, f"expected INTERVAL after '+' in the TTL option, found {ctx.interval.text!r}")
+        amount = ctx.ttlAmount.text
+        if ctx.ttlAmount.type == P.STRING_LITERAL:
+            amount = amount[1:-1]
+        column = self.visitColumnName(ctx.columnName())
+        return ("TTL", f"{column} + INTERVAL {amount} {self.visitIdentifier(ctx.unit).upper()}")
 
     def visitTableOptionGeneric(self, ctx: P.TableOptionGenericContext):
         # a backquoted name is a MariaDB engine-defined option (`PAGE_COMPRESSED`=OFF)
@@ -1000,6 +1072,28 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
     def visitAlterAddPeriod(self, ctx):
         return None
 
+    def visitAlterRemoveTtl(self, ctx):
+        """TiDB ``REMOVE TTL``: drops ``TTL``, ``TTL_ENABLE`` and ``TTL_JOB_INTERVAL``."""
+        self.require_tidb(ctx, "REMOVE TTL")
+        for name in ("TTL", "TTL_ENABLE", "TTL_JOB_INTERVAL"):
+            self.editor.set_option(name, None)
+
+    def visitAlterTidbWord(self, ctx):
+        """TiDB ``CACHE`` / ``NOCACHE`` (TiDB manual "Cached Tables"): no change to the
+        definition.  Any other lone word is an error."""
+        word = ctx.tidbWord.text.upper()
+        if word not in ("CACHE", "NOCACHE"):
+            raise self.error(ctx, f"unknown ALTER TABLE specification {ctx.tidbWord.text!r}")
+        self.require_tidb(ctx, word)
+
+    def visitAlterTiflashReplica(self, ctx):
+        """TiDB ``SET TIFLASH REPLICA n [LOCATION LABELS ...]`` (TiDB manual "Create TiFlash
+        Replicas"): a replica of the table, no change to its definition."""
+        words = [ctx.tiflash.text, ctx.replica.text] + ([ctx.location.text, ctx.labels.text] if ctx.location else [])
+        if [w.upper() for w in words] != ["TIFLASH", "REPLICA", "LOCATION", "LABELS"][:len(words)]:
+            raise self.error(ctx, "expected SET TIFLASH REPLICA n [LOCATION LABELS 'label', ...]")
+        self.require_tidb(ctx, "SET TIFLASH REPLICA")
+
     def visitAlterAddSystemVersioning(self, ctx):
         self.editor.set_option("SYSTEM VERSIONING", "YES")
 
@@ -1141,6 +1235,9 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
                     coll = charsets.default_collation(cs, self.flavor)
             elif isinstance(opt, P.DatabaseOptionCommentContext):
                 comment = self.visitStringLiteral(opt.stringLiteral()) or None
+            elif isinstance(opt, P.DatabaseOptionPlacementPolicyContext):
+                # parsed; the model's Database keeps no options (TiDB manual "Placement Rules in SQL")
+                self.require_tidb(opt, "PLACEMENT POLICY")
         return Database(db.name, cs, coll, comment)
 
     def visitDropDatabase(self, ctx: P.DropDatabaseContext):

@@ -579,7 +579,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         """A ``typeName`` → (column fields, serial typname or ``None``).  Built-in types come
         from ``ddlcore_postgres.types``; enums, domains and composite types from
         ``Tables.types``; an unknown type is kept as ``USER-DEFINED`` with a warning."""
-        if isinstance(ctx, P.SqlArrayTypeNameContext):
+        if ctx.ARRAY() is not None:
             dims = 1
         else:
             dims = len(ctx.arrayBounds().LBRACKET())
@@ -1424,7 +1424,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.ifNotExists() is not None and key in self.tables.types:
             return None
         info: dict[str, Any] = {"kind": "sequence", "schema": schema, "name": name}
-        owner = self.sequence_owner(ctx.balancedTokens())
+        owner = self.sequence_owner(ctx.objectOptions())
         if owner:
             info["owned_by"] = owner
         self.later(_put_type(key, info))
@@ -1458,7 +1458,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if key is None:
             return None
         if ctx.RENAME() is None and ctx.SCHEMA() is None:
-            owner = self.sequence_owner(ctx.balancedTokens())
+            owner = self.sequence_owner(ctx.objectOptions())
             if owner is not None:
                 self.later(_put_type(key, dict(self.tables.types[key], owned_by=owner or None)))
             return None
