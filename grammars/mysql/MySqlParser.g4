@@ -422,8 +422,8 @@ alterSpecification
     | RENAME (TO | AS)? tableName                                       #alterRenameTable
     | (WITH | WITHOUT) VALIDATION                                       #alterValidation
     | ( ADD | DROP | DISCARD | IMPORT | TRUNCATE | COALESCE | REORGANIZE | EXCHANGE
-      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION balancedTokens   #alterPartition
-    | CONVERT (PARTITION | TABLE) balancedTokens                        #alterPartition
+      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION partitionTokens   #alterPartition
+    | CONVERT (PARTITION | TABLE) partitionTokens                       #alterPartition
     | (REMOVE | UPGRADE) PARTITIONING                                   #alterPartition
     // TiDB: REMOVE TTL (TiDB manual "Periodically Delete Data Using TTL"); SET TIFLASH REPLICA
     // n [LOCATION LABELS 'l', ...] (TiDB manual "Create TiFlash Replicas"): no table change
@@ -823,5 +823,12 @@ signedNumber
 // Any tokens with balanced parentheses: expressions, partition clauses, view bodies, kept as
 // source text by the visitor.
 balancedTokens
+    : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
+    ;
+
+// The rest of a partition operation of ALTER TABLE, kept as text to the end of the statement
+// (greedy, as balancedTokens). A rule of its own so that balancedTokens is only ever followed
+// by ')' or the end of a statement: then one token decides its loop (DESIGN.md, performance).
+partitionTokens
     : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
     ;
