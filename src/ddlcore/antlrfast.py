@@ -172,7 +172,6 @@ class FastLexing:
         pos = 0
         line = 1
         line_start = 0  # index of the first character of the current line
-        nl = 10
         while pos < n:
             s = s0
             i = pos
