@@ -220,6 +220,11 @@ class ChangeLogOutput:
             self._bytes += len(ev.to_line().encode("utf-8")) + 1
         return ev
 
+    @property
+    def opened(self) -> bool:
+        """``open`` was called and ``close`` not yet."""
+        return self._writer is not None
+
     def mark(self) -> tuple[int, int]:
         if self._file is not None:
             self._bytes = self._file.tell()

@@ -97,6 +97,15 @@ def test_redeliveries_and_restart_give_the_clean_change_log(clean, tmp_path):
     assert events(tmp_path / "restart") == events(clean)
 
 
+def test_a_message_out_of_commit_order_is_reported_not_written(tmp_path):
+    m = W.messages
+    stats = capture_file(write_file(tmp_path / "o.bin", m[:4] + [m[5], m[4]] + m[6:8]), tmp_path / "o")
+    assert (stats.duplicates, stats.out_of_order) == (1, 1)
+    assert any(f"commit_ts {m[4].commit_ts}" in w and "out of commit order" in w for w in stats.warnings)
+    written = {int(e["position"]) for e in events(tmp_path / "o") if e["op"] != "source"}
+    assert m[4].commit_ts not in written and m[5].commit_ts in written
+
+
 def test_cli_from_file(clean, tmp_path):
     path = write_file(tmp_path / "in.bin", with_redeliveries(W.messages))
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),

@@ -41,6 +41,7 @@ import datetime as _dt
 import json
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
@@ -59,6 +60,9 @@ __all__ = ["TidbCaptureOptions", "TidbCapture", "TidbCheckpoint", "TidbCaptureSt
            "TIDB_PARSER_OPTIONS", "SYSTEM_DATABASES"]
 
 CAPTURE_TOOL = "ddlcore capture tidb"
+#: how many of the last commit_ts written the out-of-order check remembers (memory stays bounded
+#: on a long run; a redelivery older than that is dropped without the check)
+WRITTEN_WINDOW = 100_000
 CHECKPOINT_FORMAT = 1
 #: TiDB's system schemas (TiDB manual "System Tables"): rows there are not captured by default
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys", "metrics_schema"})
@@ -487,7 +491,9 @@ class TidbCapture:
         self._pending: TidbCheckpoint | None = None
         self._last_checkpoint = 0.0
         self._drift_cache: dict[tuple, str | None] = {}
+        # commit_ts written by this run, the last WRITTEN_WINDOW of them (out-of-order check)
         self._written_ts: set[int] = set()
+        self._written_order: deque[int] = deque()
         self._resume_ts = 0
         self.pb = binlog_pb2()
 
@@ -614,7 +620,8 @@ class TidbCapture:
         ts = binlog.commit_ts
         if ts <= cp.commit_ts:
             st.duplicates += 1
-            if ts > self._resume_ts and ts not in self._written_ts:
+            window_start = self._written_order[0] if len(self._written_order) == WRITTEN_WINDOW else self._resume_ts
+            if ts > max(self._resume_ts, window_start) and ts not in self._written_ts:
                 st.out_of_order += 1
                 self._warn(f"message at offset {offset} has commit_ts {ts}, below {cp.commit_ts} already "
                            f"written, and was not written by this run: out of commit order, dropped")
@@ -635,6 +642,9 @@ class TidbCapture:
         else:
             self._dml(binlog, position, ms, tz)
         self._written_ts.add(ts)
+        self._written_order.append(ts)
+        if len(self._written_order) > WRITTEN_WINDOW:
+            self._written_ts.discard(self._written_order.popleft())
         st.transactions += 1
         self._commit(replace(cp, commit_ts=ts, offset=offset + 1))
 
