@@ -1,19 +1,26 @@
-"""Faster lexing and token access for generated ANTLR 4 parsers on the Python runtime.
+"""Faster lexing, token access and tree building for generated ANTLR 4 parsers on the Python
+runtime, with the same results.
 
 Owns: turning one statement's text into the exact token list the generated ANTLR lexer
-produces, with a tight loop over the lexer's own DFA (the prediction cache the runtime fills),
-and a token stream over that finished list whose ``LT``/``LA``/``consume``/``seek`` are O(1).
+produces, with a tight loop over the lexer's own DFA (the prediction cache the runtime fills)
+(``FastLexing``); a token stream over that finished list whose ``LT``/``LA``/``consume``/
+``seek`` are O(1) (``FilledTokenStream``); a subclass of a generated parser whose per-token and
+per-rule runtime methods skip their indirections, and generated contexts whose constructor and
+child accessors are plain code (``fast_parser_class``).
 Must not know: any dialect or grammar.
 
-Why (DESIGN.md, "Performance facts"): on the Python runtime the lexer is the largest cost of a
-parse, and most of it is per-character method calls (``LexerATNSimulator.execATN`` calls
-``LA``, ``consume``, ``getExistingTargetState``, ``captureSimState`` and ``DFAState.__eq__``
-for every character) rather than work.  ``tokenize`` walks the same DFA with the same rules:
+Why (DESIGN.md, "Performance facts"): on the Python runtime most of a parse is per-character
+and per-token method calls rather than work: ``LexerATNSimulator.execATN`` calls ``LA``,
+``consume``, ``getExistingTargetState``, ``captureSimState`` and ``DFAState.__eq__`` for every
+character; ``Parser.match``/``consume`` go through ``getCurrentToken``, the error strategy and
+``TerminalNodeImpl.__setattr__`` for every token; every ``ctx.x()`` runs a generator.
+``tokenize`` walks the same DFA with the same rules:
 
 * the DFA (``lexer._interp.decisionToDFA``) is the runtime's, shared by every lexer of the
   grammar; an edge that is not there yet (first sight of a character in a state, a character
   above U+007F, which the runtime never caches) is computed by the runtime's own
-  ``LexerATNSimulator.computeTargetState``, which adds it to the DFA as usual;
+  ``LexerATNSimulator.computeTargetState``, which adds it to the DFA as usual (in a
+  case-insensitive grammar an edge on one case of a letter is the edge on the other);
 * the longest match wins and, on equal length, the first rule (the DFA state's prediction), as
   in ``execATN``; lexer actions ``channel(...)``, ``type(...)`` and ``skip`` are applied;
 * ``line``/``column`` of a token are those ``LexerATNSimulator.consume`` would count (a
@@ -26,7 +33,8 @@ caller uses the generated lexer as usual.  A statement with a lexical error is a
 
 Written against ``antlr4-python3-runtime`` 4.13.2 (pinned with the tool that generates the
 parsers); ``tests/core/test_antlrfast.py`` checks token-for-token equality with the runtime's
-lexer on the corpora and on edge cases.
+lexer (on the corpora, edge cases and a cold DFA), equal parse trees and syntax errors, and
+every fast accessor against ``ParserRuleContext``'s own.
 """
 
 from __future__ import annotations
@@ -172,7 +180,6 @@ class FastLexing:
         pos = 0
         line = 1
         line_start = 0  # index of the first character of the current line
-        nl = 10
         while pos < n:
             s = s0
             i = pos
@@ -428,10 +435,21 @@ class _FastParserMixin:
         self._ctx = localctx
 
 
-class _FastContextAccessors:
-    """``ParserRuleContext``'s child accessors (what every generated ``ctx.x()`` calls) and
-    ``getText`` as plain loops over ``children``: same results, without a generator or a
-    ``StringIO`` per call."""
+class _FastRuleContext(ParserRuleContext):
+    """The base the generated rule contexts get instead of ``ParserRuleContext``: its
+    constructor in one frame instead of three, and its child accessors (what every generated
+    ``ctx.x()`` calls) and ``getText`` as plain loops over ``children``: same results,
+    without a generator or a ``StringIO`` per call."""
+
+    __slots__ = ()
+
+    def __init__(self, parent: Any = None, invokingStateNumber: int | None = None):  # noqa: N803
+        self.parentCtx = parent
+        self.invokingState = invokingStateNumber
+        self.children = None
+        self.start = None
+        self.stop = None
+        self.exception = None
 
     def getChild(self, i: int, ttype: type | None = None):  # noqa: N802
         children = self.children
@@ -485,20 +503,14 @@ class _FastContextAccessors:
                 if isinstance(child, TerminalNode) and child.symbol.type == ttype]
 
 
-_ACCESSORS = ("getChild", "getTypedRuleContext", "getTypedRuleContexts", "getToken", "getTokens",
-              "getText")
-
-
 def _speed_up_contexts(parser_cls: type) -> None:
-    """Give every generated rule context class of ``parser_cls`` (those that subclass
-    ``ParserRuleContext`` directly; labelled alternatives inherit) the fast accessors, unless
-    the class defines its own."""
+    """Make ``_FastRuleContext`` the base of every generated rule context class of
+    ``parser_cls`` that subclasses ``ParserRuleContext`` directly (labelled alternatives
+    inherit it through their rule's class).  The classes are the dialect's own generated ones;
+    ``ParserRuleContext`` itself is not touched."""
     for value in vars(parser_cls).values():
-        if (isinstance(value, type) and issubclass(value, ParserRuleContext)
-                and ParserRuleContext in value.__bases__):
-            for name in _ACCESSORS:
-                if name not in vars(value):
-                    setattr(value, name, vars(_FastContextAccessors)[name])
+        if isinstance(value, type) and value.__bases__ == (ParserRuleContext,):
+            value.__bases__ = (_FastRuleContext,)
 
 
 _fast_classes: dict[type, type] = {}
@@ -507,7 +519,7 @@ _fast_classes: dict[type, type] = {}
 def fast_parser_class(parser_cls: type) -> type:
     """A subclass of the generated ``parser_cls`` with ``_FastParserMixin``'s methods: the
     generated rule methods, contexts and ATN are the generated ones.  The generated context
-    classes get ``_FastContextAccessors``' methods (in place, once)."""
+    classes get ``_FastRuleContext`` as their base (in place, once)."""
     fast = _fast_classes.get(parser_cls)
     if fast is None:
         _speed_up_contexts(parser_cls)
