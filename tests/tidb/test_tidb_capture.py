@@ -121,6 +121,35 @@ def test_filters_leave_rows_out_and_keep_every_ddl(clean, tmp_path):
     assert only.filtered_rows == orders and only.ops["c"] + only.ops["u"] + only.ops["d"] == len(W.rows) - orders
 
 
+def test_timestamps_are_written_in_utc_from_the_message_time_zone(tmp_path):
+    pb = binlog_pb2()
+    ddl = pb.Binlog(type=pb.DDL, commit_ts=W.messages[1].commit_ts)
+    ddl.ddl_data.schema_name = DATABASE
+    ddl.ddl_data.ddl_query = b"CREATE TABLE z (id int PRIMARY KEY, ts timestamp(6) NULL, dt datetime)"
+    msgs = [W.messages[0], ddl]
+    for i, zone in enumerate(["Asia/Shanghai", "", "-05:00"]):
+        b = pb.Binlog(type=pb.DML, commit_ts=ddl.commit_ts + (i + 1) * 10, time_zone=zone)
+        t = b.dml_data.tables.add()
+        t.schema_name, t.table_name = DATABASE, "z"
+        for name, typ, key in (("id", "int", True), ("ts", "timestamp", False), ("dt", "datetime", False)):
+            ci = t.column_info.add()
+            ci.name, ci.mysql_type, ci.is_primary_key = name, typ, key
+        m = t.mutations.add()
+        m.type = pb.Insert
+        m.row.columns.add().int64_value = i
+        m.row.columns.add().string_value = "2024-06-01 08:00:00.250000"
+        m.row.columns.add().string_value = "2024-06-01 08:00:00"
+        msgs.append(b)
+    # a message without time_zone: --time-zone (here +01:00)
+    stats = capture_file(write_file(tmp_path / "z.bin", msgs), tmp_path / "o", time_zone="+01:00")
+    assert not stats.drift
+    rows = [e["after"] for e in events(tmp_path / "o") if e["op"] == "c"]
+    assert [r[1] for r in rows] == [{"$datetime": "2024-06-01 00:00:00.250000"},
+                                    {"$datetime": "2024-06-01 07:00:00.250000"},
+                                    {"$datetime": "2024-06-01 13:00:00.250000"}]
+    assert {r[2]["$datetime"] for r in rows} == {"2024-06-01 08:00:00"}  # DATETIME is wall time
+
+
 def test_cli_from_file(clean, tmp_path):
     path = write_file(tmp_path / "in.bin", with_redeliveries(W.messages))
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),

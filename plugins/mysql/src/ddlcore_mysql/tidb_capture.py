@@ -387,21 +387,18 @@ class TidbCaptureStats(CaptureStats):
 
 
 class _FileSource:
-    """``(index, payload)`` of each message of a delimited file, from index ``start``."""
+    """``(index, payload)`` of every message of a delimited file (every run reads the whole
+    file: the duplicate rule drops what the change log already holds)."""
 
-    def __init__(self, path: Path, start: int):
-        self.path, self.start = path, start
-
-    def describe(self) -> str:
-        return f"file {self.path}"
+    def __init__(self, path: Path):
+        self.path = path
 
     def messages(self, stop: Callable[[], bool]) -> Iterator[tuple[int, bytes]]:
         with open(self.path, "rb") as fh:
             for i, data in enumerate(read_delimited(fh)):
                 if stop():
                     return
-                if i >= self.start:
-                    yield i, data
+                yield i, data
 
     def close(self) -> None:
         pass
@@ -581,7 +578,7 @@ class TidbCapture:
                 self._commit(cp, force=True)
             start = cp.offset if cp.offset >= 0 else None
             if o.from_file is not None:
-                source = _FileSource(o.from_file, 0)  # every run reads the whole file: duplicates drop
+                source = _FileSource(o.from_file)
             else:
                 source = _KafkaSource(o, start, cp.commit_ts or None if start is None else None)
                 if source.lost is not None:
