@@ -106,6 +106,21 @@ def test_a_message_out_of_commit_order_is_reported_not_written(tmp_path):
     assert m[4].commit_ts not in written and m[5].commit_ts in written
 
 
+def test_filters_leave_rows_out_and_keep_every_ddl(clean, tmp_path):
+    path = write_file(tmp_path / "in.bin", W.messages)
+    stats = capture_file(path, tmp_path / "o", exclude=("shop.orders",))
+    orders = sum(1 for x in W.rows if x.table == "orders")
+    assert stats.filtered_rows == orders
+    got = events(tmp_path / "o")
+    assert not [e for e in got if e["table"] == "orders"]
+    def ddl(evs):
+        return [(e["position"], e["database"], e["ddl"]) for e in evs if e["op"] == "ddl"]
+
+    assert ddl(got) == ddl(events(clean))
+    only = capture_file(path, tmp_path / "p", include=("shop.t_%",))
+    assert only.filtered_rows == orders and only.ops["c"] + only.ops["u"] + only.ops["d"] == len(W.rows) - orders
+
+
 def test_cli_from_file(clean, tmp_path):
     path = write_file(tmp_path / "in.bin", with_redeliveries(W.messages))
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),

@@ -218,3 +218,62 @@ def test_force_auto_increment_cache_and_global_index():
     # MySQL's own ALTER TABLE t FORCE (a rebuild) is unchanged
     _, results = parse("CREATE TABLE u (a int); ALTER TABLE u FORCE", "mysql")
     assert [r.status for r in results] == ["applied", "applied"]
+
+
+# ------------------------------------------------------------------ property: executable comments
+# TiDB manual "Comment Syntax": TiDB runs /*T! */ and /*T![id] */ (known ids); MySQL ignores
+# them.  A statement whose TiDB clauses are wrapped at random must give, under tidb, the model
+# of the statement with the clauses written bare, and under mysql the model of the statement
+# without the wrapped clauses.
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+#: feature id → a table clause TiDB writes inside an executable comment ({n}: a number)
+_TABLE_CLAUSES = {
+    "pre_split": "PRE_SPLIT_REGIONS={n}",
+    "placement": "PLACEMENT POLICY=`p{n}`",
+    "ttl": "TTL=`c` + INTERVAL {n} DAY",
+    "auto_id_cache": "AUTO_ID_CACHE={n}",
+    "auto_rand_base": "AUTO_RANDOM_BASE={n}00",
+    "": "SHARD_ROW_ID_BITS={n}",
+}
+
+
+@st.composite
+def tidb_statements(draw):
+    """``[(text, wrapper or None)]`` pieces of one CREATE TABLE: a wrapper is the opening of
+    an executable comment (``/*T! `` or ``/*T![id] ``)."""
+    n = draw(st.integers(1, 5))
+    space = draw(st.sampled_from([" ", "  ", "\n  "]))
+
+    def wrapper(feature: str):
+        how = draw(st.sampled_from(["bare", "plain", "feature"]))
+        if how == "bare":
+            return None
+        return "/*T! " if how == "plain" or not feature else f"/*T![{feature}] "
+
+    pieces = [("CREATE TABLE `t` (" + space + "`id` bigint NOT NULL", None)]
+    if draw(st.booleans()):
+        pieces.append((f"AUTO_RANDOM({n})", wrapper("auto_rand")))
+    pieces.append(("," + space + "`c` datetime," + space + "PRIMARY KEY (`id`)", None))
+    if draw(st.booleans()):
+        pieces.append((draw(st.sampled_from(["CLUSTERED", "NONCLUSTERED", "clustered"])), wrapper("clustered_index")))
+    pieces.append((")" + space + "ENGINE=InnoDB", None))
+    for feature in draw(st.lists(st.sampled_from(sorted(_TABLE_CLAUSES)), unique=True)):
+        pieces.append((_TABLE_CLAUSES[feature].format(n=n), wrapper(feature)))
+    return pieces
+
+
+def _model(sql: str, flavor: str):
+    tables, _ = parse(sql, flavor)
+    return tables.get("shop.t").to_json()
+
+
+@given(tidb_statements())
+def test_wrapped_tidb_clauses_parse_as_bare_ones(pieces):
+    wrapped = " ".join(text if w is None else f"{w}{text} */" for text, w in pieces)
+    bare = " ".join(text for text, _ in pieces)
+    assert _model(wrapped, "tidb") == _model(bare, "tidb")
+    if all(w is not None for text, w in pieces[1:] if not text.startswith((",", ")"))):
+        mysql_view = " ".join(text for text, w in pieces if w is None)
+        assert _model(wrapped, "mysql") == _model(mysql_view, "mysql")
