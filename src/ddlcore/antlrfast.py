@@ -82,26 +82,47 @@ class _TextStream(InputStream):
 
 
 _case_cache: dict[int, tuple[Any, bool]] = {}
+_model_cache: dict[int, tuple[Any, bool]] = {}
+
+
+def _modelled(atn: Any) -> bool:
+    """Whether ``tokenize`` models everything the lexer ATN uses: one mode, actions
+    ``channel``/``type``/``skip`` only, no semantic predicates."""
+    if len(atn.modeToStartState) != 1:
+        return False
+    for action in atn.lexerActions or ():
+        if type(action) not in (LexerChannelAction, LexerTypeAction, LexerSkipAction):
+            return False
+    return not any(tr.serializationType in _PREDICATES
+                   for state in atn.states if state is not None for tr in state.transitions)
 
 
 def _case_insensitive(atn: Any) -> bool:
-    """Whether no transition of ``atn`` tells an ASCII letter from its other case."""
+    """Whether no transition of ``atn`` tells an ASCII letter from its other case.
+
+    A transition matches the characters of its label (atom, range, set; a not-set matches
+    the others, which is symmetric when the set is); a wildcard matches all.  Labels with the
+    same intervals are checked once."""
     got = _case_cache.get(id(atn))
     if got is not None and got[0] is atn:
         return got[1]
-    pairs = [(c, c ^ 0x20) for c in range(ord("A"), ord("Z") + 1)]
+    checked: dict[tuple, bool] = {}
     result = True
     for state in atn.states:
-        if state is None:
+        if state is None or not result:
             continue
         for tr in state.transitions:
-            if tr.isEpsilon:
+            if tr.isEpsilon or tr.label is None:  # epsilon-like, wildcard
                 continue
-            if any(tr.matches(a, 0, 0x10FFFF) != tr.matches(b, 0, 0x10FFFF) for a, b in pairs):
+            key = tuple(tr.label.intervals)
+            ok = checked.get(key)
+            if ok is None:
+                letters = {c for r in key for c in range(max(r.start, 65), min(r.stop, 123))
+                           if c in _LETTERS}
+                ok = checked[key] = all(c ^ 0x20 in letters for c in letters)
+            if not ok:
                 result = False
                 break
-        if not result:
-            break
     _case_cache[id(atn)] = (atn, result)
     return result
 
@@ -127,18 +148,10 @@ class FastLexing:
         grammar uses lexer features the fast loop does not model: more than one mode, actions
         other than ``channel``/``type``/``skip``, or semantic predicates."""
         atn = lexer._interp.atn
-        if len(atn.modeToStartState) != 1:
-            return None
-        for action in atn.lexerActions or ():
-            if type(action) not in (LexerChannelAction, LexerTypeAction, LexerSkipAction):
-                return None
-        for state in atn.states:
-            if state is None:
-                continue
-            for tr in state.transitions:
-                if tr.serializationType in _PREDICATES:
-                    return None
-        return cls(lexer)
+        got = _model_cache.get(id(atn))
+        if got is None or got[0] is not atn:
+            got = _model_cache[id(atn)] = (atn, _modelled(atn))
+        return cls(lexer) if got[1] else None
 
     def _action(self, executor: Any) -> tuple[int | None, int | None, bool]:
         got = self._actions.get(executor)

@@ -223,3 +223,58 @@ def test_fast_accessors_equal_runtime_accessors(name, corpora):
                         assert node.getToken(ttype, i) is PRC.getToken(node, ttype, i)
                 checked += 1
     assert checked > 1000
+
+
+def test_case_insensitivity_is_read_from_the_transitions():
+    from types import SimpleNamespace
+
+    from antlr4.atn.ATNState import BasicState
+    from antlr4.atn.Transition import AtomTransition, NotSetTransition, RangeTransition, SetTransition
+    from antlr4.IntervalSet import IntervalSet
+
+    from ddlcore.antlrfast import _case_insensitive
+
+    def atn(*transitions):
+        state = BasicState()
+        state.transitions = list(transitions)
+        return SimpleNamespace(states=[None, state])
+
+    def chars(*ranges):
+        s = IntervalSet()
+        for a, b in ranges:
+            s.addRange(range(ord(a), ord(b) + 1))
+        return s
+
+    target = BasicState()
+    assert _case_insensitive(atn()) is True
+    assert _case_insensitive(atn(SetTransition(target, chars(("A", "Z"), ("a", "z"))))) is True
+    assert _case_insensitive(atn(SetTransition(target, chars(("A", "Z"))))) is False
+    assert _case_insensitive(atn(AtomTransition(target, ord("a")))) is False
+    assert _case_insensitive(atn(AtomTransition(target, ord("1")))) is True
+    assert _case_insensitive(atn(RangeTransition(target, ord("a"), ord("z")))) is False
+    assert _case_insensitive(atn(NotSetTransition(target, chars(("x", "x"), ("X", "X"))))) is True
+    assert _case_insensitive(atn(NotSetTransition(target, chars(("x", "x"))))) is False
+
+
+def test_lexers_using_what_the_loop_does_not_model_are_not_accelerated():
+    from types import SimpleNamespace
+
+    from antlr4.atn.ATNState import BasicState
+    from antlr4.atn.LexerAction import LexerChannelAction, LexerCustomAction, LexerPushModeAction
+    from antlr4.atn.Transition import PredicateTransition
+
+    from ddlcore.antlrfast import _modelled
+
+    plain = BasicState()
+
+    def atn(modes=1, actions=(), transitions=()):
+        state = BasicState()
+        state.transitions = list(transitions)
+        return SimpleNamespace(modeToStartState=[plain] * modes, lexerActions=list(actions),
+                               states=[None, state])
+
+    assert _modelled(atn(actions=[LexerChannelAction(1)]))
+    assert not _modelled(atn(modes=2))
+    assert not _modelled(atn(actions=[LexerPushModeAction(1)]))
+    assert not _modelled(atn(actions=[LexerCustomAction(0, 0)]))
+    assert not _modelled(atn(transitions=[PredicateTransition(plain, 0, 0, False)]))
