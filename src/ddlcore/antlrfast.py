@@ -1,19 +1,26 @@
-"""Faster lexing and token access for generated ANTLR 4 parsers on the Python runtime.
+"""Faster lexing, token access and tree building for generated ANTLR 4 parsers on the Python
+runtime, with the same results.
 
 Owns: turning one statement's text into the exact token list the generated ANTLR lexer
-produces, with a tight loop over the lexer's own DFA (the prediction cache the runtime fills),
-and a token stream over that finished list whose ``LT``/``LA``/``consume``/``seek`` are O(1).
+produces, with a tight loop over the lexer's own DFA (the prediction cache the runtime fills)
+(``FastLexing``); a token stream over that finished list whose ``LT``/``LA``/``consume``/
+``seek`` are O(1) (``FilledTokenStream``); a subclass of a generated parser whose per-token and
+per-rule runtime methods skip their indirections, and generated contexts whose constructor and
+child accessors are plain code (``fast_parser_class``).
 Must not know: any dialect or grammar.
 
-Why (DESIGN.md, "Performance facts"): on the Python runtime the lexer is the largest cost of a
-parse, and most of it is per-character method calls (``LexerATNSimulator.execATN`` calls
-``LA``, ``consume``, ``getExistingTargetState``, ``captureSimState`` and ``DFAState.__eq__``
-for every character) rather than work.  ``tokenize`` walks the same DFA with the same rules:
+Why (DESIGN.md, "Performance facts"): on the Python runtime most of a parse is per-character
+and per-token method calls rather than work: ``LexerATNSimulator.execATN`` calls ``LA``,
+``consume``, ``getExistingTargetState``, ``captureSimState`` and ``DFAState.__eq__`` for every
+character; ``Parser.match``/``consume`` go through ``getCurrentToken``, the error strategy and
+``TerminalNodeImpl.__setattr__`` for every token; every ``ctx.x()`` runs a generator.
+``tokenize`` walks the same DFA with the same rules:
 
 * the DFA (``lexer._interp.decisionToDFA``) is the runtime's, shared by every lexer of the
   grammar; an edge that is not there yet (first sight of a character in a state, a character
   above U+007F, which the runtime never caches) is computed by the runtime's own
-  ``LexerATNSimulator.computeTargetState``, which adds it to the DFA as usual;
+  ``LexerATNSimulator.computeTargetState``, which adds it to the DFA as usual (in a
+  case-insensitive grammar an edge on one case of a letter is the edge on the other);
 * the longest match wins and, on equal length, the first rule (the DFA state's prediction), as
   in ``execATN``; lexer actions ``channel(...)``, ``type(...)`` and ``skip`` are applied;
 * ``line``/``column`` of a token are those ``LexerATNSimulator.consume`` would count (a
@@ -26,7 +33,8 @@ caller uses the generated lexer as usual.  A statement with a lexical error is a
 
 Written against ``antlr4-python3-runtime`` 4.13.2 (pinned with the tool that generates the
 parsers); ``tests/core/test_antlrfast.py`` checks token-for-token equality with the runtime's
-lexer on the corpora and on edge cases.
+lexer (on the corpora, edge cases and a cold DFA), equal parse trees and syntax errors, and
+every fast accessor against ``ParserRuleContext``'s own.
 """
 
 from __future__ import annotations
@@ -74,26 +82,47 @@ class _TextStream(InputStream):
 
 
 _case_cache: dict[int, tuple[Any, bool]] = {}
+_model_cache: dict[int, tuple[Any, bool]] = {}
+
+
+def _modelled(atn: Any) -> bool:
+    """Whether ``tokenize`` models everything the lexer ATN uses: one mode, actions
+    ``channel``/``type``/``skip`` only, no semantic predicates."""
+    if len(atn.modeToStartState) != 1:
+        return False
+    for action in atn.lexerActions or ():
+        if type(action) not in (LexerChannelAction, LexerTypeAction, LexerSkipAction):
+            return False
+    return not any(tr.serializationType in _PREDICATES
+                   for state in atn.states if state is not None for tr in state.transitions)
 
 
 def _case_insensitive(atn: Any) -> bool:
-    """Whether no transition of ``atn`` tells an ASCII letter from its other case."""
+    """Whether no transition of ``atn`` tells an ASCII letter from its other case.
+
+    A transition matches the characters of its label (atom, range, set; a not-set matches
+    the others, which is symmetric when the set is); a wildcard matches all.  Labels with the
+    same intervals are checked once."""
     got = _case_cache.get(id(atn))
     if got is not None and got[0] is atn:
         return got[1]
-    pairs = [(c, c ^ 0x20) for c in range(ord("A"), ord("Z") + 1)]
+    checked: dict[tuple, bool] = {}
     result = True
     for state in atn.states:
-        if state is None:
+        if state is None or not result:
             continue
         for tr in state.transitions:
-            if tr.isEpsilon:
+            if tr.isEpsilon or tr.label is None:  # epsilon-like, wildcard
                 continue
-            if any(tr.matches(a, 0, 0x10FFFF) != tr.matches(b, 0, 0x10FFFF) for a, b in pairs):
+            key = tuple(tr.label.intervals)
+            ok = checked.get(key)
+            if ok is None:
+                letters = {c for r in key for c in range(max(r.start, 65), min(r.stop, 123))
+                           if c in _LETTERS}
+                ok = checked[key] = all(c ^ 0x20 in letters for c in letters)
+            if not ok:
                 result = False
                 break
-        if not result:
-            break
     _case_cache[id(atn)] = (atn, result)
     return result
 
@@ -119,18 +148,10 @@ class FastLexing:
         grammar uses lexer features the fast loop does not model: more than one mode, actions
         other than ``channel``/``type``/``skip``, or semantic predicates."""
         atn = lexer._interp.atn
-        if len(atn.modeToStartState) != 1:
-            return None
-        for action in atn.lexerActions or ():
-            if type(action) not in (LexerChannelAction, LexerTypeAction, LexerSkipAction):
-                return None
-        for state in atn.states:
-            if state is None:
-                continue
-            for tr in state.transitions:
-                if tr.serializationType in _PREDICATES:
-                    return None
-        return cls(lexer)
+        got = _model_cache.get(id(atn))
+        if got is None or got[0] is not atn:
+            got = _model_cache[id(atn)] = (atn, _modelled(atn))
+        return cls(lexer) if got[1] else None
 
     def _action(self, executor: Any) -> tuple[int | None, int | None, bool]:
         got = self._actions.get(executor)
@@ -172,7 +193,6 @@ class FastLexing:
         pos = 0
         line = 1
         line_start = 0  # index of the first character of the current line
-        nl = 10
         while pos < n:
             s = s0
             i = pos
@@ -428,9 +448,21 @@ class _FastParserMixin:
         self._ctx = localctx
 
 
-class _FastContextAccessors:
-    """``ParserRuleContext``'s child accessors (what every generated ``ctx.x()`` calls) as
-    plain loops over ``children``: same results, without a generator per call."""
+class _FastRuleContext(ParserRuleContext):
+    """The base the generated rule contexts get instead of ``ParserRuleContext``: its
+    constructor in one frame instead of three, and its child accessors (what every generated
+    ``ctx.x()`` calls) and ``getText`` as plain loops over ``children``: same results,
+    without a generator or a ``StringIO`` per call."""
+
+    __slots__ = ()
+
+    def __init__(self, parent: Any = None, invokingStateNumber: int | None = None):  # noqa: N803
+        self.parentCtx = parent
+        self.invokingState = invokingStateNumber
+        self.children = None
+        self.start = None
+        self.stop = None
+        self.exception = None
 
     def getChild(self, i: int, ttype: type | None = None):  # noqa: N802
         children = self.children
@@ -470,6 +502,12 @@ class _FastContextAccessors:
                     i -= 1
         return None
 
+    def getText(self) -> str:  # noqa: N802
+        children = self.children
+        if not children:
+            return ""
+        return "".join([child.getText() for child in children])
+
     def getTokens(self, ttype: int):  # noqa: N802
         children = self.children
         if children is None:
@@ -478,19 +516,14 @@ class _FastContextAccessors:
                 if isinstance(child, TerminalNode) and child.symbol.type == ttype]
 
 
-_ACCESSORS = ("getChild", "getTypedRuleContext", "getTypedRuleContexts", "getToken", "getTokens")
-
-
 def _speed_up_contexts(parser_cls: type) -> None:
-    """Give every generated rule context class of ``parser_cls`` (those that subclass
-    ``ParserRuleContext`` directly; labelled alternatives inherit) the fast accessors, unless
-    the class defines its own."""
+    """Make ``_FastRuleContext`` the base of every generated rule context class of
+    ``parser_cls`` that subclasses ``ParserRuleContext`` directly (labelled alternatives
+    inherit it through their rule's class).  The classes are the dialect's own generated ones;
+    ``ParserRuleContext`` itself is not touched."""
     for value in vars(parser_cls).values():
-        if (isinstance(value, type) and issubclass(value, ParserRuleContext)
-                and ParserRuleContext in value.__bases__):
-            for name in _ACCESSORS:
-                if name not in vars(value):
-                    setattr(value, name, vars(_FastContextAccessors)[name])
+        if isinstance(value, type) and value.__bases__ == (ParserRuleContext,):
+            value.__bases__ = (_FastRuleContext,)
 
 
 _fast_classes: dict[type, type] = {}
@@ -499,7 +532,7 @@ _fast_classes: dict[type, type] = {}
 def fast_parser_class(parser_cls: type) -> type:
     """A subclass of the generated ``parser_cls`` with ``_FastParserMixin``'s methods: the
     generated rule methods, contexts and ATN are the generated ones.  The generated context
-    classes get ``_FastContextAccessors``' methods (in place, once)."""
+    classes get ``_FastRuleContext`` as their base (in place, once)."""
     fast = _fast_classes.get(parser_cls)
     if fast is None:
         _speed_up_contexts(parser_cls)

@@ -188,6 +188,7 @@ class ChangeLogOutput:
         self.seq = 0
         self._bytes = 0
         self._writer: ChangeLogWriter | None = None
+        self._file: Any = None
 
     def open(self, seq: int, nbytes: int) -> None:
         path = self.path
@@ -200,6 +201,10 @@ class ChangeLogOutput:
                 fh.truncate(nbytes)
         self.seq, self._bytes = seq, nbytes
         self._writer = ChangeLogWriter(path, last_seq=seq or None)
+        # an uncompressed log: its length is the buffered file's position (appending), so an
+        # event is serialised once; a gzip log counts the bytes of each line instead
+        fh = getattr(self._writer, "_fh", None)
+        self._file = fh if fh is not None and fh is getattr(self._writer, "_raw", None) else None
 
     def emit(self, op: str, position: str, ts: int | None, database: str | None = None,
              table: str | None = None, ddl: str | None = None, before: list | None = None,
@@ -211,18 +216,24 @@ class ChangeLogOutput:
         ev = ChangeEvent(self.seq + 1, position, ts, op, database, table, ddl, before, after, **extra)
         self._writer.write(ev)
         self.seq = ev.seq
-        self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        if self._file is None:
+            self._bytes += len(ev.to_line().encode("utf-8")) + 1
         return ev
 
+    @property
+    def opened(self) -> bool:
+        """``open`` was called and ``close`` not yet."""
+        return self._writer is not None
+
     def mark(self) -> tuple[int, int]:
+        if self._file is not None:
+            self._bytes = self._file.tell()
         return self.seq, self._bytes
 
     def sync(self) -> None:
+        """Flush and fsync (``ChangeLogWriter.flush``)."""
         if self._writer is not None:
             self._writer.flush()
-            fh = getattr(self._writer, "_fh", None)
-            if fh is not None and hasattr(fh, "fileno"):
-                os.fsync(fh.fileno())
 
     def close(self, seq: int | None = None, nbytes: int | None = None) -> None:
         if self._writer is not None:

@@ -8,7 +8,9 @@ Must not know: any dialect's grammar or rules (the ``Dialect`` supplies them).
 
 from __future__ import annotations
 
+import gc
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
@@ -83,6 +85,28 @@ class ParseResult:
     @property
     def warnings(self) -> list[str]:
         return [w for s in self.statements for w in s.warnings]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one statement is parsed and applied.
+
+    A parse tree is a web of reference cycles (every context points to its parent and its
+    children) that lives only while its statement is applied.  Collections during that time
+    find it alive and promote it to older generations, which then cost full collections over
+    the whole heap (the grammar's ATN and DFA included) to free it: a third of the parse time
+    on the MySQL corpus.  Paused, the tree dies young and one young-generation collection frees
+    it afterwards.  Nothing changes when the caller has disabled the collector."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        if gc.get_count()[0] > gc.get_threshold()[0]:
+            gc.collect(0)
 
 
 class _RaisingListener(ErrorListener):
@@ -203,8 +227,10 @@ class DdlParser:
         if not wanted:
             return StatementResult(stmt, "skipped", reason=reason)
         try:
-            tree = self.parse_tree(stmt)
-            changes, warnings = self.visitor.apply(tree, stmt, tables)
+            with _gc_paused():
+                tree = self.parse_tree(stmt)
+                changes, warnings = self.visitor.apply(tree, stmt, tables)
+                del tree
         except DdlParseError as err:
             if lenient:
                 return StatementResult(stmt, "failed", error=err)

@@ -178,3 +178,103 @@ def test_fast_tokens_equal_on_a_cold_dfa(name, corpora):
         got = fast.tokenize(text)
         assert got is not None
         assert _key(got[1]) == _key(_runtime_tokens(lexer_cls, text)), text[:200]
+
+
+def _walk(ctx):
+    stack = [ctx]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(c for c in (node.children or ()) if hasattr(c, "children"))
+
+
+def _tokens_text(ctx):
+    return "".join(c.symbol.text if hasattr(c, "symbol") else _tokens_text(c) for c in (ctx.children or ()))
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_fast_accessors_equal_runtime_accessors(name, corpora):
+    """Every generated context's accessors give what ``ParserRuleContext``'s own give."""
+    from antlr4.ParserRuleContext import ParserRuleContext as PRC
+    from antlr4.RuleContext import RuleContext
+
+    dialect = _dialect(name)
+    parser = dialect.parser()
+    checked = 0
+    for text in _texts(corpora, name)[len(EDGE_CASES):][:40]:
+        for stmt in parser.split(text):
+            if not dialect.statement_filter.classify(stmt.text)[0]:
+                continue
+            try:
+                tree = parser.parse_tree(stmt)
+            except ddlcore.DdlParseError:
+                continue
+            for node in _walk(tree):
+                assert node.getText() == RuleContext.getText(node) == _tokens_text(node)
+                kinds = {type(c) for c in node.children or ()}
+                for kind in kinds:
+                    assert node.getTypedRuleContexts(kind) == PRC.getTypedRuleContexts(node, kind)
+                    for i in range(3):
+                        assert node.getTypedRuleContext(kind, i) is PRC.getTypedRuleContext(node, kind, i)
+                        assert node.getChild(i, kind) is PRC.getChild(node, i, kind)
+                for ttype in {c.symbol.type for c in node.children or () if hasattr(c, "symbol")}:
+                    assert node.getTokens(ttype) == PRC.getTokens(node, ttype)
+                    for i in range(3):
+                        assert node.getToken(ttype, i) is PRC.getToken(node, ttype, i)
+                checked += 1
+    assert checked > 1000
+
+
+def test_case_insensitivity_is_read_from_the_transitions():
+    from types import SimpleNamespace
+
+    from antlr4.atn.ATNState import BasicState
+    from antlr4.atn.Transition import AtomTransition, NotSetTransition, RangeTransition, SetTransition
+    from antlr4.IntervalSet import IntervalSet
+
+    from ddlcore.antlrfast import _case_insensitive
+
+    def atn(*transitions):
+        state = BasicState()
+        state.transitions = list(transitions)
+        return SimpleNamespace(states=[None, state])
+
+    def chars(*ranges):
+        s = IntervalSet()
+        for a, b in ranges:
+            s.addRange(range(ord(a), ord(b) + 1))
+        return s
+
+    target = BasicState()
+    assert _case_insensitive(atn()) is True
+    assert _case_insensitive(atn(SetTransition(target, chars(("A", "Z"), ("a", "z"))))) is True
+    assert _case_insensitive(atn(SetTransition(target, chars(("A", "Z"))))) is False
+    assert _case_insensitive(atn(AtomTransition(target, ord("a")))) is False
+    assert _case_insensitive(atn(AtomTransition(target, ord("1")))) is True
+    assert _case_insensitive(atn(RangeTransition(target, ord("a"), ord("z")))) is False
+    assert _case_insensitive(atn(NotSetTransition(target, chars(("x", "x"), ("X", "X"))))) is True
+    assert _case_insensitive(atn(NotSetTransition(target, chars(("x", "x"))))) is False
+
+
+def test_lexers_using_what_the_loop_does_not_model_are_not_accelerated():
+    from types import SimpleNamespace
+
+    from antlr4.atn.ATNState import BasicState
+    from antlr4.atn.LexerAction import LexerChannelAction, LexerCustomAction, LexerPushModeAction
+    from antlr4.atn.Transition import PredicateTransition
+
+    from ddlcore.antlrfast import _modelled
+
+    plain = BasicState()
+
+    def atn(modes=1, actions=(), transitions=()):
+        state = BasicState()
+        state.transitions = list(transitions)
+        return SimpleNamespace(modeToStartState=[plain] * modes, lexerActions=list(actions),
+                               states=[None, state])
+
+    assert _modelled(atn(actions=[LexerChannelAction(1)]))
+    assert not _modelled(atn(modes=2))
+    assert not _modelled(atn(actions=[LexerPushModeAction(1)]))
+    assert not _modelled(atn(actions=[LexerCustomAction(0, 0)]))
+    assert not _modelled(atn(transitions=[PredicateTransition(plain, 0, 0, False)]))

@@ -97,6 +97,59 @@ def test_redeliveries_and_restart_give_the_clean_change_log(clean, tmp_path):
     assert events(tmp_path / "restart") == events(clean)
 
 
+def test_a_message_out_of_commit_order_is_reported_not_written(tmp_path):
+    m = W.messages
+    stats = capture_file(write_file(tmp_path / "o.bin", m[:4] + [m[5], m[4]] + m[6:8]), tmp_path / "o")
+    assert (stats.duplicates, stats.out_of_order) == (1, 1)
+    assert any(f"commit_ts {m[4].commit_ts}" in w and "out of commit order" in w for w in stats.warnings)
+    written = {int(e["position"]) for e in events(tmp_path / "o") if e["op"] != "source"}
+    assert m[4].commit_ts not in written and m[5].commit_ts in written
+
+
+def test_filters_leave_rows_out_and_keep_every_ddl(clean, tmp_path):
+    path = write_file(tmp_path / "in.bin", W.messages)
+    stats = capture_file(path, tmp_path / "o", exclude=("shop.orders",))
+    orders = sum(1 for x in W.rows if x.table == "orders")
+    assert stats.filtered_rows == orders
+    got = events(tmp_path / "o")
+    assert not [e for e in got if e["table"] == "orders"]
+    def ddl(evs):
+        return [(e["position"], e["database"], e["ddl"]) for e in evs if e["op"] == "ddl"]
+
+    assert ddl(got) == ddl(events(clean))
+    only = capture_file(path, tmp_path / "p", include=("shop.t_%",))
+    assert only.filtered_rows == orders and only.ops["c"] + only.ops["u"] + only.ops["d"] == len(W.rows) - orders
+
+
+def test_timestamps_are_written_in_utc_from_the_message_time_zone(tmp_path):
+    pb = binlog_pb2()
+    ddl = pb.Binlog(type=pb.DDL, commit_ts=W.messages[1].commit_ts)
+    ddl.ddl_data.schema_name = DATABASE
+    ddl.ddl_data.ddl_query = b"CREATE TABLE z (id int PRIMARY KEY, ts timestamp(6) NULL, dt datetime)"
+    msgs = [W.messages[0], ddl]
+    for i, zone in enumerate(["Asia/Shanghai", "", "-05:00"]):
+        b = pb.Binlog(type=pb.DML, commit_ts=ddl.commit_ts + (i + 1) * 10, time_zone=zone)
+        t = b.dml_data.tables.add()
+        t.schema_name, t.table_name = DATABASE, "z"
+        for name, typ, key in (("id", "int", True), ("ts", "timestamp", False), ("dt", "datetime", False)):
+            ci = t.column_info.add()
+            ci.name, ci.mysql_type, ci.is_primary_key = name, typ, key
+        m = t.mutations.add()
+        m.type = pb.Insert
+        m.row.columns.add().int64_value = i
+        m.row.columns.add().string_value = "2024-06-01 08:00:00.250000"
+        m.row.columns.add().string_value = "2024-06-01 08:00:00"
+        msgs.append(b)
+    # a message without time_zone: --time-zone (here +01:00)
+    stats = capture_file(write_file(tmp_path / "z.bin", msgs), tmp_path / "o", time_zone="+01:00")
+    assert not stats.drift
+    rows = [e["after"] for e in events(tmp_path / "o") if e["op"] == "c"]
+    assert [r[1] for r in rows] == [{"$datetime": "2024-06-01 00:00:00.250000"},
+                                    {"$datetime": "2024-06-01 07:00:00.250000"},
+                                    {"$datetime": "2024-06-01 13:00:00.250000"}]
+    assert {r[2]["$datetime"] for r in rows} == {"2024-06-01 08:00:00"}  # DATETIME is wall time
+
+
 def test_cli_from_file(clean, tmp_path):
     path = write_file(tmp_path / "in.bin", with_redeliveries(W.messages))
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
@@ -187,46 +240,74 @@ def produce(brokers: str, topic: str, messages, create: bool = False) -> None:
     assert producer.flush(30) == 0
 
 
-def test_kafka_capture_equals_file_capture(kafka_broker, clean, tmp_path):
-    stream = with_redeliveries(W.messages)
-    produce(kafka_broker, TOPIC, stream, create=True)
+@pytest.fixture(scope="module")
+def kafka_out(kafka_broker, tmp_path_factory) -> tuple[Path, dict]:
+    """The workload with Drainer's redeliveries published to a real broker, captured with
+    ``ddlcore capture tidb --brokers ... --topic <cluster_id>_obinlog --until-end``."""
+    out = tmp_path_factory.mktemp("kafka") / "out"
+    produce(kafka_broker, TOPIC, with_redeliveries(W.messages), create=True)
     proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--brokers", kafka_broker,
-                           "--topic", TOPIC, "--out", str(tmp_path / "k"), "--until-end", "--no-progress", "--json"],
+                           "--topic", TOPIC, "--out", str(out), "--until-end", "--no-progress", "--json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    stats = json.loads(proc.stdout)
+    return out, json.loads(proc.stdout)
+
+
+def test_kafka_capture_equals_file_capture(kafka_out, clean):
+    out, stats = kafka_out
+    stream = with_redeliveries(W.messages)
     assert stats["messages"] == len(stream) and stats["duplicates"] == len(stream) - len(W.messages)
-    assert events(tmp_path / "k") == events(clean)
-    src = json.loads((tmp_path / "k" / "changelog.jsonl").read_text().splitlines()[0])["source"]
+    assert events(out) == events(clean)
+    src = json.loads((out / "changelog.jsonl").read_text().splitlines()[0])["source"]
     assert src["server"] == {"cluster_id": CLUSTER_ID, "topic": TOPIC, "partition": 0}
-    cp = json.loads((tmp_path / "k" / "checkpoint.json").read_text())
+    cp = json.loads((out / "checkpoint.json").read_text())
     assert cp["offset"] == len(stream) and cp["commit_ts"] == W.messages[-1].commit_ts
-    # more messages arrive: a second run resumes at the checkpointed offset
+
+
+def test_kafka_resume_offset_and_commit_ts(kafka_broker, tmp_path):
+    topic = "1234_obinlog"
+    produce(kafka_broker, topic, W.messages, create=True)
+    first = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
+                                           until_end=True, progress=False)).run()
+    assert (first.messages, first.duplicates) == (len(W.messages), 0)
+    # more messages arrive: the next run resumes at the checkpointed offset
     pb = binlog_pb2()
     extra = pb.Binlog(type=pb.DDL, commit_ts=W.messages[-1].commit_ts + (1 << 18))
     extra.ddl_data.schema_name = DATABASE
     extra.ddl_data.ddl_query = b"ALTER TABLE `orders` ADD COLUMN `z` int"
-    produce(kafka_broker, TOPIC, [W.messages[-2], extra])  # a late redelivery, then a new DDL
-    again = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=TOPIC,
+    produce(kafka_broker, topic, [W.messages[-2], extra])  # a late redelivery, then a new DDL
+    again = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
                                            until_end=True, progress=False)).run()
     assert (again.messages, again.duplicates, again.ops["ddl"]) == (2, 1, 1)
-    # --commit-ts: only what committed after that TSO
-    later = TidbCapture(TidbCaptureOptions(out=tmp_path / "k2", brokers=kafka_broker, topic=TOPIC,
+    assert events(tmp_path / "k")[-1]["ddl"] == "ALTER TABLE `orders` ADD COLUMN `z` int"
+    # --offset: from that offset on
+    off = TidbCapture(TidbCaptureOptions(out=tmp_path / "o", brokers=kafka_broker, topic=topic, offset=len(W.messages),
+                                         until_end=True, progress=False)).run()
+    assert (off.messages, off.duplicates, off.ops["ddl"], off.ops["c"]) == (2, 0, 1, 2)  # W.messages[-2]: 2 inserts
+    # --commit-ts: only what committed after that TSO (seek by its physical time)
+    later = TidbCapture(TidbCaptureOptions(out=tmp_path / "t", brokers=kafka_broker, topic=topic,
                                            commit_ts=W.messages[-3].commit_ts, until_end=True, progress=False)).run()
-    assert [e["position"] for e in events(tmp_path / "k2") if e["op"] != "source"][-1] == str(extra.commit_ts)
-    assert all(int(e["position"]) > W.messages[-3].commit_ts for e in events(tmp_path / "k2") if e["op"] != "source")
+    positions = [int(e["position"]) for e in events(tmp_path / "t") if e["op"] != "source"]
+    assert positions and all(p > W.messages[-3].commit_ts for p in positions)
+    assert positions[-1] == extra.commit_ts and later.ops["ddl"] == 1
 
 
 # ------------------------------------------------------------------ the pipeline
 
 
-def test_pipeline_rows_equal_the_values_put_in(spark, clean, tmp_path):
-    from pyspark.sql import types as T
-
+def test_pipeline_rows_equal_the_values_put_in(spark, clean, request, tmp_path):
+    """``ddlcore run`` over the change log captured from the broker (with redeliveries; the
+    file capture's log is the same, test above), or from the file where no broker is
+    available outside CI."""
     from ddlcore.spark.pipeline import run_pipeline
 
+    try:
+        captured = request.getfixturevalue("kafka_out")[0]
+    except pytest.skip.Exception:
+        captured = clean
     out = tmp_path / "lake"
-    result = run_pipeline(clean, out, spark=spark)
+    # `ddlcore run --dialect mysql`: the flavor (tidb) and parser options come from the log's source event
+    result = run_pipeline(captured, out, dialect="mysql", spark=spark)
     assert not list(out.glob("_quarantine/**/*.parquet")), "nothing may be quarantined"
     got = []
     for vdir in sorted((out / DATABASE).glob("*/schema_version=*")):
@@ -258,3 +339,43 @@ def check(where: str, got: dict, want: dict, fields) -> None:
         assert have == expected, f"{where}: {f.name} {f.dataType.simpleString()}: got {have!r}, put in {expected!r}"
         if expected is not None:
             assert type(have) is type(expected), f"{where}: {f.name}: {type(have)} vs {type(expected)}"
+
+
+def test_sigkilled_capture_resumes_to_the_uninterrupted_change_log(tmp_path):
+    """``ddlcore capture tidb`` killed with SIGKILL at random moments and started again ends
+    with exactly the change log of one uninterrupted run (the change log is cut back to the
+    checkpoint; what follows is produced again with the same seq)."""
+    import copy
+    import random
+    import signal
+    import time
+
+    from .workload import tso
+
+    rng = random.Random(14)
+    bulk = []
+    for i in range(3000):  # W's transactions, then many more inserts into orders
+        m = copy.deepcopy(W.messages[-2])
+        m.commit_ts = tso(1000 + i)
+        for t in m.dml_data.tables:
+            t.mutations[0].row.columns[0].int64_value = 10 + i
+        bulk.append(m)
+    path = write_file(tmp_path / "big.bin", with_redeliveries(W.messages) + bulk)
+    capture_file(path, tmp_path / "ref")
+    cmd = [sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
+           "--out", str(tmp_path / "killed"), "--no-progress", "--checkpoint-interval", "0.01"]
+    kills = 0
+    for _ in range(40):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.6, 2.5))
+        if proc.poll() is not None:
+            assert proc.returncode == 0, proc.stderr.read().decode()
+            break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        kills += 1
+    else:
+        pytest.fail("the capture did not finish in 40 runs")
+    print(f"killed {kills} times")
+    assert kills >= 1, "not killed once: make the input bigger"
+    assert events(tmp_path / "killed") == events(tmp_path / "ref")

@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CaptureHistory, DirectoryLock as _DirectoryLock, Progress as _Progress,
-                             remove_history as _remove_history, write_json_atomic)
-from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo, encode_value
+from ddlcore.capture import (CaptureHistory, ChangeLogOutput, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, remove_history as _remove_history, write_json_atomic)
+from ddlcore.changelog import ChangeEvent, SourceInfo, encode_value
 from ddlcore.model import Table, TableId
 
 from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
@@ -397,13 +397,9 @@ class MySqlCapture:
         self.stats = CaptureStats()
         self._on_warning = on_warning
         self._stop = threading.Event()
-        self._writer: ChangeLogWriter | None = None
-        self._writer_file: Any = None
-        self._count_lines = True
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME)  # the change log (ddlcore.capture)
         self._history: CaptureHistory | None = None
         self._progress: _Progress | None = None
-        self._seq = 0
-        self._bytes = 0
         self._pending: tuple[int, str, int, int] | None = None  # seq, file, pos, bytes
         self._last_checkpoint = 0.0
         self._checkpoint: Checkpoint | None = None
@@ -418,6 +414,11 @@ class MySqlCapture:
         self._resync_ddl: list[tuple[str, str]] = []
 
     # -- public -------------------------------------------------------------------------------
+
+    @property
+    def _seq(self) -> int:
+        """The last seq written to the change log."""
+        return self._log.seq
 
     def stop(self) -> None:
         """Ask the run to end (thread- and signal-safe)."""
@@ -453,7 +454,7 @@ class MySqlCapture:
         self._history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
         if self._history.unavailable:
             self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
-        self._open_writer(cp.seq or None)
+        self._log.open(cp.seq, cp.changelog_bytes)
         self._progress = _Progress(opts.progress)
         self._progress.start()
         try:
@@ -497,7 +498,6 @@ class MySqlCapture:
                                    f"{cp.changelog_bytes}: the change log was truncated or replaced")
             if size > cp.changelog_bytes:
                 os.truncate(log, cp.changelog_bytes)
-            self._seq, self._bytes = cp.seq, cp.changelog_bytes
             self.stats.resumed_from = cp.position
             self.stats.last_seq = cp.seq
             self._checkpoint = cp
@@ -534,12 +534,7 @@ class MySqlCapture:
               after: list | None = None, **extra: Any) -> ChangeEvent:
         """Write one event (``extra``: the contract's optional fields: ``tx``, ``row``,
         ``snapshot``, ``quarantine``, ``source``)."""
-        self._seq += 1
-        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after, **extra)
-        assert self._writer is not None
-        self._writer.write(ev)
-        if self._count_lines:
-            self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        ev = self._log.emit(op, position, ts, database, table, ddl, before, after, **extra)
         st = self.stats
         st.ops[op] += 1
         if st.first_seq is None:
@@ -554,31 +549,14 @@ class MySqlCapture:
                 self._warn(problem)
         return ev
 
-    def _log_bytes(self) -> int:
-        """The length of changelog.jsonl with everything written so far.  Read from the
-        writer's file position (its buffered file object, opened for appending) rather than
-        by serialising every event twice; counted per event when that is not available
-        (a gzip log)."""
-        if not self._count_lines:
-            return self._writer_file.tell()  # type: ignore[union-attr]
-        return self._bytes
-
-    def _open_writer(self, last_seq: int | None) -> None:
-        self._writer = ChangeLogWriter(self.changelog_path, last_seq=last_seq)
-        fh = getattr(self._writer, "_fh", None)
-        if fh is not None and fh is getattr(self._writer, "_raw", None) and hasattr(fh, "tell"):
-            self._writer_file, self._count_lines = fh, False
-        else:
-            self._writer_file, self._count_lines = None, True
-
     def _boundary(self, file: str, pos: int) -> None:
         """A transaction ended: everything written so far is committed; the next event to
         read is ``file:pos``."""
         self._tx = None
         if self._resync_at is not None and (file, pos) >= self._resync_at:
             self._emit_resync()
-        self._bytes = self._log_bytes()
-        self._pending = (self._seq, file, pos, self._bytes)
+        seq, nbytes = self._log.mark()
+        self._pending = (seq, file, pos, nbytes)
         self.stats.transactions += 1
         if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
             self._write_checkpoint()
@@ -591,8 +569,8 @@ class MySqlCapture:
         if self._pending is None:
             return
         seq, file, pos, nbytes = self._pending
-        assert self._writer is not None and self._checkpoint is not None
-        self._writer.flush()
+        assert self._log.opened and self._checkpoint is not None
+        self._log.sync()
         cp = replace(self._checkpoint, seq=seq, binlog_file=file, binlog_position=pos,
                      changelog_bytes=nbytes, phase="streaming")
         cp.save(self.checkpoint_path)
@@ -605,17 +583,16 @@ class MySqlCapture:
         """Checkpoint the last committed transaction, cut what follows it (a transaction
         whose end was not read) from the change log, close everything."""
         try:
-            if self._writer is not None:
+            if self._log.opened:
                 if self._pending is not None:
                     self._write_checkpoint()
-                self._writer.close()
                 cp = self._checkpoint
-                if cp is not None and cp.phase == "streaming" and self.changelog_path.stat().st_size > cp.changelog_bytes:
-                    os.truncate(self.changelog_path, cp.changelog_bytes)
-                    self._seq = cp.seq
-                    self.stats.last_seq = cp.seq
+                if cp is not None and cp.phase == "streaming":
+                    self._log.close(cp.seq, cp.changelog_bytes)  # cut back to the checkpoint
+                    self.stats.last_seq = self._log.seq
+                else:
+                    self._log.close()
         finally:
-            self._writer = None
             if self._history is not None:
                 self._history.close()
                 self._history = None
@@ -663,7 +640,8 @@ class MySqlCapture:
         position = cp.position if cp.binlog_file else self._current_position()
         self._emit("source", position, int(time.time() * 1000), source=src)
         if cp.phase == "streaming":  # durable now: the next run must not write it again
-            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            seq, nbytes = self._log.mark()
+            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
             self._write_checkpoint()
             assert self._checkpoint is not None
             return self._checkpoint
@@ -717,7 +695,8 @@ class MySqlCapture:
         cp = self._checkpoint
         if cp is not None and (cp.binlog_file, cp.binlog_position) >= self._resync_at:
             self._emit_resync()
-            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            seq, nbytes = self._log.mark()
+            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
             self._write_checkpoint()
 
     def _emit_resync(self) -> None:
@@ -764,13 +743,11 @@ class MySqlCapture:
         if self._pending is not None:
             self._write_checkpoint()
         cp = self._checkpoint
-        assert cp is not None and self._writer is not None
-        self._writer.close()
-        if self.changelog_path.stat().st_size > cp.changelog_bytes:
-            os.truncate(self.changelog_path, cp.changelog_bytes)
-        self._seq, self._bytes, self._tx = cp.seq, cp.changelog_bytes, None
+        assert cp is not None and self._log.opened
+        self._log.close(cp.seq, cp.changelog_bytes)  # cut what follows the checkpoint
+        self._log.open(cp.seq, cp.changelog_bytes)
+        self._tx = None
         self.stats.last_seq = cp.seq
-        self._open_writer(cp.seq or None)
         return cp
 
     # -- snapshot -----------------------------------------------------------------------------
@@ -803,8 +780,8 @@ class MySqlCapture:
             conn.commit()
         finally:
             conn.close()
-        self._bytes = self._log_bytes()
-        self._pending = (self._seq, file, pos, self._bytes)
+        seq, nbytes = self._log.mark()
+        self._pending = (seq, file, pos, nbytes)
         self._write_checkpoint()
         assert self._checkpoint is not None
         return self._checkpoint

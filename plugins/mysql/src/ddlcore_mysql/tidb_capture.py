@@ -41,6 +41,7 @@ import datetime as _dt
 import json
 import time
 import uuid
+from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable, Iterator
@@ -59,6 +60,9 @@ __all__ = ["TidbCaptureOptions", "TidbCapture", "TidbCheckpoint", "TidbCaptureSt
            "TIDB_PARSER_OPTIONS", "SYSTEM_DATABASES"]
 
 CAPTURE_TOOL = "ddlcore capture tidb"
+#: how many of the last commit_ts written the out-of-order check remembers (memory stays bounded
+#: on a long run; a redelivery older than that is dropped without the check)
+WRITTEN_WINDOW = 100_000
 CHECKPOINT_FORMAT = 1
 #: TiDB's system schemas (TiDB manual "System Tables"): rows there are not captured by default
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys", "metrics_schema"})
@@ -383,21 +387,18 @@ class TidbCaptureStats(CaptureStats):
 
 
 class _FileSource:
-    """``(index, payload)`` of each message of a delimited file, from index ``start``."""
+    """``(index, payload)`` of every message of a delimited file (every run reads the whole
+    file: the duplicate rule drops what the change log already holds)."""
 
-    def __init__(self, path: Path, start: int):
-        self.path, self.start = path, start
-
-    def describe(self) -> str:
-        return f"file {self.path}"
+    def __init__(self, path: Path):
+        self.path = path
 
     def messages(self, stop: Callable[[], bool]) -> Iterator[tuple[int, bytes]]:
         with open(self.path, "rb") as fh:
             for i, data in enumerate(read_delimited(fh)):
                 if stop():
                     return
-                if i >= self.start:
-                    yield i, data
+                yield i, data
 
     def close(self) -> None:
         pass
@@ -487,7 +488,9 @@ class TidbCapture:
         self._pending: TidbCheckpoint | None = None
         self._last_checkpoint = 0.0
         self._drift_cache: dict[tuple, str | None] = {}
+        # commit_ts written by this run, the last WRITTEN_WINDOW of them (out-of-order check)
         self._written_ts: set[int] = set()
+        self._written_order: deque[int] = deque()
         self._resume_ts = 0
         self.pb = binlog_pb2()
 
@@ -575,7 +578,7 @@ class TidbCapture:
                 self._commit(cp, force=True)
             start = cp.offset if cp.offset >= 0 else None
             if o.from_file is not None:
-                source = _FileSource(o.from_file, 0)  # every run reads the whole file: duplicates drop
+                source = _FileSource(o.from_file)
             else:
                 source = _KafkaSource(o, start, cp.commit_ts or None if start is None else None)
                 if source.lost is not None:
@@ -614,7 +617,8 @@ class TidbCapture:
         ts = binlog.commit_ts
         if ts <= cp.commit_ts:
             st.duplicates += 1
-            if ts > self._resume_ts and ts not in self._written_ts:
+            window_start = self._written_order[0] if len(self._written_order) == WRITTEN_WINDOW else self._resume_ts
+            if ts > max(self._resume_ts, window_start) and ts not in self._written_ts:
                 st.out_of_order += 1
                 self._warn(f"message at offset {offset} has commit_ts {ts}, below {cp.commit_ts} already "
                            f"written, and was not written by this run: out of commit order, dropped")
@@ -635,6 +639,9 @@ class TidbCapture:
         else:
             self._dml(binlog, position, ms, tz)
         self._written_ts.add(ts)
+        self._written_order.append(ts)
+        if len(self._written_order) > WRITTEN_WINDOW:
+            self._written_ts.discard(self._written_order.popleft())
         st.transactions += 1
         self._commit(replace(cp, commit_ts=ts, offset=offset + 1))
 

@@ -54,18 +54,22 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
     from ddlcore.capture import CaptureError
 
     err = Console(stderr=True)
-    try:
-        from .tidb_capture import TidbCapture, TidbCaptureOptions, install_tidb_signal_handlers
+    from .tidb_capture import TidbCapture, TidbCaptureOptions, install_tidb_signal_handlers
 
+    try:
         options = TidbCaptureOptions(out=out, from_file=from_file, brokers=brokers, topic=topic,
                                      partition=partition, commit_ts=commit_ts, offset=offset,
                                      until_end=until_end or from_file is not None, include=include,
                                      exclude=exclude, time_zone=time_zone,
                                      checkpoint_interval=checkpoint_interval, progress=not no_progress)
-        cap = TidbCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                     highlight=False))
     except (ValueError, CaptureError) as exc:
         raise click.UsageError(str(exc)) from None
+    try:
+        cap = TidbCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
+                                                                     highlight=False))
+    except CaptureError as exc:  # the message module is missing: say how to install it
+        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
+        sys.exit(1)
     restore = install_tidb_signal_handlers(cap)
     try:
         stats = cap.run()
