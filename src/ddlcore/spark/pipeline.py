@@ -265,6 +265,29 @@ _OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("
                      ("source", "STRING"))
 
 
+def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
+    """``_inputs`` of a change log that is a URI of another filesystem, listed through
+    Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
+    name).  Raises ``FileNotFoundError`` / ``PipelineError`` as ``_inputs`` does."""
+    from ..changelog import CHANGELOG_SUFFIXES, is_changelog_file
+    from .fs import OutputFS
+
+    fs = OutputFS(spark, uri)
+    try:
+        if not fs.exists():
+            raise FileNotFoundError(f"change log not found: {uri}")
+        if not fs.is_dir():
+            files = [fs.uri]
+        else:
+            files = [fs.str(name) for name, is_dir in fs.list() if not is_dir and is_changelog_file(name)]
+            if not files:
+                raise PipelineError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in {uri}")
+    finally:
+        fs.close()
+    parquet = [f for f in files if f.endswith(".parquet")]
+    return [f for f in files if not f.endswith(".parquet")], parquet
+
+
 def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
     """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
     its change-log files: ``ddlcore.changelog.changelog_files``)."""
@@ -517,12 +540,19 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
 
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    changelog, out = Path(changelog), str(out)
-    if not changelog.exists():
-        raise FileNotFoundError(f"change log not found: {changelog}")
-    inputs = _inputs(changelog)
+    from .fs import is_uri
+
+    out = str(out)
+    remote_log = is_uri(changelog)
+    if not remote_log:
+        changelog = Path(_plain_path(str(changelog)))
+        if not changelog.exists():
+            raise FileNotFoundError(f"change log not found: {changelog}")
+        inputs = _inputs(changelog)
     check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
     spark = spark or spark_session(master, conf=spark_conf)
+    if remote_log:
+        inputs = _remote_inputs(spark, str(changelog))
     fs = OutputFS(spark, out)
     state = _State(fs)
     created = None
@@ -564,8 +594,12 @@ def _only_state(fs: "OutputFS") -> bool:
 def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
     not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
+    from .fs import is_uri
+
     for name in inputs[0]:
-        path = Path(name.removeprefix("file:"))
+        if is_uri(name):  # not read here (another filesystem): Spark's own error stands
+            continue
+        path = Path(_plain_path(name))
         if path.suffix == ".gz":
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
             offset = 0
