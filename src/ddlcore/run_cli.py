@@ -51,6 +51,8 @@ def render_summary(console: Console, result, out: Path) -> None:
 @click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="schema history store (default OUT/_history.sqlite)")
 @click.option("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark property for the session, e.g. --conf spark.executor.memory=2g (repeatable)")
 @click.option("--strict", is_flag=True, help="stop at the first event that cannot be interpreted")
 @click.option("--spark-option", "-s", "spark_options", multiple=True, metavar="NAME=VALUE",
               help="type-mapping option, e.g. -s decimal_handling=string")
@@ -59,7 +61,7 @@ def render_summary(console: Console, result, out: Path) -> None:
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
 def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | None, master: str | None,
-            strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
+            spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
             replay_quarantine: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
@@ -72,6 +74,13 @@ def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | Non
 
     console = Console(stderr=True)
     opts = _parse_options(spark_options)
+    conf = {}
+    for item in spark_conf:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            click.echo(f"error: --conf {item!r}: expected KEY=VALUE, e.g. spark.executor.memory=2g", err=True)
+            sys.exit(2)
+        conf[key.strip()] = value
     try:  # before Spark starts: a bad option costs no JVM and leaves nothing behind
         check_run_options(out, dialect, opts)
     except PipelineError as exc:
@@ -80,7 +89,7 @@ def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | Non
     with console.status("starting Spark") as status:
         try:
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
-                                  strict=strict, spark_options=opts,
+                                  strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:

@@ -128,28 +128,42 @@ class RunResult:
         }
 
 
-def spark_session(master: str | None = None, app_name: str = "ddlcore run"):
-    """A SparkSession: ``master`` (default: the one ``spark-submit`` set, else ``local[*]``),
-    UTC session time zone, few shuffle partitions, no UI, no console progress bar (``ddlcore
-    run`` shows its own status).  An already running session is returned with these SQL
-    settings applied."""
+def spark_session(master: str | None = None, app_name: str = "ddlcore run",
+                  conf: dict[str, str] | None = None):
+    """A SparkSession: ``master`` (default: the one ``spark-submit`` set — ``submitted()`` —
+    else ``local[*]``), UTC session time zone, few shuffle partitions, no UI, no console
+    progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
+    ``TIMESTAMP_MICROS``; ``conf`` (Spark properties, e.g. ``spark.executor.memory``) last, so
+    it overrides these.  An already running session is returned with these SQL settings
+    applied."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    elif not os.environ.get("SPARK_MASTER") and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    elif not submitted():
         builder = builder.master("local[*]")
-    return (builder.config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "8")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            # the SQL status store keeps each query's plan description (large: the converters'
-            # expressions) even without a UI; a run issues a few queries per table version
-            .config("spark.sql.ui.retainedExecutions", "20")
-            .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
-            .config(*PARQUET_TIMESTAMPS)
-            .getOrCreate())
+    builder = (builder.config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "8")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               # the SQL status store keeps each query's plan description (large: the converters'
+               # expressions) even without a UI; a run issues a few queries per table version
+               .config("spark.sql.ui.retainedExecutions", "20")
+               .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+               .config(*PARQUET_TIMESTAMPS))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def submitted() -> bool:
+    """Whether this driver was started by ``spark-submit`` (its JVM is already running, with
+    the ``--master`` it was given: ``PYSPARK_GATEWAY_PORT`` is set), or a master is named in
+    ``PYSPARK_SUBMIT_ARGS`` / ``SPARK_MASTER``: then no master is set here."""
+    args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
+                or "spark.master" in args or "--master" in args)
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,7 +525,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False) -> RunResult:
+                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -525,7 +539,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
     converted at the same time; ``replay_quarantine``: also re-interpret quarantined row
     events whose table had no known schema at their seq and has one now (module
-    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit.
+    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
+    ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
+    (``spark_session``).
 
     Raises ``FileNotFoundError`` for a missing change log and ``PipelineError`` for a log that
     is not the continuation of the output's, run options that differ from the output's, a
@@ -554,7 +570,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                 f"(phase {inputs.bound.phase}): nothing to read")
             last = state.last_seq()
             return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
-        spark = spark or spark_session(master)
+        spark = spark or spark_session(master, conf=spark_conf)
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
@@ -691,13 +707,13 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
                      .withColumn("_replay", F.lit(None).cast("INT")))
         if replay_lines:
-            rp = spark.createDataFrame(replay_lines, "_line STRING, _replay INT")
+            rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
             rp = rp.select("_line", F.lit("replay").alias("_file"),
                            F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
                 "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
             events_df = events_df.unionByName(rp)
-        vdf = spark.createDataFrame(
-            [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
+        vdf = _local_frame(
+            spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
               v["from"], v["to"], v["reason"]) for k, v in enumerate(versions)],
             "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
         rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
@@ -748,7 +764,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                                                               getattr(inputs, "bound", None))
             records += malformed
         if records:
-            quarantined.append(spark.createDataFrame(records, _QUARANTINE_SCHEMA))
+            quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
         for k in (k for k in parts if k < 0 and k != _PART_INVALID):
             quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
                 "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
@@ -817,7 +833,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
             lines = past_checkpoint(_read_events(spark, inputs)).select(
                 "seq", "position", "op", F.col("_line").alias("event"))
             if replay_lines:
-                lines = lines.unionByName(spark.createDataFrame(replay_lines, "_line STRING, _replay INT").select(
+                lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
                     F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
                     "e.seq", "e.position", "e.op", "event"))
             quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
@@ -1060,6 +1076,23 @@ def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple
 
 def _record_key(r: dict) -> tuple:
     return (r.get("seq"), r.get("position"), r.get("op"))
+
+
+def _local_frame(spark, rows: list[tuple], schema: str):
+    """A DataFrame of ``rows`` (tuples in the order of ``schema``, a DDL field list) built
+    in the JVM alone: the rows are one JSON literal of the plan, read with ``from_json``.
+    ``spark.createDataFrame`` on a list would pickle them and have them unpickled by Python
+    workers on the executors — a cluster's executors would need Python, and the same Python
+    as the driver, for a list of version spans (``tests/pipeline/test_cluster.py`` checks
+    that a run starts no Python there).  For the driver's small tables (versions,
+    quarantine records, replayed lines); every value a JSON scalar."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DataType
+
+    struct = DataType.fromDDL(schema)
+    names = struct.fieldNames()
+    text = json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False)
+    return spark.range(0, 1, 1, 1).select(F.inline(F.from_json(F.lit(text), ArrayType(struct))))
 
 
 def _union(frames: list):
