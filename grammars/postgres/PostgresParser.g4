@@ -203,17 +203,17 @@ partitionStrategy
     ;
 
 // FOR VALUES partition_bound_spec | DEFAULT
+// partition_bound_spec (CREATE TABLE):
+//   IN ( partition_bound_expr [, ...] ) |
+//   FROM ( { partition_bound_expr | MINVALUE | MAXVALUE } [, ...] ) TO ( ... ) |
+//   WITH ( MODULUS numeric_literal, REMAINDER numeric_literal )
+// The lists are kept as text (balancedTokens, followed only by ')': one token decides its loop).
 partitionBoundSpec
-    : FOR VALUES partitionBoundTokens
+    : FOR VALUES ( IN LPAREN balancedTokens RPAREN
+                 | FROM LPAREN balancedTokens RPAREN TO LPAREN balancedTokens RPAREN
+                 | WITH LPAREN balancedTokens RPAREN
+                 )
     | DEFAULT
-    ;
-
-// partition_bound_spec kept as text: the tokens, parentheses balanced, to the end of the
-// statement (greedy, as balancedTokens). A rule of its own so that balancedTokens is only ever
-// followed by ')' or the end of a statement: then one token decides its loop and the parser
-// never looks further ahead inside a view body or a default (DESIGN.md, performance facts).
-partitionBoundTokens
-    : (~(LPAREN | RPAREN | SEMI | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
     ;
 
 // [ USING method ] [ WITH ( storage_parameter [= value] [, ... ] ) | WITHOUT OIDS ]

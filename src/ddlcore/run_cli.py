@@ -15,7 +15,7 @@ DEFAULT_CONCURRENT_JOBS = 4
 __all__ = ["run_cmd", "render_summary"]
 
 
-def render_summary(console: Console, result, out: Path) -> None:
+def render_summary(console: Console, result, out: str | Path) -> None:
     """The end-of-run summary: rows per table, version and op; quarantine reasons."""
     rt = RichTable(title=f"ddlcore run → {out}", title_justify="left")
     for head in ("database", "table", "schema_version", "op", "rows"):
@@ -45,7 +45,8 @@ def render_summary(console: Console, result, out: Path) -> None:
 @click.command("run")
 @click.option("--changelog", required=True, type=click.Path(exists=True, path_type=Path),
               help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="output directory")
+@click.option("--out", required=True, metavar="DIR|URI",
+              help="output directory: a path, or a Hadoop URI (file://, hdfs://, s3a://, ...)")
 @click.option("--dialect", default=None,
               help="dialect of the DDL events (default: the one the change log's source event names, else mysql)")
 @click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -60,7 +61,7 @@ def render_summary(console: Console, result, out: Path) -> None:
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
-def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | None, master: str | None,
+def run_cmd(changelog: Path, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
             replay_quarantine: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.

@@ -35,7 +35,9 @@ themselves: docs/pipeline.md, "Reading the output without Spark").
 Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
 table, reason, event`` (the event's raw text), every key present even when null.
 
-Commit protocol: a run writes into ``OUT/_state/staging/<run>/`` (rows that cannot be
+Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
+API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
+``OUT/_state/staging/<run>/`` (rows that cannot be
 converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
 written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
 move and to delete, the new checkpoint, fsynced), moves the files into place, deletes the
@@ -55,16 +57,20 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 import uuid
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import DdlCoreError, DdlParseError
 from .layout import schema_file, version_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
            "spark_session", "check_run_options"]
@@ -171,86 +177,71 @@ def submitted() -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+def _write_json(fs: "OutputFS", rel: str, data: Any) -> None:
+    """``data`` as JSON into ``rel``, atomically (``OutputFS.write_text``)."""
+    fs.write_text(rel, json.dumps(data, indent=2, sort_keys=True), atomic=True)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _read_json(fs: "OutputFS", rel: str) -> Any:
+    text = fs.read_text(rel)
+    return None if text is None else json.loads(text)
 
 
 class _State:
-    """``OUT/_state``: the checkpoint, the commit in progress, the staging area, the log's
-    identity and run options (``log.json``) and the malformed lines already quarantined
-    (``malformed.json``)."""
+    """``OUT/_state`` (paths relative to ``OUT``, read and written through ``fs``): the
+    checkpoint, the commit in progress, the staging area, the log's identity and run options
+    (``log.json``) and the malformed lines already quarantined (``malformed.json``)."""
 
-    def __init__(self, out: Path):
-        self.dir = out / "_state"
-        self.checkpoint = self.dir / "checkpoint.json"
-        self.pending = self.dir / "pending.json"
-        self.staging = self.dir / "staging"
-        self.log = self.dir / "log.json"
-        self.malformed = self.dir / "malformed.json"
+    def __init__(self, fs: "OutputFS"):
+        self.fs = fs
+        self.dir = "_state"
+        self.checkpoint = "_state/checkpoint.json"
+        self.pending = "_state/pending.json"
+        self.staging = "_state/staging"
+        self.log = "_state/log.json"
+        self.malformed = "_state/malformed.json"
 
     def last_seq(self) -> int | None:
-        if not self.checkpoint.exists():
-            return None
-        return json.loads(self.checkpoint.read_text())["last_seq"]
+        data = _read_json(self.fs, self.checkpoint)
+        return None if data is None else data["last_seq"]
 
     def log_info(self) -> dict | None:
-        return json.loads(self.log.read_text()) if self.log.exists() else None
+        return _read_json(self.fs, self.log)
 
     def malformed_keys(self) -> set[str]:
-        return set(json.loads(self.malformed.read_text())) if self.malformed.exists() else set()
+        return set(_read_json(self.fs, self.malformed) or ())
 
     def recover(self) -> bool:
         """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
         rolled = False
-        if self.pending.exists():
-            _apply_plan(json.loads(self.pending.read_text()), self)
-            self.pending.unlink()
+        plan = _read_json(self.fs, self.pending)
+        if plan is not None:
+            _apply_plan(plan, self)
+            self.fs.delete(self.pending)
             rolled = True
-        if self.staging.exists():
-            shutil.rmtree(self.staging)
+        self.fs.delete(self.staging, recursive=True)
         return rolled
 
 
 def _apply_plan(plan: dict[str, Any], state: _State) -> None:
-    """Carry out a commit plan (idempotent: a roll-forward may repeat it)."""
-    _apply_moves(plan["moves"])
+    """Carry out a commit plan (idempotent: a roll-forward may repeat it).  Its paths are
+    relative to the output (absolute local paths in a plan of an earlier version)."""
+    fs = state.fs
+    _apply_moves(plan["moves"], fs)
     for path in plan.get("deletes", ()):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        fs.delete(path)
     for name, data in (plan.get("state") or {}).items():
-        _write_json_atomic(state.dir / name, data)
-    _write_json_atomic(state.checkpoint, plan["checkpoint"])
+        _write_json(fs, f"{state.dir}/{name}", data)
+    _write_json(fs, state.checkpoint, plan["checkpoint"])
     if plan.get("run_json") is not None:
-        _write_json_atomic(Path(plan["run_json_path"]), plan["run_json"])
+        _write_json(fs, plan["run_json_path"], plan["run_json"])
 
 
-def _apply_moves(moves: list[list[str]]) -> None:
+def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
     """Idempotent renames (a source already moved is skipped)."""
-    dirs = set()
     for src, dst in moves:
-        s, d = Path(src), Path(dst)
-        if s.exists():
-            d.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(s, d)
-            dirs.add(d.parent)
-    for d in dirs:
-        _fsync_dir(d)
+        if fs.exists(src):
+            fs.replace(src, dst)
 
 
 # --------------------------------------------------------------------------------------------
@@ -401,6 +392,8 @@ _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1,
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
                       "`table` STRING, reason STRING, event STRING")
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
+#: ``check_run_options``' default: read the output's log.json if it is local
+_LOCAL = object()
 #: table versions converted and written at the same time (Spark jobs submitted from threads)
 DEFAULT_CONCURRENT_JOBS = 4
 #: the pipeline's own columns in every row file
@@ -429,12 +422,17 @@ PARQUET_TIMESTAMPS = ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS
 
 
 def check_run_options(out: str | os.PathLike, dialect: str | None,
-                      spark_options: dict[str, Any] | None) -> dict[str, Any]:
+                      spark_options: dict[str, Any] | None, *, log_info: Any = _LOCAL) -> dict[str, Any]:
     """Validate a run's options before Spark starts and against the output's recorded ones:
     the dialect must be installed, the ``-s`` options known with valid values, and equal to
     those the output was written with (types must not change inside a ``schema_version``
     directory).  Returns the normalised type-mapping options.  Raises ``PipelineError``
-    naming the problem."""
+    naming the problem.
+
+    ``log_info``: the output's ``_state/log.json`` (``None``: none), as the run reads it
+    through Hadoop's FileSystem; by default — the check ``ddlcore run`` makes before it starts
+    Spark — it is read from a local output directory only (a URI of another filesystem is
+    checked by the run itself)."""
     import dataclasses
 
     from ..errors import DialectNotFound
@@ -451,7 +449,7 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"-s: {exc}") from None
     normal = opts.as_dict(dialect)
-    info = _State(Path(out)).log_info()
+    info = _local_log_info(out) if log_info is _LOCAL else log_info
     if info is not None and info.get("spark_options") is not None and info["spark_options"] != normal:
         diff = {k: (info["spark_options"].get(k), v) for k, v in normal.items() if info["spark_options"].get(k) != v}
         said = ", ".join(f"-s {k}={old} (this run: {new})" for k, (old, new) in sorted(diff.items()))
@@ -460,7 +458,20 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
     return normal
 
 
-def _check_identity(out: Path, state: _State, sources: list, last: int | None) -> dict | None:
+def _local_log_info(out: str | os.PathLike) -> dict | None:
+    """``OUT/_state/log.json`` of a local output (a path or a ``file:`` URI), read before
+    Spark starts; ``None`` for another filesystem or when there is none."""
+    from urllib.parse import urlparse
+
+    text = str(out)
+    scheme = urlparse(text).scheme
+    if len(scheme) > 1 and scheme != "file":
+        return None
+    path = Path(urlparse(text).path if scheme == "file" else text) / "_state" / "log.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _check_identity(out: str, state: _State, sources: list, last: int | None) -> dict | None:
     """The log's identity (from its source events) checked against the output's."""
     from ..changelog import SourceInfo
 
@@ -549,17 +560,23 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
 
+    from .fs import OutputFS
+
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    changelog, out = Path(changelog), Path(out)
+    changelog, out = Path(changelog), str(out)
     if not changelog.exists():
         raise FileNotFoundError(f"change log not found: {changelog}")
     inputs = _inputs(changelog)
-    sopts = check_run_options(out, dialect, spark_options)
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    state = _State(out)
+    check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
+    spark = spark or spark_session(master, conf=spark_conf)
+    fs = OutputFS(spark, out)
+    state = _State(fs)
+    created = None
     try:
+        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        created = not fs.exists()
+        fs.mkdirs()
         if state.recover():
             say("rolled forward the previous run's commit")
         if inputs.bound is not None and inputs.bound.seq == 0:
@@ -570,7 +587,6 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                 f"(phase {inputs.bound.phase}): nothing to read")
             last = state.last_seq()
             return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
-        spark = spark or spark_session(master, conf=spark_conf)
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
@@ -588,17 +604,16 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             raise PipelineError(problem) from None
         raise
     finally:
-        if state.staging.exists() and not state.pending.exists():
-            shutil.rmtree(state.staging, ignore_errors=True)
-        if created and not any(out.iterdir()):
-            out.rmdir()
-        elif created and state.dir.exists() and not state.checkpoint.exists() and _only_state(out):
-            shutil.rmtree(out, ignore_errors=True)  # a first run that failed leaves nothing
+        if created is not None and not fs.exists(state.pending):  # (else: committed, to roll forward)
+            fs.delete(state.staging, recursive=True)
+            if created and not fs.exists(state.checkpoint) and _only_state(fs):
+                fs.delete("", recursive=True)  # a first run that failed leaves nothing
+        fs.close()
 
 
-def _only_state(out: Path) -> bool:
-    return all(p.name in ("_state", "_history.sqlite", "_history.sqlite-wal", "_history.sqlite-shm")
-               for p in out.iterdir())
+def _only_state(fs: "OutputFS") -> bool:
+    return all(name in ("_state", "_history.sqlite", "_history.sqlite-wal", "_history.sqlite-shm")
+               for name, _ in fs.list())
 
 
 def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
@@ -626,7 +641,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     return None
 
 
-def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, sopts, say,
+def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
          concurrent_jobs, replay_quarantine, t0) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -635,11 +650,14 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
     from ..history import HistoryError, SchemaHistory
     from . import RowConverter
 
+    fs = state.fs
     last = state.last_seq()
     result = RunResult(previous_seq=last)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    staging = state.staging / run_id
-    rows_dir = state.staging / f"{run_id}.rows"
+    # paths relative to the output (``fs``); ``fs.str(...)`` is the URI Spark reads and writes
+    staging = f"{state.staging}/{run_id}"
+    rows_dir = f"{state.staging}/{run_id}.rows"
+    local_tmp = None
 
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
@@ -671,7 +689,15 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         result.dialect = name
         todo_events = [e for e in events if last is None or e.seq > last]
         say(f"recording {len(todo_events)} DDL event(s) in the schema history")
-        hist_path = Path(history) if history else out / "_history.sqlite"
+        if history:
+            hist_path = Path(history)
+        elif fs.local_root is not None:  # SQLite needs a local file: in place
+            hist_path = Path(fs.local_root) / "_history.sqlite"
+        else:  # a copy, recorded here and uploaded by the commit (docs/pipeline.md)
+            local_tmp = tempfile.mkdtemp(prefix="ddlcore-history-")
+            hist_path = Path(local_tmp) / "_history.sqlite"
+            if fs.exists("_history.sqlite"):
+                fs.copy_to_local("_history.sqlite", str(hist_path))
         failed_ddl: list[tuple] = []
         try:
             hist = SchemaHistory.open(hist_path, dialect=name, lenient=not strict)
@@ -697,7 +723,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
         if replay_quarantine:
-            replay_lines, replay_keys, old_quarantine = _replayable(out, versions, fold)
+            replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
         # -- row events → table version in force at their seq, staged by version ----------------
@@ -745,13 +771,13 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                  F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
                  F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
                  _images().alias("_img"))
-         .write.mode("overwrite").partitionBy("_part", "_img").parquet(str(rows_dir)))
+         .write.mode("overwrite").partitionBy("_part", "_img").parquet(fs.str(rows_dir)))
         max_seq = seen.get.get("max_seq")
         if last is not None and max_seq is not None and max_seq < last:
             raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
                                 f"it is not the log this output was written from (a new capture restarts seq "
                                 f"at 1); write it to a new output directory")
-        parts = sorted(int(p.name.split("=", 1)[1]) for p in rows_dir.glob("_part=*") if p.is_dir())
+        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_part="))
         result.events = fresh.get.get("events") or 0
         last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
         result.last_seq = last_seq
@@ -760,13 +786,13 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         new_malformed: list[str] = []
         records = list(failed_ddl) + bad_history
         if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, rows_dir / f"_part={_PART_INVALID}", state,
-                                                              getattr(inputs, "bound", None))
+            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state,
+                                                          getattr(inputs, "bound", None))
             records += malformed
         if records:
             quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
         for k in (k for k in parts if k < 0 and k != _PART_INVALID):
-            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
                 "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                 F.col("_line").alias("event")))
         if strict and quarantined:
@@ -782,7 +808,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         for k in collide:  # a source column named like a pipeline column: said, never mixed up
             v = versions[k]
             cols = sorted(set(v["model"].column_names) & set(META_COLUMNS))
-            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
                 "seq", "position", "op", "database", "schema", "table",
                 F.lit(f"column name(s) {', '.join(cols)} of {v['table']} collide with the pipeline's "
                       f"own columns: rows not written").alias("reason"),
@@ -797,11 +823,11 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         def convert(i: int, k: int) -> tuple[int, dict[str, int], bool]:
             v = versions[k]
             say(f"converting {_label(v)} version {v['version']} ({i + 1}/{len(todo)})")
-            target = staging / version_dir(v["database"], v["schema"], v["table"], v["version"])
-            bad_dir = state.staging / f"{run_id}.bad" / str(k)
-            vdir = rows_dir / f"_part={k}"
-            images = {p.name.split("=", 1)[1] for p in vdir.glob("_img=*")}
-            counts, has_bad = _write_version(spark.read.parquet(str(vdir)), v["model"], sopts, name, target,
+            target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{k}")
+            vdir = f"{rows_dir}/_part={k}"
+            images = {n.split("=", 1)[1] for n, _ in fs.list(vdir) if n.startswith("_img=")}
+            counts, has_bad = _write_version(spark.read.parquet(fs.str(vdir)), v["model"], sopts, name, target,
                                              bad_dir, after=bool(images & {"a", "ab"}),
                                              before=bool(images & {"b", "ab"}))
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
@@ -819,7 +845,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                     result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
                     result.rows += n
                 if has_bad:
-                    bad_dirs.append(str(state.staging / f"{run_id}.bad" / str(k)))
+                    bad_dirs.append(fs.str(f"{state.staging}/{run_id}.bad/{k}"))
                 result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
         finally:
             if case_sensitive:
@@ -849,49 +875,50 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                     result.quarantined += r["count"]
                 # every field in every record, null ones too (Spark's JSON writer drops them by default)
                 (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
-                 .option("ignoreNullFields", "false").json(str(staging / "_quarantine")))
+                 .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
             finally:
                 bad.unpersist()
         deletes: list[str] = []
         if replay_keys:
             kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
             result.replayed = len(old_quarantine) - len(kept)
-            (staging / "_quarantine").mkdir(parents=True, exist_ok=True)
-            with open(staging / "_quarantine" / "part-kept.json", "w") as fh:
-                for r in kept:
-                    fh.write(json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n")
+            fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
+                json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
             deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
-        schema_dir = staging / "_schemas"
-        schema_dir.mkdir(parents=True, exist_ok=True)
+        schema_dir = f"{staging}/_schemas"
         for v in versions:
             if v["model"] is None:
                 continue
             conv = RowConverter(v["model"], sopts, dialect=name)
-            (schema_dir / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
+            fs.write_text(f"{schema_dir}/{schema_file(v['database'], v['schema'], v['table'], v['version'])}", json.dumps({
                 "database": v["database"], "schema": v["schema"], "table": v["table"],
                 "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
                 "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
                 "struct_type": conv.struct_type.jsonValue(), "model": v["model"].to_json()}, indent=2))
+        if local_tmp is not None:  # the history's copy goes with the run's files
+            fs.copy_from_local(str(hist_path), f"{staging}/_history.sqlite")
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
+        if local_tmp is not None:
+            shutil.rmtree(local_tmp, ignore_errors=True)
 
     # -- commit ----------------------------------------------------------------------------------
     result.seconds = time.perf_counter() - t0
-    run_json = _merge_run_json(out / "_run.json", result)
-    moves = _plan_moves(staging, out, run_id)
+    run_json = _merge_run_json(fs, result)
+    moves = _plan_moves(fs, staging, run_id)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
     plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
             "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": str(out / "_run.json")}
-    _write_json_atomic(state.pending, plan)
+            "run_json": run_json, "run_json_path": "_run.json"}
+    _write_json(fs, state.pending, plan)  # the commit point
     _apply_plan(plan, state)
-    state.pending.unlink()
-    shutil.rmtree(state.staging, ignore_errors=True)
+    fs.delete(state.pending)
+    fs.delete(state.staging, recursive=True)
     say("committed")
     return result
 
@@ -944,7 +971,7 @@ def _case_collision(table) -> bool:
     return len(set(names)) != len(names)
 
 
-def _malformed_records(spark, part_dir: Path, state: _State,
+def _malformed_records(spark, part_dir: str, state: _State,
                        bound: _CaptureBound | None = None) -> tuple[list[tuple], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
@@ -1029,17 +1056,19 @@ def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[int]]:
     return found
 
 
-def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
+def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
     """The committed quarantine records of row events whose table had no known schema at their
     seq (blocked, or unknown) and whose *next* version is a definition from the source
     (``snapshot``: a resync, or ``create``) with nothing in between: ``(event line, target
     version index)`` each, their keys, and every committed record (with ``_path``)."""
     records = []
-    for f in sorted((out / "_quarantine").glob("*.json")):
-        for text in f.read_text(encoding="utf-8").splitlines():
+    for name, is_dir in fs.list("_quarantine"):
+        if is_dir or not name.endswith(".json"):
+            continue
+        for text in fs.read_text(f"_quarantine/{name}").splitlines():
             if text.strip():
                 r = json.loads(text)
-                r["_path"] = str(f)
+                r["_path"] = f"_quarantine/{name}"
                 records.append(r)
     by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
@@ -1238,29 +1267,29 @@ def _version_list(hist) -> list[dict[str, Any]]:
     return out
 
 
-def _plan_moves(staging: Path, out: Path, run_id: str) -> list[list[str]]:
-    """Staged data files → their place under ``out`` (each named after the run, so files of
-    different runs never collide); schema files replace their namesakes."""
+def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
+    """Staged data files → their place in the output (paths relative to it; each data file
+    named after the run, so files of different runs never collide); schema files and the
+    history's copy replace their namesakes."""
     moves = []
-    if not staging.exists():
-        return moves
-    for f in sorted(staging.rglob("*")):
-        if not f.is_file() or f.name.startswith(("_SUCCESS", ".")) or f.suffix == ".crc":
+    for f in fs.walk_files(staging):
+        rel = f[len(staging) + 1:]
+        parent, _, name = rel.rpartition("/")
+        if name.startswith(("_SUCCESS", ".")) or name.endswith(".crc"):
             continue
-        rel = f.relative_to(staging)
-        if rel.parts[0] == "_schemas":
-            dst = out / rel
+        if rel.split("/", 1)[0] in ("_schemas", "_history.sqlite"):
+            dst = rel
         else:
-            dst = out / rel.parent / f"{run_id}-{f.name}"
-        moves.append([str(f), str(dst)])
+            dst = f"{parent}/{run_id}-{name}" if parent else f"{run_id}-{name}"
+        moves.append([f, dst])
     return moves
 
 
-def _merge_run_json(path: Path, result: RunResult) -> dict[str, Any]:
+def _merge_run_json(fs: "OutputFS", result: RunResult) -> dict[str, Any]:
     total: dict[str, int] = defaultdict(int)
     runs = 0
-    if path.exists():
-        prev = json.loads(path.read_text())
+    prev = _read_json(fs, "_run.json")
+    if prev is not None:
         runs = prev.get("runs", 0)
         for row in prev.get("total", {}).get("counts", []):
             total[json.dumps([row["database"], row["table"], row["schema_version"], row["op"]])] += row["rows"]
