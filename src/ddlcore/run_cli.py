@@ -42,9 +42,20 @@ def render_summary(console: Console, result, out: str | Path) -> None:
         console.print(q)
 
 
+def _changelog_arg(ctx, param, value):
+    """``--changelog``: a URI of another filesystem as it is (the run lists it through
+    Hadoop), else a path that must exist."""
+    from .spark.fs import is_uri
+
+    if value is None or is_uri(value):
+        return value
+    return click.Path(exists=True, path_type=Path).convert(value, param, ctx)
+
+
 @click.command("run")
-@click.option("--changelog", required=True, type=click.Path(exists=True, path_type=Path),
-              help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet")
+@click.option("--changelog", required=True, metavar="PATH|URI", callback=_changelog_arg,
+              help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet, a file or a directory of them; "
+                   "a path or a Hadoop URI (hdfs://, s3a://, ...)")
 @click.option("--out", required=True, metavar="DIR|URI",
               help="output directory: a path, or a Hadoop URI (file://, hdfs://, s3a://, ...)")
 @click.option("--dialect", default=None,
@@ -61,7 +72,7 @@ def render_summary(console: Console, result, out: str | Path) -> None:
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
-def run_cmd(changelog: Path, out: str, dialect: str | None, history: Path | None, master: str | None,
+def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
             replay_quarantine: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.

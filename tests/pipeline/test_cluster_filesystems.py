@@ -118,3 +118,25 @@ def test_a_file_uri_is_the_local_directory(spark, tmp_path, monkeypatch):
     assert [r["_seq"] for r in rows_of(spark, tmp_path / "out", "orders", 1)] == [3, 4]
     assert (tmp_path / "out" / "_history.sqlite").exists()  # SQLite in place on a local output
     assert list(cwd.iterdir()) == []
+
+
+def test_a_change_log_only_hadoop_reaches_is_read_as_a_local_one(spark, tmp_path, mounted):
+    """``--changelog`` as a URI (here a ``viewfs://`` directory): listed through Hadoop, read
+    by Spark; the output equals that of the same log read from a local path (a malformed
+    line's reason names its file; its line number only for a local file)."""
+    uri, target, _ = mounted
+    log = shop_log(target / "log")
+    (target / "log").mkdir()
+    log.write(['{"seq": 99, "op": "c"'])
+    (target / "log" / "_ignored.jsonl").write_text("not a change-log file: hidden by its name\n")
+    remote = pl.run_pipeline(f"{uri}/log", tmp_path / "a", spark=spark)
+    local = pl.run_pipeline(target / "log", tmp_path / "b", spark=spark)
+    assert (remote.rows, remote.quarantined, remote.last_seq) == (local.rows, local.quarantined, local.last_seq) == (4, 1, 7)
+    for table, version in (("orders", 1), ("orders", 2)):
+        assert rows_of(spark, tmp_path / "a", table, version) == rows_of(spark, tmp_path / "b", table, version)
+    [q] = [json.loads(line) for f in (tmp_path / "a" / "_quarantine").glob("*.json")
+           for line in f.read_text().splitlines() if line.strip()]
+    assert q["reason"].startswith(f"{uri}/log/changelog.jsonl: malformed event") and q["event"] == '{"seq": 99, "op": "c"'
+    with pytest.raises(FileNotFoundError, match="change log not found"):
+        pl.run_pipeline(f"{uri}/nothing", tmp_path / "c", spark=spark)
+    assert not (tmp_path / "c").exists()

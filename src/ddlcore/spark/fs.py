@@ -26,7 +26,16 @@ from __future__ import annotations
 import uuid
 from typing import Iterator
 
-__all__ = ["OutputFS"]
+__all__ = ["OutputFS", "is_uri"]
+
+
+def is_uri(text: object) -> bool:
+    """``text`` names a file of a filesystem other than the local one (``hdfs://…``,
+    ``s3a://…``): a URI with a scheme that is not ``file``."""
+    from urllib.parse import urlparse
+
+    scheme = urlparse(str(text)).scheme
+    return len(scheme) > 1 and scheme != "file"
 
 
 class OutputFS:

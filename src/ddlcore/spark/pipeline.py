@@ -305,6 +305,29 @@ def _capture_bound(changelog: Path) -> _CaptureBound | None:
     return _CaptureBound(seq, (directory / name).resolve(), nbytes, phase)
 
 
+def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
+    """``_inputs`` of a change log that is a URI of another filesystem, listed through
+    Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
+    name).  Raises ``FileNotFoundError`` / ``PipelineError`` as ``_inputs`` does."""
+    from ..changelog import CHANGELOG_SUFFIXES, is_changelog_file
+    from .fs import OutputFS
+
+    fs = OutputFS(spark, uri)
+    try:
+        if not fs.exists():
+            raise FileNotFoundError(f"change log not found: {uri}")
+        if not fs.is_dir():
+            files = [fs.uri]
+        else:
+            files = [fs.str(name) for name, is_dir in fs.list() if not is_dir and is_changelog_file(name)]
+            if not files:
+                raise PipelineError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in {uri}")
+    finally:
+        fs.close()
+    parquet = [f for f in files if f.endswith(".parquet")]
+    return [f for f in files if not f.endswith(".parquet")], parquet
+
+
 def _inputs(changelog: Path) -> _Inputs:
     """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
     its change-log files: ``ddlcore.changelog.changelog_files``), with the capture bound of a
@@ -564,12 +587,19 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
 
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    changelog, out = Path(changelog), str(out)
-    if not changelog.exists():
-        raise FileNotFoundError(f"change log not found: {changelog}")
-    inputs = _inputs(changelog)
+    from .fs import is_uri
+
+    out = str(out)
+    remote_log = is_uri(changelog)
+    if not remote_log:
+        changelog = Path(_plain_path(str(changelog)))
+        if not changelog.exists():
+            raise FileNotFoundError(f"change log not found: {changelog}")
+        inputs = _inputs(changelog)
     check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
     spark = spark or spark_session(master, conf=spark_conf)
+    if remote_log:
+        inputs = _remote_inputs(spark, str(changelog))
     fs = OutputFS(spark, out)
     state = _State(fs)
     created = None
@@ -579,12 +609,12 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         fs.mkdirs()
         if state.recover():
             say("rolled forward the previous run's commit")
-        if inputs.bound is not None and inputs.bound.seq == 0:
+        bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
+        if bound is not None and bound.seq == 0:
             # a capture whose first checkpoint is not written yet, or whose snapshot is in
             # progress: nothing of its log is final — nothing read, nothing committed (not even
             # the dialect: the log's source event is not final either)
-            say(f"{inputs.bound.changelog}: the capture has made nothing final yet "
-                f"(phase {inputs.bound.phase}): nothing to read")
+            say(f"{bound.changelog}: the capture has made nothing final yet (phase {bound.phase}): nothing to read")
             last = state.last_seq()
             return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
@@ -619,8 +649,12 @@ def _only_state(fs: "OutputFS") -> bool:
 def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
     not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
+    from .fs import is_uri
+
     for name in inputs[0]:
-        path = Path(name.removeprefix("file:"))
+        if is_uri(name):  # not read here (another filesystem): Spark's own error stands
+            continue
+        path = Path(_plain_path(name))
         if path.suffix == ".gz":
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
             offset = 0
