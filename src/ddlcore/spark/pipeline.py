@@ -265,6 +265,46 @@ _OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("
                      ("source", "STRING"))
 
 
+class _Inputs(tuple):
+    """``(JSON Lines files, Parquet files)`` of a change log, and ``bound``: what of a
+    capture's output directory is final (``_CaptureBound``), or ``None``."""
+
+    bound: "_CaptureBound | None" = None
+
+
+@dataclass(frozen=True)
+class _CaptureBound:
+    """A capture's output read while the capture may be running or may have been killed: only
+    what its ``checkpoint.json`` covers is final.  ``seq``: the last checkpointed seq (events
+    after it may be truncated and written again by the capture's restart, and a snapshot
+    restarted from scratch); ``changelog``, ``durable_bytes``: the change-log file and the
+    length of its checkpointed prefix — a malformed line past it is a line still being written
+    (torn by a kill), never quarantined."""
+
+    seq: int
+    changelog: Path
+    durable_bytes: int
+    phase: str
+
+
+def _capture_bound(changelog: Path) -> _CaptureBound | None:
+    """The ``checkpoint.json`` a capture (``ddlcore capture mysql|postgres``) keeps beside its
+    ``changelog.jsonl``: ``seq``, ``changelog_bytes``, ``phase``.  While the first run's snapshot
+    is in progress (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
+    directory, name = (changelog, "changelog.jsonl") if changelog.is_dir() else (changelog.parent, changelog.name)
+    path = directory / "checkpoint.json"
+    if name != "changelog.jsonl" or not path.is_file() or not (directory / name).is_file():
+        return None
+    try:
+        cp = json.loads(path.read_text(encoding="utf-8"))
+        seq, nbytes, phase = int(cp["seq"]), int(cp["changelog_bytes"]), str(cp.get("phase", "streaming"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a capture's checkpoint
+    if phase != "streaming":
+        seq, nbytes = 0, 0
+    return _CaptureBound(seq, (directory / name).resolve(), nbytes, phase)
+
+
 def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
     """``_inputs`` of a change log that is a URI of another filesystem, listed through
     Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
@@ -288,9 +328,10 @@ def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
     return [f for f in files if not f.endswith(".parquet")], parquet
 
 
-def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
+def _inputs(changelog: Path) -> _Inputs:
     """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
-    its change-log files: ``ddlcore.changelog.changelog_files``)."""
+    its change-log files: ``ddlcore.changelog.changelog_files``), with the capture bound of a
+    capture's output (``_capture_bound``)."""
     from ..changelog import ChangeLogError, changelog_files
 
     if changelog.is_dir() and not any(changelog.glob("*.jsonl*")) and any(changelog.glob("*.parquet")):
@@ -302,14 +343,17 @@ def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
             raise PipelineError(str(exc)) from None
     parquet = [str(f) for f in files if f.suffix == ".parquet"]
     text = [str(f) for f in files if f.suffix != ".parquet"]
-    return text, parquet
+    inputs = _Inputs((text, parquet))
+    inputs.bound = _capture_bound(changelog)
+    return inputs
 
 
-def _read_events(spark, inputs: tuple[list[str], list[str]], *, history_only: bool = False):
+def _read_events(spark, inputs: _Inputs, *, history_only: bool = False):
     """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
     ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
     parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
-    collects the DDL."""
+    collects the DDL.  A capture's output is read up to its checkpoint (``inputs.bound``:
+    events with a larger seq are left for a later run)."""
     from pyspark.sql import functions as F
 
     text_files, parquet_files = inputs
@@ -335,6 +379,9 @@ def _read_events(spark, inputs: tuple[list[str], list[str]], *, history_only: bo
                 .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
         frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
     df = _union(frames)
+    bound = getattr(inputs, "bound", None)
+    if bound is not None:
+        df = df.where(F.col("seq").isNull() | (F.col("seq") <= F.lit(bound.seq)))
     ops = F.col("op")
     valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin(*ALL_OPS)
              & F.when(ops.isin("ddl", "stmt"), F.col("ddl").isNotNull())
@@ -562,6 +609,14 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         fs.mkdirs()
         if state.recover():
             say("rolled forward the previous run's commit")
+        bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
+        if bound is not None and bound.seq == 0:
+            # a capture whose first checkpoint is not written yet, or whose snapshot is in
+            # progress: nothing of its log is final — nothing read, nothing committed (not even
+            # the dialect: the log's source event is not final either)
+            say(f"{bound.changelog}: the capture has made nothing final yet (phase {bound.phase}): nothing to read")
+            last = state.last_seq()
+            return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
@@ -765,7 +820,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         new_malformed: list[str] = []
         records = list(failed_ddl) + bad_history
         if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state)
+            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state,
+                                                          getattr(inputs, "bound", None))
             records += malformed
         if records:
             quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
@@ -949,15 +1005,29 @@ def _case_collision(table) -> bool:
     return len(set(names)) != len(names)
 
 
-def _malformed_records(spark, part_dir: str, state: _State) -> tuple[list[tuple], list[str]]:
+def _malformed_records(spark, part_dir: str, state: _State,
+                       bound: _CaptureBound | None = None) -> tuple[list[tuple], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
-    its file, text and occurrence, is remembered in ``malformed.json``).  Returns the records
-    and the keys of the seq-less lines quarantined now."""
+    its file, text and occurrence, is remembered in ``malformed.json``).  In a capture's
+    change log (``bound``) only the lines of its checkpointed prefix count: a line past it is
+    being written (or was torn by a kill, and the capture's restart truncates it).  Returns the
+    records and the keys of the seq-less lines quarantined now."""
     from ..changelog import validate
 
     rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
                                                      "_line", "_file").collect()
+    if bound is not None:
+        durable = None
+        kept = []
+        for r in rows:
+            if r["_file"] and Path(_plain_path(r["_file"])).resolve() == bound.changelog:
+                if durable is None:
+                    durable = _complete_lines(bound.changelog, bound.durable_bytes)
+                if (r["_line"] or "") not in durable:
+                    continue
+            kept.append(r)
+        rows = kept
     wanted: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         if r["_file"]:
@@ -986,6 +1056,13 @@ def _malformed_records(spark, part_dir: str, state: _State) -> tuple[list[tuple]
         records.append((r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
                         f"{where}: {why}", line))
     return records, new_keys
+
+
+def _complete_lines(path: Path, nbytes: int) -> set[str]:
+    """The complete lines (newline-terminated) of the first ``nbytes`` bytes of ``path``."""
+    with open(path, "rb") as fh:
+        data = fh.read(nbytes)
+    return {raw.decode("utf-8", "replace").rstrip("\r") for raw in data.split(b"\n")[:-1]}
 
 
 def _plain_path(uri: str) -> str:
