@@ -37,6 +37,8 @@ import pytest
 from ddlcore.raw import encode_json as e
 
 CI = os.environ.get("CI") == "true"
+#: three ddlcore runs and a probe, each a Spark application: minutes on a loaded 2-core machine
+pytestmark = pytest.mark.slow
 
 
 def _require(what: str, ok: bool) -> None:
