@@ -165,3 +165,12 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
     assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
     assert [r["_seq"] for r in rows_of(spark, out, "orders", 1) + rows_of(spark, out, "orders", 2)] == [3, 4, 6, 7]
     assert json.loads((out / "_run.json").read_text())["total"]["counts"]
+
+
+def test_a_filesystem_hadoop_does_not_have_is_one_clear_error(spark, tmp_path):
+    log = shop_log(tmp_path)
+    with pytest.raises(pl.PipelineError, match=r'output nosuch://x/out: .*No FileSystem for scheme "nosuch"'):
+        pl.run_pipeline(log.write(), "nosuch://x/out", spark=spark)
+    with pytest.raises(pl.PipelineError, match=r'change log nosuch://x/log: .*No FileSystem for scheme "nosuch"'):
+        pl.run_pipeline("nosuch://x/log", tmp_path / "out", spark=spark)
+    assert not (tmp_path / "out").exists()
