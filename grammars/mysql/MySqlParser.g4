@@ -236,6 +236,9 @@ indexOption
     | NOT? IGNORED                                                      #ignoredIndexOption
     | (ENGINE_ATTRIBUTE | SECONDARY_ENGINE_ATTRIBUTE) EQ? stringLiteral #engineAttributeIndexOption
     | (CLUSTERED | NONCLUSTERED)                                        #clusteredIndexOption
+    // TiDB: a global or local index of a partitioned table (TiDB manual "Partitioned Tables",
+    // "Global indexes")
+    | (GLOBAL | LOCAL)                                                  #globalIndexOption
     ;
 
 // MySQL 15.1.20: reference_definition:
@@ -271,14 +274,14 @@ tableOptions
 // options, ...) is `name [=] value`.
 tableOption
     : ENGINE EQ? engineName                                             #tableOptionEngine
-    | AUTO_INCREMENT EQ? DECIMAL_LITERAL                                #tableOptionAutoIncrement
+    | force=FORCE? AUTO_INCREMENT EQ? DECIMAL_LITERAL                   #tableOptionAutoIncrement
     | DEFAULT? characterSet EQ? (charsetName | DEFAULT)                 #tableOptionCharset
     | DEFAULT? COLLATE EQ? (collationName | DEFAULT)                    #tableOptionCollate
     | COMMENT EQ? stringLiteral                                         #tableOptionComment
     | (DATA | INDEX) DIRECTORY EQ? stringLiteral                        #tableOptionDirectory
     | UNION EQ? LPAREN (tableName (COMMA tableName)*)? RPAREN           #tableOptionUnion
     | (WITH | WITHOUT) SYSTEM VERSIONING                                #tableOptionSystemVersioning
-    // TiDB (flavor tidb only): PLACEMENT POLICY [=] name|DEFAULT (TiDB manual "Placement Rules
+    // TiDB (flavor tidb only): [FORCE] AUTO_INCREMENT (TiDB manual "AUTO_INCREMENT"); PLACEMENT POLICY [=] name|DEFAULT (TiDB manual "Placement Rules
     // in SQL"); TTL [=] col + INTERVAL n unit (TiDB manual "Periodically Delete Data Using TTL");
     // TTL_ENABLE, TTL_JOB_INTERVAL, SHARD_ROW_ID_BITS, PRE_SPLIT_REGIONS, AUTO_ID_CACHE,
     // AUTO_RANDOM_BASE are `name = value` (tableOptionGeneric)
@@ -419,12 +422,14 @@ alterSpecification
     | RENAME (TO | AS)? tableName                                       #alterRenameTable
     | (WITH | WITHOUT) VALIDATION                                       #alterValidation
     | ( ADD | DROP | DISCARD | IMPORT | TRUNCATE | COALESCE | REORGANIZE | EXCHANGE
-      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION balancedTokens   #alterPartition
-    | CONVERT (PARTITION | TABLE) balancedTokens                        #alterPartition
+      | ANALYZE | CHECK | OPTIMIZE | REBUILD | REPAIR ) PARTITION partitionTokens   #alterPartition
+    | CONVERT (PARTITION | TABLE) partitionTokens                       #alterPartition
     | (REMOVE | UPGRADE) PARTITIONING                                   #alterPartition
     // TiDB: REMOVE TTL (TiDB manual "Periodically Delete Data Using TTL"); SET TIFLASH REPLICA
     // n [LOCATION LABELS 'l', ...] (TiDB manual "Create TiFlash Replicas"): no table change
     | REMOVE TTL                                                        #alterRemoveTtl
+    // TiDB: ALTER TABLE t CACHE | NOCACHE (TiDB manual "Cached Tables"): no table change
+    | tidbWord=ID                                                       #alterTidbWord
     | SET tiflash=ID replica=ID DECIMAL_LITERAL (location=ID labels=ID stringLiteral (COMMA stringLiteral)*)?  #alterTiflashReplica
     ;
 
@@ -818,5 +823,12 @@ signedNumber
 // Any tokens with balanced parentheses: expressions, partition clauses, view bodies, kept as
 // source text by the visitor.
 balancedTokens
+    : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
+    ;
+
+// The rest of a partition operation of ALTER TABLE, kept as text to the end of the statement
+// (greedy, as balancedTokens). A rule of its own so that balancedTokens is only ever followed
+// by ')' or the end of a statement: then one token decides its loop (DESIGN.md, performance).
+partitionTokens
     : (~(LPAREN | RPAREN | SEMI) | LPAREN balancedTokens RPAREN)*
     ;

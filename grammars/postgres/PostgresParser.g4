@@ -203,8 +203,16 @@ partitionStrategy
     ;
 
 // FOR VALUES partition_bound_spec | DEFAULT
+// partition_bound_spec (CREATE TABLE):
+//   IN ( partition_bound_expr [, ...] ) |
+//   FROM ( { partition_bound_expr | MINVALUE | MAXVALUE } [, ...] ) TO ( ... ) |
+//   WITH ( MODULUS numeric_literal, REMAINDER numeric_literal )
+// The lists are kept as text (balancedTokens, followed only by ')': one token decides its loop).
 partitionBoundSpec
-    : FOR VALUES balancedTokens
+    : FOR VALUES ( IN LPAREN balancedTokens RPAREN
+                 | FROM LPAREN balancedTokens RPAREN TO LPAREN balancedTokens RPAREN
+                 | WITH LPAREN balancedTokens RPAREN
+                 )
     | DEFAULT
     ;
 
@@ -375,7 +383,7 @@ alterTypeStmt
     | ALTER TYPE qualifiedName SET SCHEMA name                                              #setTypeSchema
     | ALTER TYPE qualifiedName RENAME ATTRIBUTE colId TO colId dropBehavior?                 #renameTypeAttribute
     | ALTER TYPE qualifiedName alterTypeCmd (COMMA alterTypeCmd)*                           #alterTypeAttributes
-    | ALTER TYPE qualifiedName balancedTokens                                               #otherAlterType
+    | ALTER TYPE qualifiedName objectOptions?                                               #otherAlterType
     ;
 
 // ADD ATTRIBUTE attribute_name data_type [ COLLATE collation ] [ CASCADE | RESTRICT ]
@@ -406,16 +414,16 @@ alterDomainStmt
     | ALTER DOMAIN qualifiedName DROP NOT NULL                                              #domainDropNotNull
     | ALTER DOMAIN qualifiedName RENAME TO name                                             #domainRename
     | ALTER DOMAIN qualifiedName SET SCHEMA name                                            #domainSetSchema
-    | ALTER DOMAIN qualifiedName balancedTokens                                             #domainOther
+    | ALTER DOMAIN qualifiedName objectOptions?                                             #domainOther
     ;
 
 // ------------------------------------------------------------------ sequences
 createSequenceStmt
-    : CREATE persistence? SEQUENCE ifNotExists? qualifiedName balancedTokens
+    : CREATE persistence? SEQUENCE ifNotExists? qualifiedName objectOptions?
     ;
 
 alterSequenceStmt
-    : ALTER SEQUENCE ifExists? qualifiedName (RENAME TO name | SET SCHEMA name | balancedTokens)
+    : ALTER SEQUENCE ifExists? qualifiedName (RENAME TO name | SET SCHEMA name | objectOptions?)
     ;
 
 // ------------------------------------------------------------------ indexes
@@ -435,7 +443,7 @@ functionCall
     ;
 
 alterIndexStmt
-    : ALTER INDEX ifExists? qualifiedName (RENAME TO name | balancedTokens)
+    : ALTER INDEX ifExists? qualifiedName (RENAME TO name | objectOptions?)
     ;
 
 // ------------------------------------------------------------------ views
@@ -449,7 +457,7 @@ createMatViewStmt
     ;
 
 alterViewStmt
-    : ALTER MATERIALIZED? VIEW ifExists? qualifiedName (RENAME TO name | SET SCHEMA name | balancedTokens)
+    : ALTER MATERIALIZED? VIEW ifExists? qualifiedName (RENAME TO name | SET SCHEMA name | objectOptions?)
     ;
 
 // ------------------------------------------------------------------ COMMENT, SET
@@ -491,9 +499,10 @@ setConfigCall
     ;
 
 // ------------------------------------------------------------------ type names (chapter 8)
+// type_name [ '[' [n] ']' ... ] | type_name ARRAY [ '[' n ']' ] (8.15.1); left-factored, so one
+// token after the type decides (no lookahead over the whole type name)
 typeName
-    : simpleTypeName arrayBounds                                 #plainTypeName
-    | simpleTypeName ARRAY (LBRACKET INTEGER? RBRACKET)?                #sqlArrayTypeName
+    : simpleTypeName (arrayBounds | ARRAY (LBRACKET INTEGER? RBRACKET)?)
     ;
 
 arrayBounds
@@ -631,4 +640,11 @@ balancedNoComma
 // any tokens with balanced parentheses
 balancedTokens
     : (~(LPAREN | RPAREN | SEMI | UNTERMINATED) | LPAREN balancedTokens RPAREN)*
+    ;
+
+// what follows an object's name, kept as text (sequence options, the other ALTER actions): the
+// tokens of balancedTokens, but never starting with '.', which continues the name (the parser
+// always took it so); then one token ends qualifiedName instead of a lookahead over the rest
+objectOptions
+    : (~(DOT | LPAREN | RPAREN | SEMI | UNTERMINATED) | LPAREN balancedTokens RPAREN) balancedTokens
     ;

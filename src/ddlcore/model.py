@@ -189,8 +189,17 @@ class Column:
             object.__setattr__(self, "set_values", tuple(self.set_values))
 
     def replace(self, **changes: Any) -> "Column":
-        """A copy with ``changes`` applied (the column editor)."""
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes`` applied (the column editor).  What ``dataclasses.replace``
+        does, without calling ``__init__`` with all ~35 fields (this runs for every column of
+        every parsed table); an unknown field name raises ``TypeError`` as it does."""
+        if type(self) is not Column or not changes.keys() <= _COLUMN_FIELDS:
+            return dataclasses.replace(self, **changes)
+        new = object.__new__(Column)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        new.__post_init__()
+        return new
 
     @property
     def is_generated(self) -> bool:
@@ -215,6 +224,9 @@ class Column:
 # --------------------------------------------------------------------------------------------
 # Constraints and indexes
 # --------------------------------------------------------------------------------------------
+
+
+_COLUMN_FIELDS = frozenset(f.name for f in dataclasses.fields(Column))
 
 
 @dataclass(frozen=True)

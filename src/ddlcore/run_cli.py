@@ -15,7 +15,7 @@ DEFAULT_CONCURRENT_JOBS = 4
 __all__ = ["run_cmd", "render_summary"]
 
 
-def render_summary(console: Console, result, out: Path) -> None:
+def render_summary(console: Console, result, out: str | Path) -> None:
     """The end-of-run summary: rows per table, version and op; quarantine reasons."""
     rt = RichTable(title=f"ddlcore run → {out}", title_justify="left")
     for head in ("database", "table", "schema_version", "op", "rows"):
@@ -42,15 +42,29 @@ def render_summary(console: Console, result, out: Path) -> None:
         console.print(q)
 
 
+def _changelog_arg(ctx, param, value):
+    """``--changelog``: a URI of another filesystem as it is (the run lists it through
+    Hadoop), else a path that must exist."""
+    from .spark.fs import is_uri
+
+    if value is None or is_uri(value):
+        return value
+    return click.Path(exists=True, path_type=Path).convert(value, param, ctx)
+
+
 @click.command("run")
-@click.option("--changelog", required=True, type=click.Path(exists=True, path_type=Path),
-              help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="output directory")
+@click.option("--changelog", required=True, metavar="PATH|URI", callback=_changelog_arg,
+              help="change log: JSON Lines (.jsonl, .jsonl.gz) or Parquet, a file or a directory of them; "
+                   "a path or a Hadoop URI (hdfs://, s3a://, ...)")
+@click.option("--out", required=True, metavar="DIR|URI",
+              help="output directory: a path, or a Hadoop URI (file://, hdfs://, s3a://, ...)")
 @click.option("--dialect", default=None,
               help="dialect of the DDL events (default: the one the change log's source event names, else mysql)")
 @click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="schema history store (default OUT/_history.sqlite)")
 @click.option("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="Spark property for the session, e.g. --conf spark.executor.memory=2g (repeatable)")
 @click.option("--strict", is_flag=True, help="stop at the first event that cannot be interpreted")
 @click.option("--spark-option", "-s", "spark_options", multiple=True, metavar="NAME=VALUE",
               help="type-mapping option, e.g. -s decimal_handling=string")
@@ -58,8 +72,8 @@ def render_summary(console: Console, result, out: Path) -> None:
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
-def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | None, master: str | None,
-            strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
+def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
+            spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
             replay_quarantine: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
@@ -72,6 +86,13 @@ def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | Non
 
     console = Console(stderr=True)
     opts = _parse_options(spark_options)
+    conf = {}
+    for item in spark_conf:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            click.echo(f"error: --conf {item!r}: expected KEY=VALUE, e.g. spark.executor.memory=2g", err=True)
+            sys.exit(2)
+        conf[key.strip()] = value
     try:  # before Spark starts: a bad option costs no JVM and leaves nothing behind
         check_run_options(out, dialect, opts)
     except PipelineError as exc:
@@ -80,7 +101,7 @@ def run_cmd(changelog: Path, out: Path, dialect: str | None, history: Path | Non
     with console.status("starting Spark") as status:
         try:
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
-                                  strict=strict, spark_options=opts,
+                                  strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:

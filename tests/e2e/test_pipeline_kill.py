@@ -78,11 +78,12 @@ def _staged_data(out: Path, since: float) -> bool:
         return False
 
 
-def _run_until(out: Path, trigger: str, rng: random.Random) -> str:
-    """Run ``ddlcore run`` and SIGKILL it at the moment ``trigger`` names; return what
-    happened (``killed ...`` or ``finished``)."""
+def _run_until(out: Path, trigger: str, rng: random.Random, start=None) -> str:
+    """Run ``ddlcore run`` (``start(out)``, default ``_start``: on the shop log) and SIGKILL
+    it at the moment ``trigger`` names; return what happened (``killed ...`` or
+    ``finished``)."""
     since = time.time()
-    proc = _start(out)
+    proc = (start or _start)(out)
     started = time.monotonic()
     pending = out / "_state" / "pending.json"
     armed_at = None

@@ -335,8 +335,10 @@ def test_expressions_are_kept_as_tokens_not_parsed():
     assert len(find(tree, P.GeneratedColumnAttributeContext)) == 1
 
 
-def test_long_view_and_wide_table_parse_fast():
-    """Warm parses stay far below the 50 ms budget (no expression grammar, SLL)."""
+def test_long_view_and_wide_table_parse_without_blow_up():
+    """A long view and a wide table parse in bounded time (no expression grammar, SLL): the
+    bound only catches an exponential prediction blow-up (minutes), with a generous margin for
+    a loaded machine; parse speed is measured by benchmarks/parse_corpus.py, not here."""
     view = "CREATE VIEW v AS SELECT " + ", ".join(
         f"CASE WHEN a{i} > 0 THEN concat(b{i}, 'x', (SELECT max(c) FROM t WHERE d = e{i})) ELSE NULL END AS c{i}"
         for i in range(100)) + " FROM t1 JOIN t2 ON t1.a = t2.b WHERE x IN (1, 2, 3)"
@@ -348,7 +350,7 @@ def test_long_view_and_wide_table_parse_fast():
         t0 = time.perf_counter()
         parse(sql)
         took = time.perf_counter() - t0
-        assert took < 0.5, f"{took:.3f}s for {len(sql)} characters"
+        assert took < 20, f"{took:.3f}s for {len(sql)} characters"
 
 
 def _lexer_keywords() -> tuple[list[str], list[str]]:

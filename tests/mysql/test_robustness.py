@@ -21,9 +21,10 @@ def parser():
     return ddlcore.get_dialect("mysql").parser()
 
 
-def outcome(parser, text: str, limit: float = 1.0):
+def outcome(parser, text: str, limit: float = 15.0):
     """Parse ``text``; returns "ok" or the DdlParseError; fails on any other exception or if
-    it takes longer than ``limit`` seconds."""
+    it takes longer than ``limit`` seconds (a hang guard with a generous margin for a loaded
+    machine, not a speed check: speed is benchmarks/parse_corpus.py)."""
     t0 = time.perf_counter()
     try:
         parser.parse(text, parser.new_tables(), database="d")
@@ -92,4 +93,4 @@ def test_mutated_ddl_gives_result_or_parse_error(mutations):
     for pos, delete, insert in mutations:
         pos = min(pos, len(text))
         text = text[:pos] + insert + text[pos + delete:]
-    outcome(parser, text, limit=2.0)
+    outcome(parser, text, limit=30.0)

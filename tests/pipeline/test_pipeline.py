@@ -143,9 +143,9 @@ def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, 
     real = pl._apply_moves
     calls = {"n": 0}
 
-    def dying(moves):
+    def dying(moves, fs):
         calls["n"] += 1
-        real(moves[:1])
+        real(moves[:1], fs)
         raise KeyboardInterrupt("killed while moving files")
 
     monkeypatch.setattr(pl, "_apply_moves", dying)

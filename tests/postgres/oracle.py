@@ -79,6 +79,11 @@ def model_diffs(model: dict, server: dict) -> list[str]:
                 if ia != ib:
                     diffs.append(f"{key}: indexes: ddlcore only {sorted(ia - ib)}, server only {sorted(ib - ia)}")
                 continue
+            if f == "options":  # key → value (the order options were set in is not the catalog's)
+                oa, ob = sorted(map(tuple, a.get(f) or ())), sorted(map(tuple, b.get(f) or ()))
+                if oa != ob:
+                    diffs.append(f"{key}: options: ddlcore {oa!r} != server {ob!r}")
+                continue
             if a.get(f) != b.get(f):
                 diffs.append(f"{key}: {f}: ddlcore {a.get(f)!r} != server {b.get(f)!r}")
         if [c["name"] for c in a["columns"]] != [c["name"] for c in b["columns"]]:

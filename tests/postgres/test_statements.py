@@ -151,6 +151,10 @@ CASES: dict[str, list[str]] = {
         "ALTER TABLE m DETACH PARTITION m_def",
         "CREATE TABLE l (k text, n int) PARTITION BY LIST (k)",
         "CREATE TABLE l_a PARTITION OF l FOR VALUES IN ('a', 'b')",
+        # a partition partitioned in turn; storage options after the bound
+        "CREATE TABLE l_c PARTITION OF l FOR VALUES IN ('c') PARTITION BY RANGE (n)",
+        "CREATE TABLE l_c1 PARTITION OF l_c FOR VALUES FROM (MINVALUE) TO (10) WITH (fillfactor = 70)",
+        "CREATE TABLE l_d PARTITION OF l (n DEFAULT 4) FOR VALUES IN ('d') PARTITION BY HASH (n)",
     ],
     "CREATE TABLE AS, views, sequences, indexes": [
         "CREATE TABLE src (a int, b text)",

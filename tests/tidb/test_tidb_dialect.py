@@ -193,3 +193,87 @@ def test_show_create_table_of_tidb_round_trips():
                                "TTL": "created_at + INTERVAL 3 MONTH", "TTL_ENABLE": "ON",
                                "TTL_JOB_INTERVAL": "1h", "AUTO_RANDOM": "id(5,54)", "TIDB_PK_TYPE": "CLUSTERED"}
     assert [c.column_type for c in t.columns] == ["bigint", "datetime"]
+
+
+# TiDB manual "AUTO_INCREMENT" (FORCE), "Cached Tables", "Partitioned Tables" (global indexes)
+
+def test_force_auto_increment_cache_and_global_index():
+    tables, results = parse(
+        "CREATE TABLE t (id int PRIMARY KEY, a int, UNIQUE KEY ua (a) /*T![global_index] GLOBAL */) "
+        "PARTITION BY HASH (id) PARTITIONS 4;\n"
+        "ALTER TABLE t /*T![force_inc] FORCE */ AUTO_INCREMENT = 100;\n"
+        "ALTER TABLE t CACHE;\n"
+        "ALTER TABLE t NOCACHE;\n")
+    assert [r.status for r in results] == ["applied"] * 4
+    t = tables.get("shop.t")
+    assert dict(t.options)["AUTO_INCREMENT"] == "100"
+    assert [ix.name for ix in t.indexes] == ["ua"]
+    with pytest.raises(DdlParseError, match="unknown ALTER TABLE specification 'frobnicate'"):
+        parse("CREATE TABLE u (a int); ALTER TABLE u frobnicate")
+    for sql in ("CREATE TABLE u (a int); ALTER TABLE u CACHE",
+                "CREATE TABLE u (a int); ALTER TABLE u FORCE AUTO_INCREMENT = 5",
+                "CREATE TABLE u (a int, KEY k (a) GLOBAL)"):
+        with pytest.raises(DdlParseError, match="TiDB syntax"):
+            parse(sql, "mysql")
+    # MySQL's own ALTER TABLE t FORCE (a rebuild) is unchanged
+    _, results = parse("CREATE TABLE u (a int); ALTER TABLE u FORCE", "mysql")
+    assert [r.status for r in results] == ["applied", "applied"]
+
+
+# ------------------------------------------------------------------ property: executable comments
+# TiDB manual "Comment Syntax": TiDB runs /*T! */ and /*T![id] */ (known ids); MySQL ignores
+# them.  A statement whose TiDB clauses are wrapped at random must give, under tidb, the model
+# of the statement with the clauses written bare, and under mysql the model of the statement
+# without the wrapped clauses.
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+#: feature id → a table clause TiDB writes inside an executable comment ({n}: a number)
+_TABLE_CLAUSES = {
+    "pre_split": "PRE_SPLIT_REGIONS={n}",
+    "placement": "PLACEMENT POLICY=`p{n}`",
+    "ttl": "TTL=`c` + INTERVAL {n} DAY",
+    "auto_id_cache": "AUTO_ID_CACHE={n}",
+    "auto_rand_base": "AUTO_RANDOM_BASE={n}00",
+    "": "SHARD_ROW_ID_BITS={n}",
+}
+
+
+@st.composite
+def tidb_statements(draw):
+    """``[(text, wrapper or None)]`` pieces of one CREATE TABLE: a wrapper is the opening of
+    an executable comment (``/*T! `` or ``/*T![id] ``)."""
+    n = draw(st.integers(1, 5))
+    space = draw(st.sampled_from([" ", "  ", "\n  "]))
+
+    def wrapper(feature: str):
+        how = draw(st.sampled_from(["bare", "plain", "feature"]))
+        if how == "bare":
+            return None
+        return "/*T! " if how == "plain" or not feature else f"/*T![{feature}] "
+
+    pieces = [("CREATE TABLE `t` (" + space + "`id` bigint NOT NULL", None)]
+    if draw(st.booleans()):
+        pieces.append((f"AUTO_RANDOM({n})", wrapper("auto_rand")))
+    pieces.append(("," + space + "`c` datetime," + space + "PRIMARY KEY (`id`)", None))
+    if draw(st.booleans()):
+        pieces.append((draw(st.sampled_from(["CLUSTERED", "NONCLUSTERED", "clustered"])), wrapper("clustered_index")))
+    pieces.append((")" + space + "ENGINE=InnoDB", None))
+    for feature in draw(st.lists(st.sampled_from(sorted(_TABLE_CLAUSES)), unique=True)):
+        pieces.append((_TABLE_CLAUSES[feature].format(n=n), wrapper(feature)))
+    return pieces
+
+
+def _model(sql: str, flavor: str):
+    tables, _ = parse(sql, flavor)
+    return tables.get("shop.t").to_json()
+
+
+@given(tidb_statements())
+def test_wrapped_tidb_clauses_parse_as_bare_ones(pieces):
+    wrapped = " ".join(text if w is None else f"{w}{text} */" for text, w in pieces)
+    bare = " ".join(text for text, _ in pieces)
+    assert _model(wrapped, "tidb") == _model(bare, "tidb")
+    if all(w is not None for text, w in pieces[1:] if not text.startswith((",", ")"))):
+        mysql_view = " ".join(text for text, w in pieces if w is None)
+        assert _model(wrapped, "mysql") == _model(mysql_view, "mysql")

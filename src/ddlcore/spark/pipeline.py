@@ -35,7 +35,9 @@ themselves: docs/pipeline.md, "Reading the output without Spark").
 Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
 table, reason, event`` (the event's raw text), every key present even when null.
 
-Commit protocol: a run writes into ``OUT/_state/staging/<run>/`` (rows that cannot be
+Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
+API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
+``OUT/_state/staging/<run>/`` (rows that cannot be
 converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
 written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
 move and to delete, the new checkpoint, fsynced), moves the files into place, deletes the
@@ -55,16 +57,20 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 import uuid
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import DdlCoreError, DdlParseError
 from .layout import schema_file, version_dir
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
            "spark_session", "check_run_options"]
@@ -128,28 +134,42 @@ class RunResult:
         }
 
 
-def spark_session(master: str | None = None, app_name: str = "ddlcore run"):
-    """A SparkSession: ``master`` (default: the one ``spark-submit`` set, else ``local[*]``),
-    UTC session time zone, few shuffle partitions, no UI, no console progress bar (``ddlcore
-    run`` shows its own status).  An already running session is returned with these SQL
-    settings applied."""
+def spark_session(master: str | None = None, app_name: str = "ddlcore run",
+                  conf: dict[str, str] | None = None):
+    """A SparkSession: ``master`` (default: the one ``spark-submit`` set — ``submitted()`` —
+    else ``local[*]``), UTC session time zone, few shuffle partitions, no UI, no console
+    progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
+    ``TIMESTAMP_MICROS``; ``conf`` (Spark properties, e.g. ``spark.executor.memory``) last, so
+    it overrides these.  An already running session is returned with these SQL settings
+    applied."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
-    elif not os.environ.get("SPARK_MASTER") and "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+    elif not submitted():
         builder = builder.master("local[*]")
-    return (builder.config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "8")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            # the SQL status store keeps each query's plan description (large: the converters'
-            # expressions) even without a UI; a run issues a few queries per table version
-            .config("spark.sql.ui.retainedExecutions", "20")
-            .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
-            .config(*PARQUET_TIMESTAMPS)
-            .getOrCreate())
+    builder = (builder.config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "8")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               # the SQL status store keeps each query's plan description (large: the converters'
+               # expressions) even without a UI; a run issues a few queries per table version
+               .config("spark.sql.ui.retainedExecutions", "20")
+               .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+               .config(*PARQUET_TIMESTAMPS))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def submitted() -> bool:
+    """Whether this driver was started by ``spark-submit`` (its JVM is already running, with
+    the ``--master`` it was given: ``PYSPARK_GATEWAY_PORT`` is set), or a master is named in
+    ``PYSPARK_SUBMIT_ARGS`` / ``SPARK_MASTER``: then no master is set here."""
+    args = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    return bool(os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_MASTER")
+                or "spark.master" in args or "--master" in args)
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,86 +177,71 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run"):
 # --------------------------------------------------------------------------------------------
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+def _write_json(fs: "OutputFS", rel: str, data: Any) -> None:
+    """``data`` as JSON into ``rel``, atomically (``OutputFS.write_text``)."""
+    fs.write_text(rel, json.dumps(data, indent=2, sort_keys=True), atomic=True)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _read_json(fs: "OutputFS", rel: str) -> Any:
+    text = fs.read_text(rel)
+    return None if text is None else json.loads(text)
 
 
 class _State:
-    """``OUT/_state``: the checkpoint, the commit in progress, the staging area, the log's
-    identity and run options (``log.json``) and the malformed lines already quarantined
-    (``malformed.json``)."""
+    """``OUT/_state`` (paths relative to ``OUT``, read and written through ``fs``): the
+    checkpoint, the commit in progress, the staging area, the log's identity and run options
+    (``log.json``) and the malformed lines already quarantined (``malformed.json``)."""
 
-    def __init__(self, out: Path):
-        self.dir = out / "_state"
-        self.checkpoint = self.dir / "checkpoint.json"
-        self.pending = self.dir / "pending.json"
-        self.staging = self.dir / "staging"
-        self.log = self.dir / "log.json"
-        self.malformed = self.dir / "malformed.json"
+    def __init__(self, fs: "OutputFS"):
+        self.fs = fs
+        self.dir = "_state"
+        self.checkpoint = "_state/checkpoint.json"
+        self.pending = "_state/pending.json"
+        self.staging = "_state/staging"
+        self.log = "_state/log.json"
+        self.malformed = "_state/malformed.json"
 
     def last_seq(self) -> int | None:
-        if not self.checkpoint.exists():
-            return None
-        return json.loads(self.checkpoint.read_text())["last_seq"]
+        data = _read_json(self.fs, self.checkpoint)
+        return None if data is None else data["last_seq"]
 
     def log_info(self) -> dict | None:
-        return json.loads(self.log.read_text()) if self.log.exists() else None
+        return _read_json(self.fs, self.log)
 
     def malformed_keys(self) -> set[str]:
-        return set(json.loads(self.malformed.read_text())) if self.malformed.exists() else set()
+        return set(_read_json(self.fs, self.malformed) or ())
 
     def recover(self) -> bool:
         """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
         rolled = False
-        if self.pending.exists():
-            _apply_plan(json.loads(self.pending.read_text()), self)
-            self.pending.unlink()
+        plan = _read_json(self.fs, self.pending)
+        if plan is not None:
+            _apply_plan(plan, self)
+            self.fs.delete(self.pending)
             rolled = True
-        if self.staging.exists():
-            shutil.rmtree(self.staging)
+        self.fs.delete(self.staging, recursive=True)
         return rolled
 
 
 def _apply_plan(plan: dict[str, Any], state: _State) -> None:
-    """Carry out a commit plan (idempotent: a roll-forward may repeat it)."""
-    _apply_moves(plan["moves"])
+    """Carry out a commit plan (idempotent: a roll-forward may repeat it).  Its paths are
+    relative to the output (absolute local paths in a plan of an earlier version)."""
+    fs = state.fs
+    _apply_moves(plan["moves"], fs)
     for path in plan.get("deletes", ()):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        fs.delete(path)
     for name, data in (plan.get("state") or {}).items():
-        _write_json_atomic(state.dir / name, data)
-    _write_json_atomic(state.checkpoint, plan["checkpoint"])
+        _write_json(fs, f"{state.dir}/{name}", data)
+    _write_json(fs, state.checkpoint, plan["checkpoint"])
     if plan.get("run_json") is not None:
-        _write_json_atomic(Path(plan["run_json_path"]), plan["run_json"])
+        _write_json(fs, plan["run_json_path"], plan["run_json"])
 
 
-def _apply_moves(moves: list[list[str]]) -> None:
+def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
     """Idempotent renames (a source already moved is skipped)."""
-    dirs = set()
     for src, dst in moves:
-        s, d = Path(src), Path(dst)
-        if s.exists():
-            d.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(s, d)
-            dirs.add(d.parent)
-    for d in dirs:
-        _fsync_dir(d)
+        if fs.exists(src):
+            fs.replace(src, dst)
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,9 +265,73 @@ _OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("
                      ("source", "STRING"))
 
 
-def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
+class _Inputs(tuple):
+    """``(JSON Lines files, Parquet files)`` of a change log, and ``bound``: what of a
+    capture's output directory is final (``_CaptureBound``), or ``None``."""
+
+    bound: "_CaptureBound | None" = None
+
+
+@dataclass(frozen=True)
+class _CaptureBound:
+    """A capture's output read while the capture may be running or may have been killed: only
+    what its ``checkpoint.json`` covers is final.  ``seq``: the last checkpointed seq (events
+    after it may be truncated and written again by the capture's restart, and a snapshot
+    restarted from scratch); ``changelog``, ``durable_bytes``: the change-log file and the
+    length of its checkpointed prefix — a malformed line past it is a line still being written
+    (torn by a kill), never quarantined."""
+
+    seq: int
+    changelog: Path
+    durable_bytes: int
+    phase: str
+
+
+def _capture_bound(changelog: Path) -> _CaptureBound | None:
+    """The ``checkpoint.json`` a capture (``ddlcore capture mysql|postgres``) keeps beside its
+    ``changelog.jsonl``: ``seq``, ``changelog_bytes``, ``phase``.  While the first run's snapshot
+    is in progress (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
+    directory, name = (changelog, "changelog.jsonl") if changelog.is_dir() else (changelog.parent, changelog.name)
+    path = directory / "checkpoint.json"
+    if name != "changelog.jsonl" or not path.is_file() or not (directory / name).is_file():
+        return None
+    try:
+        cp = json.loads(path.read_text(encoding="utf-8"))
+        seq, nbytes, phase = int(cp["seq"]), int(cp["changelog_bytes"]), str(cp.get("phase", "streaming"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a capture's checkpoint
+    if phase != "streaming":
+        seq, nbytes = 0, 0
+    return _CaptureBound(seq, (directory / name).resolve(), nbytes, phase)
+
+
+def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
+    """``_inputs`` of a change log that is a URI of another filesystem, listed through
+    Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
+    name).  Raises ``FileNotFoundError`` / ``PipelineError`` as ``_inputs`` does."""
+    from ..changelog import CHANGELOG_SUFFIXES, is_changelog_file
+    from .fs import OutputFS
+
+    fs = OutputFS(spark, uri)
+    try:
+        if not fs.exists():
+            raise FileNotFoundError(f"change log not found: {uri}")
+        if not fs.is_dir():
+            files = [fs.uri]
+        else:
+            files = [fs.str(name) for name, is_dir in fs.list() if not is_dir and is_changelog_file(name)]
+            if not files:
+                raise PipelineError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in {uri}")
+    finally:
+        fs.close()
+    parquet = [f for f in files if f.endswith(".parquet")]
+    return [f for f in files if not f.endswith(".parquet")], parquet
+
+
+def _inputs(changelog: Path) -> _Inputs:
     """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
-    its change-log files: ``ddlcore.changelog.changelog_files``)."""
+    its change-log files: ``ddlcore.changelog.changelog_files``), with the capture bound of a
+    capture's output (``_capture_bound``)."""
     from ..changelog import ChangeLogError, changelog_files
 
     if changelog.is_dir() and not any(changelog.glob("*.jsonl*")) and any(changelog.glob("*.parquet")):
@@ -274,7 +343,9 @@ def _inputs(changelog: Path) -> tuple[list[str], list[str]]:
             raise PipelineError(str(exc)) from None
     parquet = [str(f) for f in files if f.suffix == ".parquet"]
     text = [str(f) for f in files if f.suffix != ".parquet"]
-    return text, parquet
+    inputs = _Inputs((text, parquet))
+    inputs.bound = _capture_bound(changelog)
+    return inputs
 
 
 #: a ``"seq": N`` member with a plain integer value in a JSON line (the value ends at ``,`` or
@@ -284,14 +355,15 @@ _SEQ_MEMBER = r'"seq"\s*:\s*(-?[0-9]+)\s*[,}]'
 _SEQ_LETTER_ESCAPE = r'\\u00(73|65|71)'
 
 
-def _read_events(spark, inputs: tuple[list[str], list[str]], *, history_only: bool = False,
+def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
                  after_seq: int | None = None, skipped=None):
     """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
     ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
     parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
-    collects the DDL.  ``after_seq``: JSON lines whose every ``"seq": N`` member (the event's
-    and any nested one) has N ≤ ``after_seq`` are left out unparsed — an incremental run
-    parses only the new lines; a line with no such member, a ``seq`` key spelt with ``\\u``
+    collects the DDL.  A capture's output is read up to its checkpoint (``inputs.bound``:
+    events with a larger seq are left for a later run).  ``after_seq``: JSON lines whose
+    every ``"seq": N`` member (the event's and any nested one) has N ≤ ``after_seq`` are left
+    out unparsed — an incremental run parses only the new lines; a line with no such member, a ``seq`` key spelt with ``\\u``
     escapes, a ``seq`` that is not a plain int64, or a line not ending in ``}`` (torn) is
     parsed as before, so every line the caller would keep (``seq`` null or past
     ``after_seq``) is still there.  ``skipped``: an ``Observation`` given ``max_seq``, the
@@ -331,6 +403,9 @@ def _read_events(spark, inputs: tuple[list[str], list[str]], *, history_only: bo
                 .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
         frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
     df = _union(frames)
+    bound = getattr(inputs, "bound", None)
+    if bound is not None:
+        df = df.where(F.col("seq").isNull() | (F.col("seq") <= F.lit(bound.seq)))
     ops = F.col("op")
     valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin(*ALL_OPS)
              & F.when(ops.isin("ddl", "stmt"), F.col("ddl").isNotNull())
@@ -364,6 +439,8 @@ _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1,
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
                       "`table` STRING, reason STRING, event STRING")
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
+#: ``check_run_options``' default: read the output's log.json if it is local
+_LOCAL = object()
 #: table versions converted and written at the same time (Spark jobs submitted from threads)
 DEFAULT_CONCURRENT_JOBS = 4
 #: the pipeline's own columns in every row file
@@ -392,12 +469,17 @@ PARQUET_TIMESTAMPS = ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS
 
 
 def check_run_options(out: str | os.PathLike, dialect: str | None,
-                      spark_options: dict[str, Any] | None) -> dict[str, Any]:
+                      spark_options: dict[str, Any] | None, *, log_info: Any = _LOCAL) -> dict[str, Any]:
     """Validate a run's options before Spark starts and against the output's recorded ones:
     the dialect must be installed, the ``-s`` options known with valid values, and equal to
     those the output was written with (types must not change inside a ``schema_version``
     directory).  Returns the normalised type-mapping options.  Raises ``PipelineError``
-    naming the problem."""
+    naming the problem.
+
+    ``log_info``: the output's ``_state/log.json`` (``None``: none), as the run reads it
+    through Hadoop's FileSystem; by default — the check ``ddlcore run`` makes before it starts
+    Spark — it is read from a local output directory only (a URI of another filesystem is
+    checked by the run itself)."""
     import dataclasses
 
     from ..errors import DialectNotFound
@@ -414,7 +496,7 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
     except (TypeError, ValueError) as exc:
         raise PipelineError(f"-s: {exc}") from None
     normal = opts.as_dict(dialect)
-    info = _State(Path(out)).log_info()
+    info = _local_log_info(out) if log_info is _LOCAL else log_info
     if info is not None and info.get("spark_options") is not None and info["spark_options"] != normal:
         diff = {k: (info["spark_options"].get(k), v) for k, v in normal.items() if info["spark_options"].get(k) != v}
         said = ", ".join(f"-s {k}={old} (this run: {new})" for k, (old, new) in sorted(diff.items()))
@@ -423,7 +505,20 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
     return normal
 
 
-def _check_identity(out: Path, state: _State, sources: list, last: int | None) -> dict | None:
+def _local_log_info(out: str | os.PathLike) -> dict | None:
+    """``OUT/_state/log.json`` of a local output (a path or a ``file:`` URI), read before
+    Spark starts; ``None`` for another filesystem or when there is none."""
+    from urllib.parse import urlparse
+
+    text = str(out)
+    scheme = urlparse(text).scheme
+    if len(scheme) > 1 and scheme != "file":
+        return None
+    path = Path(urlparse(text).path if scheme == "file" else text) / "_state" / "log.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _check_identity(out: str, state: _State, sources: list, last: int | None) -> dict | None:
     """The log's identity (from its source events) checked against the output's."""
     from ..changelog import SourceInfo
 
@@ -488,7 +583,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False) -> RunResult:
+                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -502,7 +597,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
     converted at the same time; ``replay_quarantine``: also re-interpret quarantined row
     events whose table had no known schema at their seq and has one now (module
-    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit.
+    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
+    ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
+    (``spark_session``).
 
     Raises ``FileNotFoundError`` for a missing change log and ``PipelineError`` for a log that
     is not the continuation of the output's, run options that differ from the output's, a
@@ -510,20 +607,46 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
 
+    from .fs import OutputFS
+
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    changelog, out = Path(changelog), Path(out)
-    if not changelog.exists():
-        raise FileNotFoundError(f"change log not found: {changelog}")
-    inputs = _inputs(changelog)
-    sopts = check_run_options(out, dialect, spark_options)
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    state = _State(out)
+    from .fs import is_uri
+
+    out = str(out)
+    remote_log = is_uri(changelog)
+    if not remote_log:
+        changelog = Path(_plain_path(str(changelog)))
+        if not changelog.exists():
+            raise FileNotFoundError(f"change log not found: {changelog}")
+        inputs = _inputs(changelog)
+    check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
+    spark = spark or spark_session(master, conf=spark_conf)
+    if remote_log:
+        try:
+            inputs = _remote_inputs(spark, str(changelog))
+        except Py4JJavaError as exc:
+            raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
     try:
+        fs = OutputFS(spark, out)
+    except Py4JJavaError as exc:  # no filesystem for the scheme, an unreachable name node, ...
+        raise PipelineError(f"output {out}: {_java_error(exc)}") from None
+    state = _State(fs)
+    created = None
+    try:
+        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        created = not fs.exists()
+        fs.mkdirs()
         if state.recover():
             say("rolled forward the previous run's commit")
-        spark = spark or spark_session(master)
+        bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
+        if bound is not None and bound.seq == 0:
+            # a capture whose first checkpoint is not written yet, or whose snapshot is in
+            # progress: nothing of its log is final — nothing read, nothing committed (not even
+            # the dialect: the log's source event is not final either)
+            say(f"{bound.changelog}: the capture has made nothing final yet (phase {bound.phase}): nothing to read")
+            last = state.last_seq()
+            return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
@@ -541,24 +664,35 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             raise PipelineError(problem) from None
         raise
     finally:
-        if state.staging.exists() and not state.pending.exists():
-            shutil.rmtree(state.staging, ignore_errors=True)
-        if created and not any(out.iterdir()):
-            out.rmdir()
-        elif created and state.dir.exists() and not state.checkpoint.exists() and _only_state(out):
-            shutil.rmtree(out, ignore_errors=True)  # a first run that failed leaves nothing
+        if created is not None and not fs.exists(state.pending):  # (else: committed, to roll forward)
+            fs.delete(state.staging, recursive=True)
+            if created and not fs.exists(state.checkpoint) and _only_state(fs):
+                fs.delete("", recursive=True)  # a first run that failed leaves nothing
+        fs.close()
 
 
-def _only_state(out: Path) -> bool:
-    return all(p.name in ("_state", "_history.sqlite", "_history.sqlite-wal", "_history.sqlite-shm")
-               for p in out.iterdir())
+def _java_error(exc) -> str:
+    """The Java exception of a py4j error, as one line (``class: message``)."""
+    try:
+        return str(exc.java_exception.toString()).splitlines()[0]
+    except Exception:  # pragma: no cover - a py4j error without its Java side
+        return str(exc).splitlines()[0]
+
+
+def _only_state(fs: "OutputFS") -> bool:
+    return all(name in ("_state", "_history.sqlite", "_history.sqlite-wal", "_history.sqlite-shm")
+               for name, _ in fs.list())
 
 
 def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
     not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
+    from .fs import is_uri
+
     for name in inputs[0]:
-        path = Path(name.removeprefix("file:"))
+        if is_uri(name):  # not read here (another filesystem): Spark's own error stands
+            continue
+        path = Path(_plain_path(name))
         if path.suffix == ".gz":
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
             offset = 0
@@ -579,7 +713,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     return None
 
 
-def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, sopts, say,
+def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
          concurrent_jobs, replay_quarantine, t0) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -588,11 +722,14 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
     from ..history import HistoryError, SchemaHistory
     from . import RowConverter
 
+    fs = state.fs
     last = state.last_seq()
     result = RunResult(previous_seq=last)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
-    staging = state.staging / run_id
-    rows_dir = state.staging / f"{run_id}.rows"
+    # paths relative to the output (``fs``); ``fs.str(...)`` is the URI Spark reads and writes
+    staging = f"{state.staging}/{run_id}"
+    rows_dir = f"{state.staging}/{run_id}.rows"
+    local_tmp = None
 
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
@@ -624,7 +761,15 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         result.dialect = name
         todo_events = [e for e in events if last is None or e.seq > last]
         say(f"recording {len(todo_events)} DDL event(s) in the schema history")
-        hist_path = Path(history) if history else out / "_history.sqlite"
+        if history:
+            hist_path = Path(history)
+        elif fs.local_root is not None:  # SQLite needs a local file: in place
+            hist_path = Path(fs.local_root) / "_history.sqlite"
+        else:  # a copy, recorded here and uploaded by the commit (docs/pipeline.md)
+            local_tmp = tempfile.mkdtemp(prefix="ddlcore-history-")
+            hist_path = Path(local_tmp) / "_history.sqlite"
+            if fs.exists("_history.sqlite"):
+                fs.copy_to_local("_history.sqlite", str(hist_path))
         failed_ddl: list[tuple] = []
         try:
             hist = SchemaHistory.open(hist_path, dialect=name, lenient=not strict)
@@ -650,7 +795,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
         if replay_quarantine:
-            replay_lines, replay_keys, old_quarantine = _replayable(out, versions, fold)
+            replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
         # -- row events → table version in force at their seq, staged by version ----------------
@@ -664,13 +809,13 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
                      .withColumn("_replay", F.lit(None).cast("INT")))
         if replay_lines:
-            rp = spark.createDataFrame(replay_lines, "_line STRING, _replay INT")
+            rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
             rp = rp.select("_line", F.lit("replay").alias("_file"),
                            F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
                 "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
             events_df = events_df.unionByName(rp)
-        vdf = spark.createDataFrame(
-            [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
+        vdf = _local_frame(
+            spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
               v["from"], v["to"], v["reason"]) for k, v in enumerate(versions)],
             "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
         rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
@@ -702,14 +847,14 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                  F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
                  F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
                  _images().alias("_img"))
-         .write.mode("overwrite").partitionBy("_part", "_img").parquet(str(rows_dir)))
+         .write.mode("overwrite").partitionBy("_part", "_img").parquet(fs.str(rows_dir)))
         max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
                        if m is not None), default=None)
         if last is not None and max_seq is not None and max_seq < last:
             raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
                                 f"it is not the log this output was written from (a new capture restarts seq "
                                 f"at 1); write it to a new output directory")
-        parts = sorted(int(p.name.split("=", 1)[1]) for p in rows_dir.glob("_part=*") if p.is_dir())
+        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_part="))
         result.events = fresh.get.get("events") or 0
         last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
         result.last_seq = last_seq
@@ -718,12 +863,13 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         new_malformed: list[str] = []
         records = list(failed_ddl) + bad_history
         if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, rows_dir / f"_part={_PART_INVALID}", state)
+            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state,
+                                                          getattr(inputs, "bound", None))
             records += malformed
         if records:
-            quarantined.append(spark.createDataFrame(records, _QUARANTINE_SCHEMA))
+            quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
         for k in (k for k in parts if k < 0 and k != _PART_INVALID):
-            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
                 "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                 F.col("_line").alias("event")))
         if strict and quarantined:
@@ -739,7 +885,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         for k in collide:  # a source column named like a pipeline column: said, never mixed up
             v = versions[k]
             cols = sorted(set(v["model"].column_names) & set(META_COLUMNS))
-            quarantined.append(spark.read.parquet(str(rows_dir / f"_part={k}")).select(
+            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
                 "seq", "position", "op", "database", "schema", "table",
                 F.lit(f"column name(s) {', '.join(cols)} of {v['table']} collide with the pipeline's "
                       f"own columns: rows not written").alias("reason"),
@@ -755,7 +901,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
         # rows that cannot be converted are subtracted below
         staged_counts: dict[tuple[int, str], int] = {}
         if todo:
-            for r in (spark.read.parquet(str(rows_dir)).where(F.col("_part") >= 0)
+            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_part") >= 0)
                       .groupBy("_part", "op").count().collect()):
                 staged_counts[(r["_part"], r["op"])] = r["count"]
         # versions whose conversion and output schema are the same (the same columns and table
@@ -768,14 +914,15 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
             say(f"converting {_label(v)} version {v['version']}"
                 + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
                 + f" ({i + 1}/{len(groups)})")
-            bad_dir = state.staging / f"{run_id}.bad" / str(group[0])
-            vdirs = [rows_dir / f"_part={k}" for k in group]
-            images = {p.name.split("=", 1)[1] for d in vdirs for p in d.glob("_img=*")}
-            rows = spark.read.option("basePath", str(rows_dir)).parquet(*[str(d) for d in vdirs])
+            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
+            vdirs = [f"{rows_dir}/_part={k}" for k in group]
+            images = {n.split("=", 1)[1] for d in vdirs for n, _ in fs.list(d) if n.startswith("_img=")}
+            rows = spark.read.option("basePath", fs.str(rows_dir)).parquet(*[fs.str(d) for d in vdirs])
             if len(group) == 1:
-                target, partition_by = staging / version_dir(v["database"], v["schema"], v["table"], v["version"]), None
+                target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                partition_by = None
             else:
-                target, partition_by = staging / _GROUPS / str(group[0]), "_part"
+                target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
             has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
                                      after=bool(images & {"a", "ab"}), before=bool(images & {"b", "ab"}),
                                      partition_by=partition_by)
@@ -784,7 +931,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
             # pin the version's (large) expression trees in the driver JVM: a long log would
             # exhaust the driver's heap.  Collect now.
             gc.collect()
-            return group, (str(bad_dir) if has_bad else None)
+            return group, (bad_dir if has_bad else None)
 
         group_dirs: dict[int, str] = {}
         # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
@@ -826,7 +973,7 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
             lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
                 "seq", "position", "op", F.col("_line").alias("event"))
             if replay_lines:
-                lines = lines.unionByName(spark.createDataFrame(replay_lines, "_line STRING, _replay INT").select(
+                lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
                     F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
                     "e.seq", "e.position", "e.op", "event"))
             quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
@@ -842,49 +989,50 @@ def _run(spark, inputs, out: Path, state: _State, *, dialect, history, strict, s
                     result.quarantined += r["count"]
                 # every field in every record, null ones too (Spark's JSON writer drops them by default)
                 (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
-                 .option("ignoreNullFields", "false").json(str(staging / "_quarantine")))
+                 .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
             finally:
                 bad.unpersist()
         deletes: list[str] = []
         if replay_keys:
             kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
             result.replayed = len(old_quarantine) - len(kept)
-            (staging / "_quarantine").mkdir(parents=True, exist_ok=True)
-            with open(staging / "_quarantine" / "part-kept.json", "w") as fh:
-                for r in kept:
-                    fh.write(json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n")
+            fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
+                json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
             deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
-        schema_dir = staging / "_schemas"
-        schema_dir.mkdir(parents=True, exist_ok=True)
+        schema_dir = f"{staging}/_schemas"
         for v in versions:
             if v["model"] is None:
                 continue
             conv = RowConverter(v["model"], sopts, dialect=name)
-            (schema_dir / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
+            fs.write_text(f"{schema_dir}/{schema_file(v['database'], v['schema'], v['table'], v['version'])}", json.dumps({
                 "database": v["database"], "schema": v["schema"], "table": v["table"],
                 "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
                 "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
                 "struct_type": conv.struct_type.jsonValue(), "model": v["model"].to_json()}, indent=2))
+        if local_tmp is not None:  # the history's copy goes with the run's files
+            fs.copy_from_local(str(hist_path), f"{staging}/_history.sqlite")
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
+        if local_tmp is not None:
+            shutil.rmtree(local_tmp, ignore_errors=True)
 
     # -- commit ----------------------------------------------------------------------------------
     result.seconds = time.perf_counter() - t0
-    run_json = _merge_run_json(out / "_run.json", result)
-    moves = _plan_moves(staging, out, run_id, group_dirs)
+    run_json = _merge_run_json(fs, result)
+    moves = _plan_moves(fs, staging, run_id, group_dirs)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
     plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
             "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": str(out / "_run.json")}
-    _write_json_atomic(state.pending, plan)
+            "run_json": run_json, "run_json_path": "_run.json"}
+    _write_json(fs, state.pending, plan)  # the commit point
     _apply_plan(plan, state)
-    state.pending.unlink()
-    shutil.rmtree(state.staging, ignore_errors=True)
+    fs.delete(state.pending)
+    fs.delete(state.staging, recursive=True)
     say("committed")
     return result
 
@@ -937,15 +1085,29 @@ def _case_collision(table) -> bool:
     return len(set(names)) != len(names)
 
 
-def _malformed_records(spark, part_dir: Path, state: _State) -> tuple[list[tuple], list[str]]:
+def _malformed_records(spark, part_dir: str, state: _State,
+                       bound: _CaptureBound | None = None) -> tuple[list[tuple], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
-    its file, text and occurrence, is remembered in ``malformed.json``).  Returns the records
-    and the keys of the seq-less lines quarantined now."""
+    its file, text and occurrence, is remembered in ``malformed.json``).  In a capture's
+    change log (``bound``) only the lines of its checkpointed prefix count: a line past it is
+    being written (or was torn by a kill, and the capture's restart truncates it).  Returns the
+    records and the keys of the seq-less lines quarantined now."""
     from ..changelog import validate
 
     rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
                                                      "_line", "_file").collect()
+    if bound is not None:
+        durable = None
+        kept = []
+        for r in rows:
+            if r["_file"] and Path(_plain_path(r["_file"])).resolve() == bound.changelog:
+                if durable is None:
+                    durable = _complete_lines(bound.changelog, bound.durable_bytes)
+                if (r["_line"] or "") not in durable:
+                    continue
+            kept.append(r)
+        rows = kept
     wanted: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         if r["_file"]:
@@ -976,6 +1138,13 @@ def _malformed_records(spark, part_dir: Path, state: _State) -> tuple[list[tuple
     return records, new_keys
 
 
+def _complete_lines(path: Path, nbytes: int) -> set[str]:
+    """The complete lines (newline-terminated) of the first ``nbytes`` bytes of ``path``."""
+    with open(path, "rb") as fh:
+        data = fh.read(nbytes)
+    return {raw.decode("utf-8", "replace").rstrip("\r") for raw in data.split(b"\n")[:-1]}
+
+
 def _plain_path(uri: str) -> str:
     """A local path from Spark's ``input_file_name()`` URI (``file:///a/b%20c`` → ``/a/b c``)."""
     from urllib.parse import unquote, urlparse
@@ -1001,17 +1170,19 @@ def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[int]]:
     return found
 
 
-def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
+def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
     """The committed quarantine records of row events whose table had no known schema at their
     seq (blocked, or unknown) and whose *next* version is a definition from the source
     (``snapshot``: a resync, or ``create``) with nothing in between: ``(event line, target
     version index)`` each, their keys, and every committed record (with ``_path``)."""
     records = []
-    for f in sorted((out / "_quarantine").glob("*.json")):
-        for text in f.read_text(encoding="utf-8").splitlines():
+    for name, is_dir in fs.list("_quarantine"):
+        if is_dir or not name.endswith(".json"):
+            continue
+        for text in fs.read_text(f"_quarantine/{name}").splitlines():
             if text.strip():
                 r = json.loads(text)
-                r["_path"] = str(f)
+                r["_path"] = f"_quarantine/{name}"
                 records.append(r)
     by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
@@ -1048,6 +1219,23 @@ def _replayable(out: Path, versions: list[dict], fold: bool) -> tuple[list[tuple
 
 def _record_key(r: dict) -> tuple:
     return (r.get("seq"), r.get("position"), r.get("op"))
+
+
+def _local_frame(spark, rows: list[tuple], schema: str):
+    """A DataFrame of ``rows`` (tuples in the order of ``schema``, a DDL field list) built
+    in the JVM alone: the rows are one JSON literal of the plan, read with ``from_json``.
+    ``spark.createDataFrame`` on a list would pickle them and have them unpickled by Python
+    workers on the executors — a cluster's executors would need Python, and the same Python
+    as the driver, for a list of version spans (``tests/pipeline/test_cluster.py`` checks
+    that a run starts no Python there).  For the driver's small tables (versions,
+    quarantine records, replayed lines); every value a JSON scalar."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DataType
+
+    struct = DataType.fromDDL(schema)
+    names = struct.fieldNames()
+    text = json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False)
+    return spark.range(0, 1, 1, 1).select(F.inline(F.from_json(F.lit(text), ArrayType(struct))))
 
 
 def _union(frames: list):
@@ -1088,7 +1276,7 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
             raise
 
 
-def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, after: bool = True,
+def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
                    before: bool = True, partition_by: str | None = None) -> bool:
     """Convert and write the staged row events of one table version (``rows``, with their
     version in ``_part``): its good rows as Parquet into ``target`` (one Spark job, counting
@@ -1218,33 +1406,35 @@ def _version_list(hist) -> list[dict[str, Any]]:
     return out
 
 
-def _plan_moves(staging: Path, out: Path, run_id: str, group_dirs: dict[int, str] | None = None) -> list[list[str]]:
-    """Staged data files → their place under ``out`` (each named after the run, so files of
-    different runs never collide); schema files replace their namesakes.  ``group_dirs``:
-    the output directory of each version written by a job of several versions (its files
-    are in ``_GROUPS/<first>/_part=<version>/``)."""
+def _plan_moves(fs: "OutputFS", staging: str, run_id: str,
+                group_dirs: dict[int, str] | None = None) -> list[list[str]]:
+    """Staged data files → their place in the output (paths relative to it; each data file
+    named after the run, so files of different runs never collide); schema files and the
+    history's copy replace their namesakes.  ``group_dirs``: the output directory of each
+    version written by a job of several versions (its files are in
+    ``_GROUPS/<first>/_part=<version>/``)."""
     moves = []
-    if not staging.exists():
-        return moves
-    for f in sorted(staging.rglob("*")):
-        if not f.is_file() or f.name.startswith(("_SUCCESS", ".")) or f.suffix == ".crc":
+    for f in fs.walk_files(staging):
+        rel = f[len(staging) + 1:]
+        parent, _, name = rel.rpartition("/")
+        if name.startswith(("_SUCCESS", ".")) or name.endswith(".crc"):
             continue
-        rel = f.relative_to(staging)
-        if rel.parts[0] == "_schemas":
-            dst = out / rel
-        elif rel.parts[0] == _GROUPS:
-            dst = out / (group_dirs or {})[int(rel.parts[2].split("=", 1)[1])] / f"{run_id}-{f.name}"
+        head = rel.split("/", 1)[0]
+        if head in ("_schemas", "_history.sqlite"):
+            dst = rel
+        elif head == _GROUPS:  # _GROUPS/<first>/_part=<version>/<name>
+            dst = f"{(group_dirs or {})[int(rel.split('/')[2].split('=', 1)[1])]}/{run_id}-{name}"
         else:
-            dst = out / rel.parent / f"{run_id}-{f.name}"
-        moves.append([str(f), str(dst)])
+            dst = f"{parent}/{run_id}-{name}" if parent else f"{run_id}-{name}"
+        moves.append([f, dst])
     return moves
 
 
-def _merge_run_json(path: Path, result: RunResult) -> dict[str, Any]:
+def _merge_run_json(fs: "OutputFS", result: RunResult) -> dict[str, Any]:
     total: dict[str, int] = defaultdict(int)
     runs = 0
-    if path.exists():
-        prev = json.loads(path.read_text())
+    prev = _read_json(fs, "_run.json")
+    if prev is not None:
         runs = prev.get("runs", 0)
         for row in prev.get("total", {}).get("counts", []):
             total[json.dumps([row["database"], row["table"], row["schema_version"], row["op"]])] += row["rows"]

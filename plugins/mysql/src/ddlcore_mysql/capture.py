@@ -36,18 +36,18 @@ import json
 import logging
 import os
 import re
-import signal
 import threading
 import time
 import uuid
 import warnings
-from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo, encode_value
-from ddlcore.errors import DdlCoreError
+from ddlcore import capture as _core
+from ddlcore.capture import (CaptureHistory, ChangeLogOutput, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, remove_history as _remove_history, write_json_atomic)
+from ddlcore.changelog import ChangeEvent, SourceInfo, encode_value
 from ddlcore.model import Table, TableId
 
 from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
@@ -78,7 +78,7 @@ LOG_NAME = "capture.log"
 LOCK_NAME = "capture.lock"
 
 
-class CaptureError(DdlCoreError):
+class CaptureError(_core.CaptureError):
     """The capture cannot start or go on: a server not set up for row-based replication, an
     output directory that is not a capture's, a checkpoint that does not match the files."""
 
@@ -253,66 +253,29 @@ class Checkpoint:
             raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
 
     def save(self, path: Path) -> None:
-        """Atomically replace ``path``: write a temporary file, fsync it, rename, fsync the
-        directory."""
-        data = json.dumps({**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                          indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
+        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 @dataclass
-class CaptureStats:
-    """What one run did.  ``ops``: events written by op; ``skipped_statements``: query events
-    that are not DDL of interest (``BEGIN``, statement-format DML, ``GRANT``, ...);
-    ``ddl_failed``: DDL events the history could not parse (written all the same);
-    ``drift``: schema drift warnings; ``warnings``: every warning as text."""
+class CaptureStats(_core.CaptureStats):
+    """``ddlcore.capture.CaptureStats`` plus: ``skipped_statements``: query events that are
+    not DDL of interest (``BEGIN``, statement-format DML, ``GRANT``, ...); snapshot counts;
+    ``statement_dml``, ``resynced``, ``reconnects``; ``drift``: schema drift warnings."""
 
-    ops: Counter = field(default_factory=Counter)
-    transactions: int = 0
     skipped_statements: int = 0
-    ddl_failed: int = 0
     snapshot_tables: int = 0
     snapshot_rows: int = 0
-    checkpoints: int = 0
-    first_seq: int | None = None
-    last_seq: int = 0
-    position: str | None = None
-    resumed_from: str | None = None
-    lag_seconds: float | None = None
-    seconds: float = 0.0
     statement_dml: int = 0
     resynced: int = 0
     reconnects: int = 0
     drift: list[DriftWarning] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def events(self) -> int:
-        return sum(self.ops.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {"events": self.events, "ops": dict(self.ops), "transactions": self.transactions,
-                "skipped_statements": self.skipped_statements, "ddl_failed": self.ddl_failed,
+        return {**super().to_json(), "skipped_statements": self.skipped_statements,
                 "snapshot_tables": self.snapshot_tables, "snapshot_rows": self.snapshot_rows,
-                "checkpoints": self.checkpoints, "first_seq": self.first_seq,
-                "last_seq": self.last_seq, "position": self.position,
-                "resumed_from": self.resumed_from, "lag_seconds": self.lag_seconds,
-                "seconds": round(self.seconds, 3), "statement_dml": self.statement_dml,
-                "resynced": self.resynced, "reconnects": self.reconnects,
-                "drift": [d.to_json() for d in self.drift],
-                "warnings": list(self.warnings)}
+                "statement_dml": self.statement_dml, "resynced": self.resynced,
+                "reconnects": self.reconnects, "drift": [d.to_json() for d in self.drift]}
 
 
 @dataclass(frozen=True)
@@ -387,134 +350,17 @@ class ServerInfo:
 # ============================================================================ filter & history
 
 
-class CaptureFilter:
-    """Which tables' rows are captured: ``include`` patterns (none: every table outside the
-    system databases) minus ``exclude`` patterns.  Patterns as ``ddlcore.history.filters``
-    (``db.table``, ``db.*``, ``db.prefix%``, ``%.table``), whose ``TableFilter`` this reuses."""
+class CaptureFilter(_core.CaptureFilter):
+    """``ddlcore.capture.CaptureFilter`` whose default leaves out MySQL's system databases
+    (``SYSTEM_DATABASES``)."""
 
     def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = (), *,
                  case_sensitive: bool = True):
-        from ddlcore.history.filters import TableFilter
+        super().__init__(include, exclude, case_sensitive=case_sensitive, system_databases=SYSTEM_DATABASES)
 
-        self.include = TableFilter(list(include), case_sensitive=case_sensitive)
-        self.exclude = TableFilter(list(exclude), case_sensitive=case_sensitive)
-        self._cache: dict[tuple[str, str], bool] = {}
-
-    def captures(self, database: str, table: str) -> bool:
-        key = (database, table)
-        hit = self._cache.get(key)
-        if hit is None:
-            tid = TableId(database, None, table)
-            if self.include:
-                hit = self.include.matches(tid)
-            else:
-                hit = database.lower() not in SYSTEM_DATABASES
-            if hit and self.exclude and self.exclude.matches(tid):
-                hit = False
-            if len(self._cache) > 100_000:
-                self._cache.clear()
-            self._cache[key] = hit
-        return hit
-
-
-class CaptureHistory:
-    """The capture's schema history (``ddlcore.history.SchemaHistory`` in ``history.sqlite``):
-    ``record`` every DDL event written, ``table_at`` for the drift checks.  Lenient: DDL it
-    cannot parse is recorded as failed and reported, never stops the capture.
-
-    When the history (or the MySQL parser) cannot be loaded, it degrades to recording nothing;
-    ``unavailable`` says why and drift checks are off."""
-
-    def __init__(self, path: Path, parser_options: dict[str, Any]):
-        self.unavailable: str | None = None
-        self._h: Any = None
-        try:
-            from ddlcore.history import SchemaHistory
-
-            self._h = SchemaHistory.open(path, dialect="mysql", options=parser_options, lenient=True)
-        except Exception as exc:  # history module or parser not installed: capture still works
-            self.unavailable = f"{type(exc).__name__}: {exc}"
-
-    @property
-    def available(self) -> bool:
-        return self._h is not None
-
-    def record(self, event: ChangeEvent) -> str | None:
-        """Record one ``ddl`` or ``source`` event; returns a warning text when the history
-        could not apply it (``None`` when it did)."""
-        if self._h is None:
-            return None
-        result = self._h.record(event.to_json())
-        if result.status == "failed":
-            err = result.error or {}
-            return (f"history could not parse DDL at seq {event.seq} ({event.position}): "
-                    f"{err.get('message') or err}")
-        return None
-
-    def table_at(self, table_id: TableId, seq: int) -> Table | None:
-        return None if self._h is None else self._h.table_at(table_id, seq)
-
-    def close(self) -> None:
-        if self._h is not None:
-            self._h.close()
-            self._h = None
-
-
-def _remove_history(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(str(path) + suffix)
-        except FileNotFoundError:
-            pass
 
 
 # ============================================================================ progress
-
-
-class _Progress:
-    """events/s and lag on stderr (rich Live) when stderr is a terminal."""
-
-    def __init__(self, enabled: bool):
-        from rich.console import Console
-
-        self.console = Console(stderr=True)
-        self.enabled = enabled and self.console.is_terminal
-        self._live: Any = None
-        self._last = time.monotonic()
-        self._last_events = 0
-        self.rate = 0.0
-
-    def start(self) -> None:
-        if self.enabled:
-            from rich.live import Live
-
-            self._live = Live("", console=self.console, refresh_per_second=4, transient=True)
-            self._live.start()
-
-    def update(self, stats: CaptureStats, phase: str, force: bool = False) -> None:
-        now = time.monotonic()
-        dt = now - self._last
-        if dt < 0.25 and not force:
-            return
-        events = stats.events
-        if dt > 0:
-            self.rate = (events - self._last_events) / dt
-        self._last, self._last_events = now, events
-        if self._live is not None:
-            from rich.text import Text
-
-            lag = "-" if stats.lag_seconds is None else f"{stats.lag_seconds:,.1f} s"
-            self._live.update(Text.assemble(
-                (f"{phase} ", "bold cyan"), f"{events:,} events  ", (f"{self.rate:,.0f} ev/s", "green"),
-                f"  lag {lag}  seq {stats.last_seq}  at {stats.position or '-'}"))
-
-    def print(self, *args: Any, **kw: Any) -> None:
-        self.console.print(*args, **kw)
-
-    def stop(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
 
 
 # ============================================================================ the capture
@@ -534,33 +380,6 @@ _TX_END = re.compile(r"\s*(?:COMMIT|ROLLBACK|XA\s+COMMIT|XA\s+ROLLBACK)\b", re.I
 _USE_PREFIX = re.compile(r"\s*use\s+`(?:[^`]|``)*`\s*;\s*", re.I)
 
 
-class _DirectoryLock:
-    """An exclusive ``flock`` on ``DIR/capture.lock`` for the length of a run: two captures
-    writing one change log would corrupt it.  The kernel drops the lock when the process
-    dies, however it dies."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._fd: int | None = None
-
-    def __enter__(self) -> "_DirectoryLock":
-        import fcntl
-
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise CaptureError(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # closing releases the lock
-            self._fd = None
-
-
 class _Stop(Exception):
     """Internal: leave the stream loop (stop requested)."""
 
@@ -578,13 +397,9 @@ class MySqlCapture:
         self.stats = CaptureStats()
         self._on_warning = on_warning
         self._stop = threading.Event()
-        self._writer: ChangeLogWriter | None = None
-        self._writer_file: Any = None
-        self._count_lines = True
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME)  # the change log (ddlcore.capture)
         self._history: CaptureHistory | None = None
         self._progress: _Progress | None = None
-        self._seq = 0
-        self._bytes = 0
         self._pending: tuple[int, str, int, int] | None = None  # seq, file, pos, bytes
         self._last_checkpoint = 0.0
         self._checkpoint: Checkpoint | None = None
@@ -599,6 +414,11 @@ class MySqlCapture:
         self._resync_ddl: list[tuple[str, str]] = []
 
     # -- public -------------------------------------------------------------------------------
+
+    @property
+    def _seq(self) -> int:
+        """The last seq written to the change log."""
+        return self._log.seq
 
     def stop(self) -> None:
         """Ask the run to end (thread- and signal-safe)."""
@@ -620,7 +440,7 @@ class MySqlCapture:
     def run(self) -> CaptureStats:
         t0 = time.monotonic()
         self.out.mkdir(parents=True, exist_ok=True)
-        with _DirectoryLock(self.out / LOCK_NAME):
+        with _DirectoryLock(self.out / LOCK_NAME, CaptureError):
             return self._run(t0)
 
     def _run(self, t0: float) -> CaptureStats:
@@ -634,7 +454,7 @@ class MySqlCapture:
         self._history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
         if self._history.unavailable:
             self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
-        self._open_writer(cp.seq or None)
+        self._log.open(cp.seq, cp.changelog_bytes)
         self._progress = _Progress(opts.progress)
         self._progress.start()
         try:
@@ -678,7 +498,6 @@ class MySqlCapture:
                                    f"{cp.changelog_bytes}: the change log was truncated or replaced")
             if size > cp.changelog_bytes:
                 os.truncate(log, cp.changelog_bytes)
-            self._seq, self._bytes = cp.seq, cp.changelog_bytes
             self.stats.resumed_from = cp.position
             self.stats.last_seq = cp.seq
             self._checkpoint = cp
@@ -715,12 +534,7 @@ class MySqlCapture:
               after: list | None = None, **extra: Any) -> ChangeEvent:
         """Write one event (``extra``: the contract's optional fields: ``tx``, ``row``,
         ``snapshot``, ``quarantine``, ``source``)."""
-        self._seq += 1
-        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after, **extra)
-        assert self._writer is not None
-        self._writer.write(ev)
-        if self._count_lines:
-            self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        ev = self._log.emit(op, position, ts, database, table, ddl, before, after, **extra)
         st = self.stats
         st.ops[op] += 1
         if st.first_seq is None:
@@ -735,31 +549,14 @@ class MySqlCapture:
                 self._warn(problem)
         return ev
 
-    def _log_bytes(self) -> int:
-        """The length of changelog.jsonl with everything written so far.  Read from the
-        writer's file position (its buffered file object, opened for appending) rather than
-        by serialising every event twice; counted per event when that is not available
-        (a gzip log)."""
-        if not self._count_lines:
-            return self._writer_file.tell()  # type: ignore[union-attr]
-        return self._bytes
-
-    def _open_writer(self, last_seq: int | None) -> None:
-        self._writer = ChangeLogWriter(self.changelog_path, last_seq=last_seq)
-        fh = getattr(self._writer, "_fh", None)
-        if fh is not None and fh is getattr(self._writer, "_raw", None) and hasattr(fh, "tell"):
-            self._writer_file, self._count_lines = fh, False
-        else:
-            self._writer_file, self._count_lines = None, True
-
     def _boundary(self, file: str, pos: int) -> None:
         """A transaction ended: everything written so far is committed; the next event to
         read is ``file:pos``."""
         self._tx = None
         if self._resync_at is not None and (file, pos) >= self._resync_at:
             self._emit_resync()
-        self._bytes = self._log_bytes()
-        self._pending = (self._seq, file, pos, self._bytes)
+        seq, nbytes = self._log.mark()
+        self._pending = (seq, file, pos, nbytes)
         self.stats.transactions += 1
         if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
             self._write_checkpoint()
@@ -772,8 +569,8 @@ class MySqlCapture:
         if self._pending is None:
             return
         seq, file, pos, nbytes = self._pending
-        assert self._writer is not None and self._checkpoint is not None
-        self._writer.flush()
+        assert self._log.opened and self._checkpoint is not None
+        self._log.sync()
         cp = replace(self._checkpoint, seq=seq, binlog_file=file, binlog_position=pos,
                      changelog_bytes=nbytes, phase="streaming")
         cp.save(self.checkpoint_path)
@@ -786,17 +583,16 @@ class MySqlCapture:
         """Checkpoint the last committed transaction, cut what follows it (a transaction
         whose end was not read) from the change log, close everything."""
         try:
-            if self._writer is not None:
+            if self._log.opened:
                 if self._pending is not None:
                     self._write_checkpoint()
-                self._writer.close()
                 cp = self._checkpoint
-                if cp is not None and cp.phase == "streaming" and self.changelog_path.stat().st_size > cp.changelog_bytes:
-                    os.truncate(self.changelog_path, cp.changelog_bytes)
-                    self._seq = cp.seq
-                    self.stats.last_seq = cp.seq
+                if cp is not None and cp.phase == "streaming":
+                    self._log.close(cp.seq, cp.changelog_bytes)  # cut back to the checkpoint
+                    self.stats.last_seq = self._log.seq
+                else:
+                    self._log.close()
         finally:
-            self._writer = None
             if self._history is not None:
                 self._history.close()
                 self._history = None
@@ -844,7 +640,8 @@ class MySqlCapture:
         position = cp.position if cp.binlog_file else self._current_position()
         self._emit("source", position, int(time.time() * 1000), source=src)
         if cp.phase == "streaming":  # durable now: the next run must not write it again
-            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            seq, nbytes = self._log.mark()
+            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
             self._write_checkpoint()
             assert self._checkpoint is not None
             return self._checkpoint
@@ -898,7 +695,8 @@ class MySqlCapture:
         cp = self._checkpoint
         if cp is not None and (cp.binlog_file, cp.binlog_position) >= self._resync_at:
             self._emit_resync()
-            self._pending = (self._seq, cp.binlog_file, cp.binlog_position, self._log_bytes())
+            seq, nbytes = self._log.mark()
+            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
             self._write_checkpoint()
 
     def _emit_resync(self) -> None:
@@ -945,13 +743,11 @@ class MySqlCapture:
         if self._pending is not None:
             self._write_checkpoint()
         cp = self._checkpoint
-        assert cp is not None and self._writer is not None
-        self._writer.close()
-        if self.changelog_path.stat().st_size > cp.changelog_bytes:
-            os.truncate(self.changelog_path, cp.changelog_bytes)
-        self._seq, self._bytes, self._tx = cp.seq, cp.changelog_bytes, None
+        assert cp is not None and self._log.opened
+        self._log.close(cp.seq, cp.changelog_bytes)  # cut what follows the checkpoint
+        self._log.open(cp.seq, cp.changelog_bytes)
+        self._tx = None
         self.stats.last_seq = cp.seq
-        self._open_writer(cp.seq or None)
         return cp
 
     # -- snapshot -----------------------------------------------------------------------------
@@ -984,8 +780,8 @@ class MySqlCapture:
             conn.commit()
         finally:
             conn.close()
-        self._bytes = self._log_bytes()
-        self._pending = (self._seq, file, pos, self._bytes)
+        seq, nbytes = self._log.mark()
+        self._pending = (seq, file, pos, nbytes)
         self._write_checkpoint()
         assert self._checkpoint is not None
         return self._checkpoint
@@ -1492,23 +1288,5 @@ def _query_text(ev: Any) -> str:
 
 
 def _install_signal_handlers(cap: MySqlCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (the run ends at the next event with a checkpoint of
-    the last committed transaction).  Returns a function restoring the previous handlers."""
-    previous = {}
-
-    def handler(signum: int, frame: Any) -> None:
-        if cap._stop.is_set():  # a second signal: stop now
-            raise KeyboardInterrupt
-        cap.stop()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread
-            pass
-
-    def restore() -> None:
-        for sig, h in previous.items():
-            signal.signal(sig, h)
-
-    return restore
+    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
+    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)

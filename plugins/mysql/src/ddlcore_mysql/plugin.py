@@ -33,7 +33,9 @@ def ddlcore_spark_options():
 
 @ddlcore.hookimpl
 def ddlcore_capture_commands():
-    """``ddlcore capture mysql``: the binlog capture (``capture_cli``)."""
+    """``ddlcore capture mysql``: the binlog capture (``capture_cli``); ``ddlcore capture
+    tidb``: TiDB Binlog from Drainer's Kafka topic or a file (``tidb_capture_cli``)."""
     from .capture_cli import mysql_capture_command
+    from .tidb_capture_cli import tidb_capture_command
 
-    return [mysql_capture_command]
+    return [mysql_capture_command, tidb_capture_command]

@@ -258,6 +258,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
             if isinstance(opt, P.ClusteredIndexOptionContext):
                 self.require_tidb(opt, opt.getText().upper())
                 self.editor.set_option(TIDB_PK_TYPE, opt.getText().upper())
+            elif isinstance(opt, P.GlobalIndexOptionContext):
+                self.require_tidb(opt, opt.getText().upper())
 
     def visitUniqueKeyDefinition(self, ctx: P.UniqueKeyDefinitionContext):
         name = self._constraint_or_index_name(ctx.constraintName(), ctx.indexName())
@@ -309,6 +311,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         for opt in options:
             if isinstance(opt, P.CommentIndexOptionContext):
                 comment = self.visitStringLiteral(opt.stringLiteral()) or None
+            elif isinstance(opt, (P.GlobalIndexOptionContext, P.ClusteredIndexOptionContext)):
+                self.require_tidb(opt, opt.getText().upper())
         if name is None:
             name = self.unique_index_name(next((c for c, _ in parts if c is not None), "functional_index"))
         index = Index(name, kind, tuple(c for c, _ in parts), tuple(p for _, p in parts), comment)
@@ -706,6 +710,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         return ("ENGINE", self._name_text(ctx.engineName()))
 
     def visitTableOptionAutoIncrement(self, ctx: P.TableOptionAutoIncrementContext):
+        if ctx.force is not None:  # TiDB: FORCE AUTO_INCREMENT = n (may lower the counter)
+            self.require_tidb(ctx, "FORCE AUTO_INCREMENT")
         return ("AUTO_INCREMENT", ctx.DECIMAL_LITERAL().getText())
 
     def visitTableOptionCharset(self, ctx: P.TableOptionCharsetContext):
@@ -1071,6 +1077,14 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         self.require_tidb(ctx, "REMOVE TTL")
         for name in ("TTL", "TTL_ENABLE", "TTL_JOB_INTERVAL"):
             self.editor.set_option(name, None)
+
+    def visitAlterTidbWord(self, ctx):
+        """TiDB ``CACHE`` / ``NOCACHE`` (TiDB manual "Cached Tables"): no change to the
+        definition.  Any other lone word is an error."""
+        word = ctx.tidbWord.text.upper()
+        if word not in ("CACHE", "NOCACHE"):
+            raise self.error(ctx, f"unknown ALTER TABLE specification {ctx.tidbWord.text!r}")
+        self.require_tidb(ctx, word)
 
     def visitAlterTiflashReplica(self, ctx):
         """TiDB ``SET TIFLASH REPLICA n [LOCATION LABELS ...]`` (TiDB manual "Create TiFlash

@@ -52,6 +52,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ddlcore.capture import (DirectoryLock as _DirectoryLock, Progress as _Progress, remove_history as _remove_history,
+                             write_json_atomic)
 from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo
 from ddlcore.errors import DdlCoreError
 from ddlcore.model import Table, TableId
@@ -246,22 +248,8 @@ class Checkpoint:
             raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
 
     def save(self, path: Path) -> None:
-        """Atomically replace ``path``: temporary file, fsync, rename, fsync the directory."""
-        data = json.dumps({**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
-                          indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
+        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 @dataclass
@@ -421,84 +409,8 @@ class CaptureHistory:
             self._h = None
 
 
-def _remove_history(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(str(path) + suffix)
-        except FileNotFoundError:
-            pass
-
-
-class _DirectoryLock:
-    """An exclusive ``flock`` on ``DIR/capture.lock`` for the length of a run."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._fd: int | None = None
-
-    def __enter__(self) -> "_DirectoryLock":
-        import fcntl
-
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise CaptureError(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
 class _Stop(Exception):
     """Internal: leave the stream loop."""
-
-
-class _Progress:
-    """events/s and lag on stderr (rich Live) when stderr is a terminal."""
-
-    def __init__(self, enabled: bool):
-        from rich.console import Console
-
-        self.console = Console(stderr=True)
-        self.enabled = enabled and self.console.is_terminal
-        self._live: Any = None
-        self._last = time.monotonic()
-        self._last_events = 0
-        self.rate = 0.0
-
-    def start(self) -> None:
-        if self.enabled:
-            from rich.live import Live
-
-            self._live = Live("", console=self.console, refresh_per_second=4, transient=True)
-            self._live.start()
-
-    def update(self, stats: CaptureStats, phase: str, force: bool = False) -> None:
-        now = time.monotonic()
-        dt = now - self._last
-        if self._live is None or (dt < 0.25 and not force):
-            return
-        self.rate = (stats.events - self._last_events) / dt if dt > 0 else 0.0
-        self._last, self._last_events = now, stats.events
-        from rich.text import Text
-
-        lag = "-" if stats.lag_seconds is None else f"{stats.lag_seconds:,.1f} s"
-        self._live.update(Text.assemble((f"{phase} ", "bold cyan"), f"{stats.events:,} events  ",
-                                        (f"{self.rate:,.0f} ev/s", "green"),
-                                        f"  lag {lag}  seq {stats.last_seq}  at {stats.position or '-'}"))
-
-    def print(self, *args: Any, **kw: Any) -> None:
-        self.console.print(*args, **kw)
-
-    def stop(self) -> None:
-        if self._live is not None:
-            self._live.stop()
-            self._live = None
 
 
 # ============================================================================ the capture
@@ -566,7 +478,7 @@ class PostgresCapture:
     def run(self) -> CaptureStats:
         t0 = time.monotonic()
         self.out.mkdir(parents=True, exist_ok=True)
-        with _DirectoryLock(self.out / LOCK_NAME):
+        with _DirectoryLock(self.out / LOCK_NAME, CaptureError):
             try:
                 return self._run()
             finally:
@@ -1106,6 +1018,12 @@ class PostgresCapture:
         if op in ("u", "d"):
             if old_kind == "O" and old is not None:
                 before = layout.image(old)
+                if after is not None:
+                    # REPLICA IDENTITY FULL: the server wrote the whole old row, TOASTed values
+                    # inlined (heapam's ExtractReplicaIdentity flattens them), while the new
+                    # row marks an unchanged TOASTed value 'u'. Unchanged means equal to the
+                    # old value: write it, instead of absent, where the old row holds it.
+                    after = [b if a == _ABSENT and b != _ABSENT else a for a, b in zip(after, before)]
             elif old is not None:
                 before = layout.key_image(old)
             else:  # an Update that kept its key: the key is the new row's

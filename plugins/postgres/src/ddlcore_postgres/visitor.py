@@ -217,8 +217,42 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                         self.apply_table_element(editor, el)
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
+        self.merge_redundant_keys(editor)
         self.create_table(editor.build())
         return None
+
+    def merge_redundant_keys(self, editor: TableEditor) -> None:
+        """PostgreSQL keeps one index per distinct key among a ``CREATE TABLE``'s PRIMARY KEY
+        and UNIQUE constraints (``UNIQUE PRIMARY KEY``, a column ``UNIQUE`` and a table
+        ``PRIMARY KEY`` on the same column): the primary key wins, then the first UNIQUE; a
+        dropped constraint's explicit name goes to a kept one whose name was chosen by the
+        server.  Source: ``transformIndexConstraints`` (src/backend/parser/parse_utilcmd.c),
+        whose comment calls this deliberate; manual CREATE TABLE, "Adding a unique constraint
+        will automatically create a unique btree index"."""
+        keys = [ix for ix in editor.indexes if ix.kind in ("PRIMARY KEY", "UNIQUE") and not ix.key_parts]
+        kept: list[Index] = [ix for ix in keys if ix.kind == "PRIMARY KEY"]
+        renamed: dict[int, str] = {}
+        dropped: list[Index] = []
+        for ix in keys:
+            if ix.kind == "PRIMARY KEY":
+                continue
+            prior = next((k for k in kept if k.columns == ix.columns), None)
+            if prior is None:
+                kept.append(ix)
+                continue
+            dropped.append(ix)
+            if prior.name in self._chosen_names and ix.name not in self._chosen_names:
+                renamed[id(prior)] = ix.name
+        if not dropped:
+            return
+        out = []
+        for ix in editor.indexes:
+            if any(ix is d for d in dropped):
+                if ix.name in self._chosen_names:
+                    self._new_relations.discard((editor.id.schema, ix.name))
+                continue
+            out.append(dataclasses.replace(ix, name=renamed[id(ix)]) if id(ix) in renamed else ix)
+        editor.indexes[:] = out
 
     # -- CREATE TABLE AS (manual: CREATE TABLE AS) ------------------------------------------
 
@@ -545,7 +579,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         """A ``typeName`` → (column fields, serial typname or ``None``).  Built-in types come
         from ``ddlcore_postgres.types``; enums, domains and composite types from
         ``Tables.types``; an unknown type is kept as ``USER-DEFINED`` with a warning."""
-        if isinstance(ctx, P.SqlArrayTypeNameContext):
+        if ctx.ARRAY() is not None:
             dims = 1
         else:
             dims = len(ctx.arrayBounds().LBRACKET())
@@ -655,6 +689,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             name = make_object_name(editor.id.name, name2, label + (str(n) if n else ""))
             if name not in taken:
                 self._new_relations.add((editor.id.schema, name))
+                self._chosen_names.add(name)
                 return name
             n += 1
 
@@ -676,10 +711,13 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         return names
 
     _new_relations: set[tuple[str | None, str]] = frozenset()  # type: ignore[assignment]
+    #: index names this statement chose itself (not written in it)
+    _chosen_names: set[str] = frozenset()  # type: ignore[assignment]
 
     def apply(self, tree: Any, statement: Any, tables: Tables):
         """``DdlVisitor.apply`` with this statement's own new relation names reset."""
         self._new_relations = set()
+        self._chosen_names = set()
         return super().apply(tree, statement, tables)
 
     def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
@@ -687,6 +725,8 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             raise self.error(None, f"multiple primary keys for table \"{editor.id.name}\" are not allowed")
         editor.set_primary_key(names)
         name = cname or make_object_name(editor.id.name, None, "pkey")
+        if cname is None:
+            self._chosen_names.add(name)
         editor.add_index(Index(name, "PRIMARY KEY", tuple(names)))
 
     def add_unique(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
@@ -774,7 +814,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             child = self.table_id(action.qualifiedName())
             self.alter_table(child, lambda e: e.set_option("PARTITION OF", None), action)
         else:
-            for cmd in action.alterTableCmd():
+            for cmd in sorted(action.alterTableCmd(), key=alter_pass):
                 self.alter_command(tid, cmd, only)
         return None
 
@@ -1384,7 +1424,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.ifNotExists() is not None and key in self.tables.types:
             return None
         info: dict[str, Any] = {"kind": "sequence", "schema": schema, "name": name}
-        owner = self.sequence_owner(ctx.balancedTokens())
+        owner = self.sequence_owner(ctx.objectOptions())
         if owner:
             info["owned_by"] = owner
         self.later(_put_type(key, info))
@@ -1418,7 +1458,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if key is None:
             return None
         if ctx.RENAME() is None and ctx.SCHEMA() is None:
-            owner = self.sequence_owner(ctx.balancedTokens())
+            owner = self.sequence_owner(ctx.objectOptions())
             if owner is not None:
                 self.later(_put_type(key, dict(self.tables.types[key], owned_by=owner or None)))
             return None
@@ -1637,6 +1677,40 @@ def _put_type(key: str, info: dict[str, Any]) -> Callable[[Tables], None]:
 
 
 #: what ``LIKE ... INCLUDING ALL`` includes (manual: CREATE TABLE, LIKE)
+# ALTER TABLE runs its subcommands in passes, in written order within a pass, not in written
+# order overall: every DROP first, then ALTER COLUMN TYPE, then ADD COLUMN, then column
+# attributes and constraints.  ``ALTER TABLE t ADD c int, DROP c`` on a table with a column
+# ``c`` replaces it.  Source: ``AlterTablePass`` and ``ATPrepCmd`` / ``ATParseTransformCmd``
+# (src/backend/commands/tablecmds.c, PostgreSQL 15); the manual's ALTER TABLE only says the
+# actions are applied "in a single pass over the table" where possible.
+AT_PASS_DROP, AT_PASS_ALTER_TYPE, AT_PASS_ADD_COL, AT_PASS_ADD_CONSTR, AT_PASS_COL_ATTRS = 0, 1, 4, 5, 6
+AT_PASS_ADD_INDEXCONSTR, AT_PASS_ADD_OTHERCONSTR, AT_PASS_MISC = 7, 9, 10
+
+#: alterTableCmd alternative → its pass (AddConstraint: see ``alter_pass``)
+ALTER_PASSES: dict[str, int] = {
+    "DropColumnContext": AT_PASS_DROP, "DropDefaultContext": AT_PASS_DROP, "DropNotNullContext": AT_PASS_DROP,
+    "DropExpressionContext": AT_PASS_DROP, "DropIdentityContext": AT_PASS_DROP,
+    "DropConstraintContext": AT_PASS_DROP,
+    "AlterColumnTypeContext": AT_PASS_ALTER_TYPE,
+    "AddColumnContext": AT_PASS_ADD_COL,
+    "SetNotNullContext": AT_PASS_COL_ATTRS,
+    "SetDefaultContext": AT_PASS_ADD_OTHERCONSTR, "AddIdentityContext": AT_PASS_ADD_OTHERCONSTR,
+}
+
+
+def alter_pass(cmd: Any) -> int:
+    """The ``AlterTablePass`` a subcommand runs in (``ALTER_PASSES``); ``ADD`` of a PRIMARY
+    KEY / UNIQUE / EXCLUDE constraint runs with the index-based constraints, other constraints
+    after them; everything else (identity options, storage, replica identity, owner, ...) last."""
+    name = type(cmd).__name__
+    if name == "AddConstraintContext":
+        el = cmd.tableConstraint().tableConstraintElem()
+        index_based = (P.UniqueTableConstraintContext, P.UniqueUsingIndexContext, P.PrimaryKeyTableConstraintContext,
+                       P.PrimaryKeyUsingIndexContext, P.ExcludeTableConstraintContext)
+        return AT_PASS_ADD_INDEXCONSTR if isinstance(el, index_based) else AT_PASS_ADD_OTHERCONSTR
+    return ALTER_PASSES.get(name, AT_PASS_MISC)
+
+
 _LIKE_ALL = frozenset({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
                        "INDEXES", "STATISTICS", "STORAGE"})
 

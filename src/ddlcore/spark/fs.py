@@ -1,0 +1,184 @@
+"""The output directory of ``ddlcore run`` through Hadoop's ``FileSystem`` API.
+
+Owns: every file operation the driver does on the output (the checkpoint, the commit plan
+``pending.json``, the state files, the schema and quarantine files, listing the staged files,
+the renames of the commit, deleting the staging area).  They go through the driver JVM's
+``org.apache.hadoop.fs.FileSystem`` (over the py4j gateway), configured by the session's
+Hadoop configuration, so an output URI works for whatever filesystem Spark writes to —
+``file://``, ``hdfs://``, ``s3a://``, ``abfs://``, ``gs://``, ``viewfs://`` (the connector on
+the classpath) — and a plain path is a local one.  Must not know: the pipeline's layout.
+
+Paths given to the methods are relative to the output root (``"_state/checkpoint.json"``),
+with ``/`` separators; an absolute path or a URI (a commit plan written by an earlier version
+held absolute local paths) is used as it is.
+
+Atomicity (docs/pipeline.md, "Crash safety"): ``write_text(..., atomic=True)`` writes a
+temporary file, syncs it (``hsync``) and renames it over the target (``replace``).  A rename
+is atomic on POSIX local filesystems and on HDFS (and ABFS with hierarchical namespace); on an
+object store without rename (S3A, GCS) the connector copies and deletes, so a rename is neither
+atomic nor cheap — a file is still never seen half-written (an object appears when complete),
+but a group of renames can be seen in part.  Hadoop has no directory sync: on a local
+filesystem a power failure (not a crash of the run) can undo the latest renames.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+__all__ = ["OutputFS", "is_uri"]
+
+
+def is_uri(text: object) -> bool:
+    """``text`` names a file of a filesystem other than the local one (``hdfs://…``,
+    ``s3a://…``): a URI with a scheme that is not ``file``."""
+    from urllib.parse import urlparse
+
+    scheme = urlparse(str(text)).scheme
+    return len(scheme) > 1 and scheme != "file"
+
+
+class OutputFS:
+    """The output directory ``uri`` (a plain path is local) through Hadoop's ``FileSystem``
+    of ``spark``'s driver JVM.  Raises ``py4j.protocol.Py4JJavaError`` (an ``IOException``)
+    where Hadoop does; ``read_text`` returns ``None`` for a missing file."""
+
+    def __init__(self, spark, uri: str):
+        self._jvm = spark._jvm
+        self._gateway = spark.sparkContext._gateway
+        self._conf = spark._jsc.hadoopConfiguration()
+        self._Path = self._jvm.org.apache.hadoop.fs.Path
+        given = self._Path(str(uri))
+        # a private instance: the cached one is shared with Spark's own writers
+        self.fs = self._jvm.org.apache.hadoop.fs.FileSystem.newInstance(given.toUri(), self._conf)
+        # no checksum side files for what the driver writes (a local filesystem's ``.crc``)
+        self.fs.setWriteChecksum(False)
+        self.root = self.fs.makeQualified(given)
+        self._root_path = self.root.toUri().getPath().rstrip("/")
+        self._fc = None
+
+    @property
+    def uri(self) -> str:
+        """The qualified root (``file:/tmp/out``, ``hdfs://nn:8020/out``)."""
+        return self.root.toString()
+
+    @property
+    def scheme(self) -> str:
+        return self.root.toUri().getScheme()
+
+    @property
+    def local_root(self) -> str | None:
+        """The root as a local path when the filesystem is the local one, else ``None``."""
+        return self._root_path if self.scheme == "file" else None
+
+    def path(self, rel: str = ""):
+        """The Hadoop ``Path`` of ``rel``."""
+        rel = str(rel)
+        if not rel:
+            return self.root
+        if rel.startswith("/") or ":" in rel.split("/", 1)[0]:
+            return self.fs.makeQualified(self._Path(rel))
+        return self._Path(self.root, rel)
+
+    def str(self, rel: str = "") -> str:
+        """The qualified URI string of ``rel`` (what Spark's readers and writers take)."""
+        return self.path(rel).toString()
+
+    def rel(self, path) -> str:
+        """``path`` (a Hadoop ``Path``) relative to the root."""
+        p = path.toUri().getPath()
+        if p == self._root_path:
+            return ""
+        if not p.startswith(self._root_path + "/"):
+            raise ValueError(f"{p} is not under the output {self._root_path}")
+        return p[len(self._root_path) + 1:]
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def exists(self, rel: str = "") -> bool:
+        return bool(self.fs.exists(self.path(rel)))
+
+    def is_dir(self, rel: str = "") -> bool:
+        p = self.path(rel)
+        return bool(self.fs.exists(p) and self.fs.getFileStatus(p).isDirectory())
+
+    def list(self, rel: str = "") -> list[tuple[str, bool]]:
+        """``(name, is_directory)`` of the entries directly in ``rel`` (none when it is missing)."""
+        p = self.path(rel)
+        if not self.fs.exists(p):
+            return []
+        return sorted((st.getPath().getName(), bool(st.isDirectory())) for st in self.fs.listStatus(p))
+
+    def walk_files(self, rel: str = "") -> Iterator[str]:
+        """Every file under ``rel``, recursively, relative to the root (sorted)."""
+        p = self.path(rel)
+        if not self.fs.exists(p):
+            return iter(())
+        found = []
+        it = self.fs.listFiles(p, True)
+        while it.hasNext():
+            found.append(self.rel(it.next().getPath()))
+        return iter(sorted(found))
+
+    def read_text(self, rel: str) -> str | None:
+        p = self.path(rel)
+        if not self.fs.exists(p):
+            return None
+        stream = self.fs.open(p)
+        try:
+            return bytes(stream.readAllBytes()).decode("utf-8")
+        finally:
+            stream.close()
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def mkdirs(self, rel: str = "") -> None:
+        self.fs.mkdirs(self.path(rel))
+
+    def write_text(self, rel: str, text: str, *, atomic: bool = False) -> None:
+        """Write ``text`` (UTF-8) to ``rel``, replacing it; ``atomic``: through a synced
+        temporary file renamed over it (module docstring), so a reader or a crash sees the old
+        content or the new, never a part."""
+        target = self.path(rel)
+        dest = self._Path(target.getParent(), f".{target.getName()}.{uuid.uuid4().hex[:8]}.tmp") if atomic else target
+        stream = self.fs.create(dest, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+            stream.hsync()
+        finally:
+            stream.close()
+        if atomic:
+            self._replace(dest, target)
+
+    def replace(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst``, replacing a file there (parent directories made)."""
+        d = self.path(dst)
+        self.fs.mkdirs(d.getParent())
+        self._replace(self.path(src), d)
+
+    def _replace(self, s, d) -> None:
+        if self.fs.rename(s, d):  # the local filesystem's rename(2) replaces a file atomically
+            return
+        if not self.fs.exists(s):
+            raise FileNotFoundError(f"cannot rename {s.toString()}: it does not exist")
+        # the target exists and this filesystem's rename does not replace (HDFS, object
+        # stores): FileContext's rename with OVERWRITE (atomic on HDFS)
+        if self._fc is None:
+            self._fc = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(self.root.toUri(), self._conf)
+        Rename = self._jvm.org.apache.hadoop.fs.Options.Rename
+        opts = self._gateway.new_array(Rename, 1)
+        opts[0] = Rename.OVERWRITE
+        self._fc.rename(s, d, opts)
+
+    def delete(self, rel: str, recursive: bool = False) -> bool:
+        """Delete ``rel`` (a directory with ``recursive``); ``False`` when it did not exist."""
+        return bool(self.fs.delete(self.path(rel), recursive))
+
+    def copy_to_local(self, rel: str, local: str) -> None:
+        self.fs.copyToLocalFile(False, self.path(rel), self._Path(f"file://{local}"), True)
+
+    def copy_from_local(self, local: str, rel: str) -> None:
+        self.fs.copyFromLocalFile(False, True, self._Path(f"file://{local}"), self.path(rel))
+
+    def close(self) -> None:
+        self.fs.close()

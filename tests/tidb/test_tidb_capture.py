@@ -1,0 +1,381 @@
+"""``ddlcore capture tidb``: Binlog messages (file and Kafka) → change log → ``ddlcore run``.
+
+The workload (``workload.py``) is every MySQL type TiDB has at its extremes, a column added,
+modified and renamed, a table renamed and TiDB-only DDL, as Drainer would send it.  Every
+output row is checked against the values put in, with the Spark types of that moment's
+schema; a stream with Drainer's redeliveries, a capture restarted in the middle, and the same
+messages read from a real broker give the same change log as the clean stream.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from ddlcore.capture import CaptureError
+from ddlcore_mysql.tidb_capture import (TidbCapture, TidbCaptureOptions, binlog_pb2, column_value,
+                                        compare_column_info, read_delimited, tso_physical_ms,
+                                        write_delimited)
+
+from .workload import CLUSTER_ID, DATABASE, TOPIC, build, with_redeliveries
+
+W = build()
+
+
+def write_file(path: Path, messages) -> Path:
+    with open(path, "wb") as fh:
+        for m in messages:
+            write_delimited(fh, m)
+    return path
+
+
+def capture_file(path: Path, out: Path, **kw):
+    return TidbCapture(TidbCaptureOptions(out=out, from_file=path, until_end=True, progress=False, **kw)).run()
+
+
+def events(out: Path) -> list[dict]:
+    """The change log without the source event's ``server`` (it names the file or topic)."""
+    lines = [json.loads(x) for x in (out / "changelog.jsonl").read_text().splitlines()]
+    for e in lines:
+        if e["op"] == "source":
+            e["source"] = {k: v for k, v in e["source"].items() if k not in ("server", "epoch")}
+    return lines
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("clean")
+    stats = capture_file(write_file(d / "clean.bin", W.messages), d / "out")
+    assert stats.duplicates == 0 and not stats.drift and stats.ddl_failed == 0, stats.to_json()
+    return d / "out"
+
+
+# ------------------------------------------------------------------ the change log
+
+
+def test_change_log_positions_and_images(clean):
+    evs = events(clean)
+    assert evs[0]["op"] == "source" and evs[0]["source"]["flavor"] == "tidb"
+    assert evs[0]["source"]["parser_options"]["collation_server"] == "utf8mb4_bin"
+    rows = [e for e in evs if e["op"] in ("c", "u", "d")]
+    assert [(e["table"], e["op"], int(e["position"])) for e in rows] == \
+           [(x.table, x.op, x.commit_ts) for x in W.rows]
+    for e in evs[1:]:
+        assert e["ts"] == tso_physical_ms(int(e["position"])) and e["tx"] == e["position"]
+    assert [e["seq"] for e in evs] == list(range(1, len(evs) + 1))
+    ddl = [e for e in evs if e["op"] == "ddl"]
+    assert ddl[0]["database"] is None and all(e["database"] == DATABASE for e in ddl[1:] if "POLICY" not in e["ddl"])
+    # raw values as the contract says: unsigned as given, enum index, set bitmask, bytes, text
+    first = rows[1]["after"]
+    assert first[10] == 18446744073709551615 and first[14] == 3 and first[15] == 7
+    assert first[17] == {"$b64": "D/8="} and first[19] == {"$datetime": "9999-12-31 23:59:59.999999"}
+    assert first[22] == {"$datetime": "2038-01-19 03:14:07.999000"}  # TIMESTAMP(3): six digits
+
+
+def test_redeliveries_and_restart_give_the_clean_change_log(clean, tmp_path):
+    stream = with_redeliveries(W.messages)
+    stats = capture_file(write_file(tmp_path / "dup.bin", stream), tmp_path / "dup")
+    assert stats.duplicates == len(stream) - len(W.messages) and stats.out_of_order == 0
+    assert events(tmp_path / "dup") == events(clean)
+    # stopped after 9 messages (in the middle of the redelivered ones), then resumed
+    first = TidbCapture(TidbCaptureOptions(out=tmp_path / "restart", from_file=tmp_path / "dup.bin", until_end=True,
+                                           progress=False, stop_after_messages=9)).run()
+    assert first.messages == 9
+    cp = json.loads((tmp_path / "restart" / "checkpoint.json").read_text())
+    assert cp["commit_ts"] == W.messages[8].commit_ts
+    again = capture_file(tmp_path / "dup.bin", tmp_path / "restart")
+    assert again.duplicates >= 9 and again.resumed_from == str(W.messages[8].commit_ts)
+    assert events(tmp_path / "restart") == events(clean)
+    # a third run over the same file writes nothing
+    assert capture_file(tmp_path / "dup.bin", tmp_path / "restart").events == 0
+    assert events(tmp_path / "restart") == events(clean)
+
+
+def test_a_message_out_of_commit_order_is_reported_not_written(tmp_path):
+    m = W.messages
+    stats = capture_file(write_file(tmp_path / "o.bin", m[:4] + [m[5], m[4]] + m[6:8]), tmp_path / "o")
+    assert (stats.duplicates, stats.out_of_order) == (1, 1)
+    assert any(f"commit_ts {m[4].commit_ts}" in w and "out of commit order" in w for w in stats.warnings)
+    written = {int(e["position"]) for e in events(tmp_path / "o") if e["op"] != "source"}
+    assert m[4].commit_ts not in written and m[5].commit_ts in written
+
+
+def test_filters_leave_rows_out_and_keep_every_ddl(clean, tmp_path):
+    path = write_file(tmp_path / "in.bin", W.messages)
+    stats = capture_file(path, tmp_path / "o", exclude=("shop.orders",))
+    orders = sum(1 for x in W.rows if x.table == "orders")
+    assert stats.filtered_rows == orders
+    got = events(tmp_path / "o")
+    assert not [e for e in got if e["table"] == "orders"]
+    def ddl(evs):
+        return [(e["position"], e["database"], e["ddl"]) for e in evs if e["op"] == "ddl"]
+
+    assert ddl(got) == ddl(events(clean))
+    only = capture_file(path, tmp_path / "p", include=("shop.t_%",))
+    assert only.filtered_rows == orders and only.ops["c"] + only.ops["u"] + only.ops["d"] == len(W.rows) - orders
+
+
+def test_timestamps_are_written_in_utc_from_the_message_time_zone(tmp_path):
+    pb = binlog_pb2()
+    ddl = pb.Binlog(type=pb.DDL, commit_ts=W.messages[1].commit_ts)
+    ddl.ddl_data.schema_name = DATABASE
+    ddl.ddl_data.ddl_query = b"CREATE TABLE z (id int PRIMARY KEY, ts timestamp(6) NULL, dt datetime)"
+    msgs = [W.messages[0], ddl]
+    for i, zone in enumerate(["Asia/Shanghai", "", "-05:00"]):
+        b = pb.Binlog(type=pb.DML, commit_ts=ddl.commit_ts + (i + 1) * 10, time_zone=zone)
+        t = b.dml_data.tables.add()
+        t.schema_name, t.table_name = DATABASE, "z"
+        for name, typ, key in (("id", "int", True), ("ts", "timestamp", False), ("dt", "datetime", False)):
+            ci = t.column_info.add()
+            ci.name, ci.mysql_type, ci.is_primary_key = name, typ, key
+        m = t.mutations.add()
+        m.type = pb.Insert
+        m.row.columns.add().int64_value = i
+        m.row.columns.add().string_value = "2024-06-01 08:00:00.250000"
+        m.row.columns.add().string_value = "2024-06-01 08:00:00"
+        msgs.append(b)
+    # a message without time_zone: --time-zone (here +01:00)
+    stats = capture_file(write_file(tmp_path / "z.bin", msgs), tmp_path / "o", time_zone="+01:00")
+    assert not stats.drift
+    rows = [e["after"] for e in events(tmp_path / "o") if e["op"] == "c"]
+    assert [r[1] for r in rows] == [{"$datetime": "2024-06-01 00:00:00.250000"},
+                                    {"$datetime": "2024-06-01 07:00:00.250000"},
+                                    {"$datetime": "2024-06-01 13:00:00.250000"}]
+    assert {r[2]["$datetime"] for r in rows} == {"2024-06-01 08:00:00"}  # DATETIME is wall time
+
+
+def test_cli_from_file(clean, tmp_path):
+    path = write_file(tmp_path / "in.bin", with_redeliveries(W.messages))
+    proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
+                           "--out", str(tmp_path / "o"), "--no-progress", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    stats = json.loads(proc.stdout)
+    assert stats["duplicates"] == len(with_redeliveries(W.messages)) - len(W.messages)
+    assert events(tmp_path / "o") == events(clean)
+    bad = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--out", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--from-file" in bad.stderr
+
+
+def test_drift_is_reported_and_rows_quarantined(tmp_path):
+    pb = binlog_pb2()
+    msgs = W.messages[:2]  # CREATE DATABASE, CREATE TABLE t_all
+    b = pb.Binlog(type=pb.DML, commit_ts=W.messages[1].commit_ts + 10)
+    t = b.dml_data.tables.add()
+    t.schema_name, t.table_name = DATABASE, "t_all"
+    for name, typ in (("id", "bigint"), ("ti", "int")):  # two columns, the history has 30
+        ci = t.column_info.add()
+        ci.name, ci.mysql_type = name, typ
+    m = t.mutations.add()
+    m.type = pb.Insert
+    m.row.columns.add().int64_value = 1
+    m.row.columns.add().int64_value = 2
+    stats = capture_file(write_file(tmp_path / "d.bin", msgs + [b]), tmp_path / "o")
+    assert len(stats.drift) == 1 and "2 columns [id, ti] in the binlog, 30" in stats.drift[0]
+    row = [e for e in events(tmp_path / "o") if e["op"] == "c"][0]
+    assert row["quarantine"].startswith("drift: 2 columns")
+    assert "schema drift in shop.t_all" in (tmp_path / "o" / "capture.log").read_text()
+
+
+def test_compare_column_info_names_types_and_keys():
+    import ddlcore
+
+    p = ddlcore.get_dialect("mysql").parser(flavor="tidb")
+    tables = p.new_tables()
+    p.parse("CREATE TABLE t (id bigint PRIMARY KEY, v varchar(3), j json)", tables, database="d")
+    t = tables.get("d.t")
+    from ddlcore.model import TableId
+
+    tid = TableId("d", None, "t")
+    assert compare_column_info(tid, [("ID", "bigint", True), ("v", "var_string", False), ("j", "json", False)], t) == []
+    problems = compare_column_info(tid, [("id", "int", False), ("w", "varchar", False), ("j", "json", False)], t)
+    assert problems == ["column id (type): binlog has int, history has bigint",
+                        "column id (primary key): binlog says not in the primary key, history says ",
+                        "column 2: binlog has 'w', history has 'v'"]
+
+
+def test_column_values_and_framing(tmp_path):
+    pb = binlog_pb2()
+    c = pb.Column(string_value="2024-06-01 12:00:00.5")
+    assert column_value(c, "timestamp", dt.timezone(dt.timedelta(hours=8))).text == "2024-06-01 04:00:00.500000"
+    assert column_value(pb.Column(string_value="0000-00-00 00:00:00"), "timestamp",
+                        dt.timezone(dt.timedelta(hours=8))).text == "0000-00-00 00:00:00"
+    assert column_value(pb.Column(string_value="12:00:00.000"), "time").text == "12:00:00"
+    assert column_value(pb.Column(is_null=True), "int") is None
+    with pytest.raises(CaptureError, match="year value"):
+        column_value(pb.Column(string_value="x"), "year")
+    path = write_file(tmp_path / "f.bin", W.messages[:3])
+    data = path.read_bytes()
+    (tmp_path / "cut.bin").write_bytes(data[:-5])
+    with open(tmp_path / "cut.bin", "rb") as fh, pytest.raises(CaptureError, match="announces"):
+        list(read_delimited(fh))
+    with open(path, "rb") as fh:
+        assert [pb.Binlog.FromString(x) for x in read_delimited(fh)] == W.messages[:3]
+    (tmp_path / "junk.bin").write_bytes(b"\x05hello")
+    with pytest.raises(CaptureError, match="not a TiDB Binlog message"):
+        capture_file(tmp_path / "junk.bin", tmp_path / "junk")
+
+
+# ------------------------------------------------------------------ Kafka
+
+
+def produce(brokers: str, topic: str, messages, create: bool = False) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    if create:  # one partition, as Drainer's topic
+        admin = AdminClient({"bootstrap.servers": brokers})
+        for f in admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)]).values():
+            f.result(30)
+    producer = Producer({"bootstrap.servers": brokers, "linger.ms": 5})
+    for m in messages:
+        producer.produce(topic, value=m.SerializeToString(), partition=0)
+    assert producer.flush(30) == 0
+
+
+@pytest.fixture(scope="module")
+def kafka_out(kafka_broker, tmp_path_factory) -> tuple[Path, dict]:
+    """The workload with Drainer's redeliveries published to a real broker, captured with
+    ``ddlcore capture tidb --brokers ... --topic <cluster_id>_obinlog --until-end``."""
+    out = tmp_path_factory.mktemp("kafka") / "out"
+    produce(kafka_broker, TOPIC, with_redeliveries(W.messages), create=True)
+    proc = subprocess.run([sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--brokers", kafka_broker,
+                           "--topic", TOPIC, "--out", str(out), "--until-end", "--no-progress", "--json"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return out, json.loads(proc.stdout)
+
+
+def test_kafka_capture_equals_file_capture(kafka_out, clean):
+    out, stats = kafka_out
+    stream = with_redeliveries(W.messages)
+    assert stats["messages"] == len(stream) and stats["duplicates"] == len(stream) - len(W.messages)
+    assert events(out) == events(clean)
+    src = json.loads((out / "changelog.jsonl").read_text().splitlines()[0])["source"]
+    assert src["server"] == {"cluster_id": CLUSTER_ID, "topic": TOPIC, "partition": 0}
+    cp = json.loads((out / "checkpoint.json").read_text())
+    assert cp["offset"] == len(stream) and cp["commit_ts"] == W.messages[-1].commit_ts
+
+
+def test_kafka_resume_offset_and_commit_ts(kafka_broker, tmp_path):
+    topic = "1234_obinlog"
+    produce(kafka_broker, topic, W.messages, create=True)
+    first = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
+                                           until_end=True, progress=False)).run()
+    assert (first.messages, first.duplicates) == (len(W.messages), 0)
+    # more messages arrive: the next run resumes at the checkpointed offset
+    pb = binlog_pb2()
+    extra = pb.Binlog(type=pb.DDL, commit_ts=W.messages[-1].commit_ts + (1 << 18))
+    extra.ddl_data.schema_name = DATABASE
+    extra.ddl_data.ddl_query = b"ALTER TABLE `orders` ADD COLUMN `z` int"
+    produce(kafka_broker, topic, [W.messages[-2], extra])  # a late redelivery, then a new DDL
+    again = TidbCapture(TidbCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topic=topic,
+                                           until_end=True, progress=False)).run()
+    assert (again.messages, again.duplicates, again.ops["ddl"]) == (2, 1, 1)
+    assert events(tmp_path / "k")[-1]["ddl"] == "ALTER TABLE `orders` ADD COLUMN `z` int"
+    # --offset: from that offset on
+    off = TidbCapture(TidbCaptureOptions(out=tmp_path / "o", brokers=kafka_broker, topic=topic, offset=len(W.messages),
+                                         until_end=True, progress=False)).run()
+    assert (off.messages, off.duplicates, off.ops["ddl"], off.ops["c"]) == (2, 0, 1, 2)  # W.messages[-2]: 2 inserts
+    # --commit-ts: only what committed after that TSO (seek by its physical time)
+    later = TidbCapture(TidbCaptureOptions(out=tmp_path / "t", brokers=kafka_broker, topic=topic,
+                                           commit_ts=W.messages[-3].commit_ts, until_end=True, progress=False)).run()
+    positions = [int(e["position"]) for e in events(tmp_path / "t") if e["op"] != "source"]
+    assert positions and all(p > W.messages[-3].commit_ts for p in positions)
+    assert positions[-1] == extra.commit_ts and later.ops["ddl"] == 1
+
+
+# ------------------------------------------------------------------ the pipeline
+
+
+def test_pipeline_rows_equal_the_values_put_in(spark, clean, request, tmp_path):
+    """``ddlcore run`` over the change log captured from the broker (with redeliveries; the
+    file capture's log is the same, test above), or from the file where no broker is
+    available outside CI."""
+    from ddlcore.spark.pipeline import run_pipeline
+
+    try:
+        captured = request.getfixturevalue("kafka_out")[0]
+    except pytest.skip.Exception:
+        captured = clean
+    out = tmp_path / "lake"
+    # `ddlcore run --dialect mysql`: the flavor (tidb) and parser options come from the log's source event
+    result = run_pipeline(captured, out, dialect="mysql", spark=spark)
+    assert not list(out.glob("_quarantine/**/*.parquet")), "nothing may be quarantined"
+    got = []
+    for vdir in sorted((out / DATABASE).glob("*/schema_version=*")):
+        df = spark.read.parquet(str(vdir))
+        data = [f for f in df.schema.fields if not f.name.startswith("_")]
+        for r in df.collect():
+            got.append((vdir.parent.name, int(vdir.name.split("=")[1]), data, r.asDict(recursive=True)))
+    got.sort(key=lambda g: g[3]["_seq"])
+    assert len(got) == len(W.rows), result
+    for (table, version, fields, row), want in zip(got, W.rows):
+        where = f"{want.table} {want.op} at {want.commit_ts} (v{version})"
+        assert table == want.table, where
+        assert [(f.name, f.dataType) for f in fields] == want.columns, where
+        assert row["_op"] == want.op and row["_position"] == str(want.commit_ts), where
+        assert row["_ts"] == tso_physical_ms(want.commit_ts), where
+        if want.after is not None:
+            check(where, {f.name: row[f.name] for f in fields}, want.after, fields)
+        if want.before is not None:
+            check(where + " before", row["_before"], want.before, fields)
+
+
+def check(where: str, got: dict, want: dict, fields) -> None:
+    from pyspark.sql import types as T
+
+    for f in fields:
+        have, expected = got[f.name], want[f.name]
+        if have is not None and isinstance(f.dataType, T.TimestampType):
+            have = have.astimezone(dt.timezone.utc)  # collected as local wall time
+        assert have == expected, f"{where}: {f.name} {f.dataType.simpleString()}: got {have!r}, put in {expected!r}"
+        if expected is not None:
+            assert type(have) is type(expected), f"{where}: {f.name}: {type(have)} vs {type(expected)}"
+
+
+def test_sigkilled_capture_resumes_to_the_uninterrupted_change_log(tmp_path):
+    """``ddlcore capture tidb`` killed with SIGKILL at random moments and started again ends
+    with exactly the change log of one uninterrupted run (the change log is cut back to the
+    checkpoint; what follows is produced again with the same seq)."""
+    import copy
+    import random
+    import signal
+    import time
+
+    from .workload import tso
+
+    rng = random.Random(14)
+    bulk = []
+    for i in range(3000):  # W's transactions, then many more inserts into orders
+        m = copy.deepcopy(W.messages[-2])
+        m.commit_ts = tso(1000 + i)
+        for t in m.dml_data.tables:
+            t.mutations[0].row.columns[0].int64_value = 10 + i
+        bulk.append(m)
+    path = write_file(tmp_path / "big.bin", with_redeliveries(W.messages) + bulk)
+    capture_file(path, tmp_path / "ref")
+    cmd = [sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
+           "--out", str(tmp_path / "killed"), "--no-progress", "--checkpoint-interval", "0.01"]
+    kills = 0
+    for _ in range(40):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.6, 2.5))
+        if proc.poll() is not None:
+            assert proc.returncode == 0, proc.stderr.read().decode()
+            break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        kills += 1
+    else:
+        pytest.fail("the capture did not finish in 40 runs")
+    print(f"killed {kills} times")
+    assert kills >= 1, "not killed once: make the input bigger"
+    assert events(tmp_path / "killed") == events(tmp_path / "ref")
