@@ -140,3 +140,37 @@ def test_a_change_log_only_hadoop_reaches_is_read_as_a_local_one(spark, tmp_path
     with pytest.raises(FileNotFoundError, match="change log not found"):
         pl.run_pipeline(f"{uri}/nothing", tmp_path / "c", spark=spark)
     assert not (tmp_path / "c").exists()
+
+
+def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forward(spark, tmp_path, monkeypatch):
+    """``pending.json`` written before the driver went through Hadoop held absolute local
+    paths: a run after an upgrade still rolls it forward."""
+    log = shop_log(tmp_path)
+    out = tmp_path / "out"
+    real = pl._apply_moves
+
+    def dying(moves, fs):
+        raise KeyboardInterrupt("killed at the commit point")
+
+    monkeypatch.setattr(pl, "_apply_moves", dying)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log.write(), out, spark=spark)
+    monkeypatch.setattr(pl, "_apply_moves", real)
+    pending = out / "_state" / "pending.json"
+    plan = json.loads(pending.read_text())
+    assert plan["moves"] and all(not p.startswith("/") for m in plan["moves"] for p in m)
+    plan["moves"] = [[str(out / s), str(out / d)] for s, d in plan["moves"]]  # as the earlier version wrote it
+    plan["run_json_path"] = str(out / "_run.json")
+    pending.write_text(json.dumps(plan))
+    assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
+    assert [r["_seq"] for r in rows_of(spark, out, "orders", 1) + rows_of(spark, out, "orders", 2)] == [3, 4, 6, 7]
+    assert json.loads((out / "_run.json").read_text())["total"]["counts"]
+
+
+def test_a_filesystem_hadoop_does_not_have_is_one_clear_error(spark, tmp_path):
+    log = shop_log(tmp_path)
+    with pytest.raises(pl.PipelineError, match=r'output nosuch://x/out: .*No FileSystem for scheme "nosuch"'):
+        pl.run_pipeline(log.write(), "nosuch://x/out", spark=spark)
+    with pytest.raises(pl.PipelineError, match=r'change log nosuch://x/log: .*No FileSystem for scheme "nosuch"'):
+        pl.run_pipeline("nosuch://x/log", tmp_path / "out", spark=spark)
+    assert not (tmp_path / "out").exists()

@@ -599,8 +599,14 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
     spark = spark or spark_session(master, conf=spark_conf)
     if remote_log:
-        inputs = _remote_inputs(spark, str(changelog))
-    fs = OutputFS(spark, out)
+        try:
+            inputs = _remote_inputs(spark, str(changelog))
+        except Py4JJavaError as exc:
+            raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
+    try:
+        fs = OutputFS(spark, out)
+    except Py4JJavaError as exc:  # no filesystem for the scheme, an unreachable name node, ...
+        raise PipelineError(f"output {out}: {_java_error(exc)}") from None
     state = _State(fs)
     created = None
     try:
@@ -639,6 +645,14 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             if created and not fs.exists(state.checkpoint) and _only_state(fs):
                 fs.delete("", recursive=True)  # a first run that failed leaves nothing
         fs.close()
+
+
+def _java_error(exc) -> str:
+    """The Java exception of a py4j error, as one line (``class: message``)."""
+    try:
+        return str(exc.java_exception.toString()).splitlines()[0]
+    except Exception:  # pragma: no cover - a py4j error without its Java side
+        return str(exc).splitlines()[0]
 
 
 def _only_state(fs: "OutputFS") -> bool:
