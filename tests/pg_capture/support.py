@@ -90,6 +90,9 @@ def create_capture_db(server, *, install: bool = True) -> CaptureDb:
 
 def drop_capture_db(db: CaptureDb) -> None:
     with db.server.connect() as conn:
+        # a walsender of a capture that just ended may still hold its slot for a moment
+        conn.execute("SELECT pg_terminate_backend(active_pid, 5000) FROM pg_replication_slots "
+                     "WHERE database = %s AND active_pid IS NOT NULL", (db.name,))
         for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s",
                                     (db.name,)).fetchall():
             conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))

@@ -17,6 +17,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -101,8 +102,14 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
         # the first capture run (the snapshot), killed until it completes; a pipeline run on
         # the half-written snapshot reads nothing of it (a restart starts the snapshot over)
         ran_in_snapshot = False
+        span = 1.5
         while _phase(parts) != "streaming":
-            log.append(f"capture (snapshot): {'killed' if _kill_once(db, parts, rng, 1.5) else 'finished'}")
+            t0 = time.monotonic()
+            killed = _kill_once(db, parts, rng, span)
+            log.append(f"capture (snapshot): {'killed' if killed else 'finished'}")
+            # kills fall inside a whole run's length, whatever this machine's speed; the span
+            # grows with each kill, so that the snapshot completes
+            span = span * 1.2 if killed else max(span, 1.3 * (time.monotonic() - t0))
             if _phase(parts) == "snapshot" and not ran_in_snapshot:
                 ran_in_snapshot = True
                 log.append(f"run during the snapshot: {run_pipeline(parts, crashed, spark=spark).events} events")
@@ -114,7 +121,10 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
         runs = [None, *rng.sample(["early", "writing", "commit"], 2)]
         for chunk, trigger in enumerate(runs):
             _workload(db, chunk)
-            killed = _kill_once(db, parts, rng, 2.0)
+            t0 = time.monotonic()
+            killed = _kill_once(db, parts, rng, span)
+            if not killed:
+                span = max(span, 1.3 * (time.monotonic() - t0))
             cp = json.loads((parts / "checkpoint.json").read_text())
             tail = (parts / "changelog.jsonl").stat().st_size - cp["changelog_bytes"]
             log.append(f"capture chunk {chunk}: {'killed' if killed else 'finished'}, {tail} bytes past its checkpoint")

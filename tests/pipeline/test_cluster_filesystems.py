@@ -174,3 +174,15 @@ def test_a_filesystem_hadoop_does_not_have_is_one_clear_error(spark, tmp_path):
     with pytest.raises(pl.PipelineError, match=r'change log nosuch://x/log: .*No FileSystem for scheme "nosuch"'):
         pl.run_pipeline("nosuch://x/log", tmp_path / "out", spark=spark)
     assert not (tmp_path / "out").exists()
+
+
+def test_cli_conf_needs_key_equals_value_before_spark_starts(tmp_path):
+    from click.testing import CliRunner
+
+    from ddlcore.cli import main
+
+    log = shop_log(tmp_path).write()
+    res = CliRunner().invoke(main, ["run", "--changelog", str(log), "--out", str(tmp_path / "out"),
+                                    "--conf", "spark.executor.memory"])
+    assert res.exit_code == 2 and "--conf 'spark.executor.memory': expected KEY=VALUE" in res.output
+    assert not (tmp_path / "out").exists()

@@ -265,8 +265,24 @@ def test_the_dialect_is_found_through_its_plugin(mysql):
 
     assert isinstance(mysql.spark_rules(), SparkRules)
     t = table(D("INT"))
-    assert struct_type(t) == struct_type(t, "mysql") == struct_type(t, mysql)
+    assert struct_type(t, "mysql") == struct_type(t, mysql)
     assert struct_type(t, options={"dialect": "mariadb"}) == struct_type(t, "mysql")
+
+
+def test_no_dialect_named_is_an_error_when_several_have_spark_rules(mysql):
+    """A Table does not know its dialect: with mysql and postgres installed, the caller must say
+    which rules apply (one dialect with rules installed would be taken without asking)."""
+    import pytest
+
+    from ddlcore.plugins import available_dialects
+
+    with_rules = [d for d in available_dialects().values() if d.spark_rules() is not None]
+    t = table(D("INT"))
+    if len(with_rules) == 1:
+        assert struct_type(t) == struct_type(t, with_rules[0])
+    else:
+        with pytest.raises(TypeError, match="does not know its dialect"):
+            struct_type(t)
 
 
 def test_a_dialect_without_spark_rules():

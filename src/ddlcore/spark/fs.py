@@ -23,10 +23,16 @@ filesystem a power failure (not a crash of the run) can undo the latest renames.
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Iterator
 
 __all__ = ["OutputFS", "is_uri"]
+
+#: a ``FileStatus``' path and kind in its ``toString()`` (``...{path=P; isDirectory=B; ...}``)
+_STATUS = re.compile(r"path=(.*?); isDirectory=(true|false)")
+#: characters Hadoop's glob patterns give a meaning
+_GLOB = frozenset("*?[]{}\\")
 
 
 def is_uri(text: object) -> bool:
@@ -56,6 +62,7 @@ class OutputFS:
         self.root = self.fs.makeQualified(given)
         self._root_path = self.root.toUri().getPath().rstrip("/")
         self._fc = None
+        self._made: set[str] = set()  # directories made by ``replace``
 
     @property
     def uri(self) -> str:
@@ -102,22 +109,56 @@ class OutputFS:
         p = self.path(rel)
         return bool(self.fs.exists(p) and self.fs.getFileStatus(p).isDirectory())
 
+    def _statuses(self, array) -> list[tuple[str, bool]]:
+        """``(path relative to the root, is_directory)`` of a Java ``FileStatus[]``, read from
+        its text in one gateway call (element by element would take several per file: seconds
+        for the thousands of files of a run)."""
+        if array is None:
+            return []
+        text = self._jvm.org.apache.commons.lang3.ArrayUtils.toString(array)
+        found = _STATUS.findall(text)
+        if any(p == "null" for p, _ in found):  # a wrapper status (viewfs) whose text has no path
+            return [(self.rel(st.getPath()), bool(st.isDirectory())) for st in array]
+        return [(self._rel_text(p), kind == "true") for p, kind in found]
+
+    def _rel_text(self, qualified: str) -> str:
+        path = qualified
+        if "://" in path:  # scheme://authority/path
+            path = path[path.find("/", path.index("://") + 3):]
+        elif ":" in path.split("/", 1)[0]:  # scheme:/path
+            path = path[path.index(":") + 1:]
+        if path == self._root_path:
+            return ""
+        if not path.startswith(self._root_path + "/"):
+            raise ValueError(f"{qualified} is not under the output {self.uri}")
+        return path[len(self._root_path) + 1:]
+
     def list(self, rel: str = "") -> list[tuple[str, bool]]:
         """``(name, is_directory)`` of the entries directly in ``rel`` (none when it is missing)."""
         p = self.path(rel)
         if not self.fs.exists(p):
             return []
-        return sorted((st.getPath().getName(), bool(st.isDirectory())) for st in self.fs.listStatus(p))
+        return sorted((r.rpartition("/")[2], d) for r, d in self._statuses(self.fs.listStatus(p)))
 
     def walk_files(self, rel: str = "") -> Iterator[str]:
-        """Every file under ``rel``, recursively, relative to the root (sorted)."""
+        """Every file under ``rel``, recursively, relative to the root (sorted): one glob per
+        directory level (``rel/*``, ``rel/*/*``, ...), a few gateway calls each."""
         p = self.path(rel)
         if not self.fs.exists(p):
             return iter(())
-        found = []
-        it = self.fs.listFiles(p, True)
-        while it.hasNext():
-            found.append(self.rel(it.next().getPath()))
+        if _GLOB & set(self._root_path + "/" + str(rel)):  # not a glob: file by file
+            found = []
+            it = self.fs.listFiles(p, True)
+            while it.hasNext():
+                found.append(self.rel(it.next().getPath()))
+            return iter(sorted(found))
+        found, pattern = [], str(rel).rstrip("/")
+        for _ in range(64):
+            pattern = f"{pattern}/*" if pattern else "*"
+            entries = self._statuses(self.fs.globStatus(self.path(pattern)))
+            found += [r for r, is_dir in entries if not is_dir]
+            if not any(is_dir for _, is_dir in entries):
+                break
         return iter(sorted(found))
 
     def read_text(self, rel: str) -> str | None:
@@ -136,15 +177,17 @@ class OutputFS:
         self.fs.mkdirs(self.path(rel))
 
     def write_text(self, rel: str, text: str, *, atomic: bool = False) -> None:
-        """Write ``text`` (UTF-8) to ``rel``, replacing it; ``atomic``: through a synced
-        temporary file renamed over it (module docstring), so a reader or a crash sees the old
-        content or the new, never a part."""
+        """Write ``text`` (UTF-8) to ``rel``, replacing it; ``atomic``: through a temporary
+        file synced to disk (``hsync``) and renamed over it (module docstring), so a reader or
+        a crash sees the old content or the new, never a part.  Without ``atomic`` (a staged
+        file, moved into place by a commit) nothing is synced: a run writes thousands of them."""
         target = self.path(rel)
         dest = self._Path(target.getParent(), f".{target.getName()}.{uuid.uuid4().hex[:8]}.tmp") if atomic else target
         stream = self.fs.create(dest, True)
         try:
             stream.write(bytearray(text.encode("utf-8")))
-            stream.hsync()
+            if atomic:
+                stream.hsync()
         finally:
             stream.close()
         if atomic:
@@ -152,9 +195,11 @@ class OutputFS:
 
     def replace(self, src: str, dst: str) -> None:
         """Rename ``src`` to ``dst``, replacing a file there (parent directories made)."""
-        d = self.path(dst)
-        self.fs.mkdirs(d.getParent())
-        self._replace(self.path(src), d)
+        parent = str(dst).rpartition("/")[0]
+        if parent not in self._made:
+            self.fs.mkdirs(self.path(parent))
+            self._made.add(parent)
+        self._replace(self.path(src), self.path(dst))
 
     def _replace(self, s, d) -> None:
         if self.fs.rename(s, d):  # the local filesystem's rename(2) replaces a file atomically

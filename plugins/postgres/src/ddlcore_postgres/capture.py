@@ -90,6 +90,8 @@ HISTORY_NAME = "history.sqlite"
 LOG_NAME = "capture.log"
 LOCK_NAME = "capture.lock"
 _ABSENT = {"$absent": True}
+#: seconds a run waits for its slot to be released by a walsender going away (``_start_replication``)
+SLOT_BUSY_WAIT = 15.0
 
 
 class CaptureError(DdlCoreError):
@@ -904,18 +906,12 @@ class PostgresCapture:
         """``START_REPLICATION`` at the checkpoint's LSN and handle every message until the
         end (``until_end``), a stop, or an error."""
         opts = self.options
-        conn = opts.connection.connect(replication=True)
-        cur = conn.cursor()
-        self._cursor = cur
         self._relations.clear()
         self._layouts.clear()
         self._confirmed = None
         if opts.until_end:
             self._end_token = self._emit_end_marker()
-        cur.start_replication(slot_name=opts.slot, decode=False, start_lsn=cp.lsn,
-                              status_interval=max(1, int(opts.status_interval)),
-                              options={"proto_version": "1", "publication_names": opts.publication,
-                                       "messages": "true"})
+        cur = self._start_replication(cp)
         progress = self._progress
         while True:
             if self._stop.is_set():
@@ -938,6 +934,32 @@ class PostgresCapture:
                 return
             if progress is not None:
                 progress.update(self.stats, "streaming")
+
+    def _start_replication(self, cp: Checkpoint) -> Any:
+        """A replication connection streaming from the slot at ``cp.lsn``.  A slot still held
+        by a walsender that is going away — the previous run's, just closed or killed; the
+        server notices a closed connection a moment later — is waited for, up to
+        ``SLOT_BUSY_WAIT`` seconds; a slot held longer is another reader's: ``CaptureError``
+        naming its PID."""
+        import psycopg2
+
+        opts = self.options
+        deadline = time.monotonic() + SLOT_BUSY_WAIT
+        while True:
+            cur = opts.connection.connect(replication=True).cursor()
+            self._cursor = cur
+            try:
+                cur.start_replication(slot_name=opts.slot, decode=False, start_lsn=cp.lsn,
+                                      status_interval=max(1, int(opts.status_interval)),
+                                      options={"proto_version": "1", "publication_names": opts.publication,
+                                               "messages": "true"})
+                return cur
+            except psycopg2.errors.ObjectInUse as exc:
+                self._close_stream()
+                if time.monotonic() >= deadline:
+                    raise CaptureError(f"slot {opts.slot}: {str(exc).strip()} for more than {SLOT_BUSY_WAIT:g} s: "
+                                       f"another capture is reading it (one reader per slot)") from None
+                time.sleep(0.2)
 
     def _emit_end_marker(self) -> str:
         """For ``until_end``: a non-transactional message written now; once the stream
