@@ -1381,9 +1381,13 @@ def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[
     on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
     but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
     (both are functions of the model without its name), so one plan converts them all.
-    Groups keep ``todo``'s order (by their first version)."""
+    Groups keep ``todo``'s order (by their first version).  A version with a column named
+    like the partition column (``_part``, in any case) is written alone."""
     groups: dict[str, list[int]] = {}
     for k in todo:
+        if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
+            groups[f"alone {k}"] = [k]
+            continue
         model = versions[k]["model"].to_json()
         key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
                          default=str)
