@@ -421,19 +421,6 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
 _EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", ")]
 
 
-def _images():
-    """Which row images an event carries, as staged (``_img``): ``a`` (after: ``c``, ``r``),
-    ``b`` (before: ``d``), ``ab`` (``u``), ``n`` (none: ``t``); ``x`` for an event that is not
-    converted.  A version whose rows carry no before image is converted with a plan for one
-    image only."""
-    from pyspark.sql import functions as F
-
-    op = F.col("op")
-    return (F.when(F.col("_part") < 0, F.lit("x"))
-            .when(op == "u", F.lit("ab")).when(op == "d", F.lit("b")).when(op == "t", F.lit("n"))
-            .otherwise(F.lit("a")))
-
-
 #: staged row partitions (``_part``) that are not a table version
 _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
@@ -845,9 +832,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
          .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after",
                  "_part", reason.alias("_reason"),
                  F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                 F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
-                 _images().alias("_img"))
-         .write.mode("overwrite").partitionBy("_part", "_img").parquet(fs.str(rows_dir)))
+                 F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"))
+         .write.mode("overwrite").partitionBy("_part").parquet(fs.str(rows_dir)))
         max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
                        if m is not None), default=None)
         if last is not None and max_seq is not None and max_seq < last:
@@ -916,7 +902,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 + f" ({i + 1}/{len(groups)})")
             bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
             vdirs = [f"{rows_dir}/_part={k}" for k in group]
-            images = {n.split("=", 1)[1] for d in vdirs for n, _ in fs.list(d) if n.startswith("_img=")}
+            # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
+            # version whose rows carry one image only is planned with that image alone
+            members = set(group)
+            ops = {o for (k, o), n in staged_counts.items() if n and k in members}
             rows = spark.read.option("basePath", fs.str(rows_dir)).parquet(*[fs.str(d) for d in vdirs])
             if len(group) == 1:
                 target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
@@ -924,7 +913,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             else:
                 target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
             has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
-                                     after=bool(images & {"a", "ab"}), before=bool(images & {"b", "ab"}),
+                                     after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
                                      partition_by=partition_by)
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
