@@ -25,7 +25,9 @@ rows cost what the limit pays for them), and the peak resident memory of the dri
 process and its JVM, each reset before the ddlcore run: ``/proc/PID/clear_refs``).
 
 ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V] [--skew F]
-[--incremental N] [--no-udf] [--concurrent-jobs J] [--keep]``.  The default (200,000 events,
+[--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--keep]``.  Tables ``i`` and
+``i + 8`` have the same columns (as sharded tables do), so ``ddlcore run`` converts their
+versions with one plan; ``--distinct`` gives every table columns of its own.  The default (200,000 events,
 20 × 3) takes a few minutes on 2 cores; issue 12's sizes: ``--rows 2000000`` (20 × 3) and
 ``--rows 2000000 --tables 500 --versions 4 --skew 0.1 --no-udf``.
 """
@@ -69,8 +71,14 @@ def _order(i: int) -> list[int]:
     return list(range(k, len(COLUMNS))) + list(range(k))
 
 
-def table_ddl(i: int) -> str:
-    return f"CREATE TABLE t{i:02d} (" + ", ".join(COLUMNS[c][0] for c in _order(i)) + ")"
+def table_ddl(i: int, distinct: bool = False) -> str:
+    """Table ``i``: the columns in its own order (8 orders: tables ``i`` and ``i + 8`` have the
+    same columns); ``distinct``: its text column's length is ``40 + i``, so that no two tables
+    have the same columns (no table version shares a conversion plan with another)."""
+    cols = [COLUMNS[c][0] for c in _order(i)]
+    if distinct:
+        cols = [c.replace("varchar(40)", f"varchar({40 + i})") for c in cols]
+    return f"CREATE TABLE t{i:02d} (" + ", ".join(cols) + ")"
 
 
 def raw_row(rng: random.Random, i: int, key: int, extra: int) -> list:
@@ -94,8 +102,10 @@ class LogWriter:
     """Writes the benchmark's change log: DDL and row events with ``seq`` 1, 2, 3, ...; keeps
     its place so that more events can be appended later (the incremental run)."""
 
-    def __init__(self, tables: int, versions: int, skew: float | None = None, seed: int = 7):
+    def __init__(self, tables: int, versions: int, skew: float | None = None, seed: int = 7,
+                 distinct: bool = False):
         self.rng = random.Random(seed)
+        self.distinct = distinct
         self.tables, self.versions = tables, versions
         self.weights = _table_weights(tables, skew)
         self.seq = 0
@@ -132,7 +142,7 @@ class LogWriter:
         with open(path, "w") as fh:
             self._emit(fh, op="ddl", database="bench", ddl="CREATE DATABASE bench")
             for i in range(self.tables):
-                self._emit(fh, op="ddl", database="bench", ddl=table_ddl(i))
+                self._emit(fh, op="ddl", database="bench", ddl=table_ddl(i, self.distinct))
             for v in range(self.versions):
                 if v:
                     for i in range(self.tables):
@@ -145,18 +155,19 @@ class LogWriter:
             self._rows(fh, rows, self.versions - 1)
 
 
-def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=True, before=True):
+def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=True, before=True,
+                       partition_by=None):
     """``ddlcore.spark.pipeline._write_version`` with a per-row Python UDF as the converter
     (``RowConverter.try_convert`` on each image, absent markers listed as the pipeline lists
-    them); the same output columns, field metadata and counts.  Rows that cannot be converted
-    are not quarantined here: the benchmark's log has none, and a count says so."""
+    them); the same output columns and field metadata.  Rows that cannot be converted are not
+    quarantined here: the benchmark's log has none, and an error says so if it had."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
 
     from ddlcore.raw import ABSENT, from_text
     from ddlcore.spark import RowConverter
-    from ddlcore.spark.pipeline import ROW_OPS
+    from ddlcore.spark.pipeline import META_COLUMNS, META_METADATA
 
     conv = RowConverter(table, sopts, dialect=dialect)
     positional = StructType([StructField(f"_{i}", f.dataType) for i, f in enumerate(conv.struct_type.fields, 1)])
@@ -174,27 +185,25 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
 
     udf = F.udf(convert, out_type)
     tally = Observation()
-    keep = ["seq", "position", "op", "ts", "tx", "row"]
+    keep = ["seq", "position", "op", "ts", "tx", "row", "_part"]
     df = rows.select(*keep, udf("after").alias("_a"), udf("before").alias("_b"))
     is_bad = F.coalesce(F.col("_a.bad"), F.lit(False)) | F.coalesce(F.col("_b.bad"), F.lit(False))
-    df = df.observe(tally, *[F.count(F.when(~is_bad & (F.col("op") == op), 1)).alias(op) for op in ROW_OPS],
-                    F.count(F.when(is_bad, 1)).alias("_bad"))
+    df = df.observe(tally, F.count(F.when(is_bad, 1)).alias("_bad"))
     fields = [(f"_{i}", f.name, f.metadata) for i, f in enumerate(conv.struct_type.fields, start=1)]
     is_delete, has_before = F.col("op") == "d", F.col("op").isin("u", "d")
-    df.where(~is_bad).select(
+    meta = [F.col("op"), F.col("seq"), F.col("position"), F.col("ts"), F.col("tx"), F.col("row"),
+            F.when(is_delete, F.col("_b.absent")).otherwise(F.col("_a.absent")),
+            F.when(has_before, F.struct(*[F.col(f"_b.v.{p}").alias(n, metadata=md) for p, n, md in fields])),
+            F.when(has_before, F.col("_b.absent"))]
+    writer = df.where(~is_bad).select(
         *[F.when(is_delete, F.col(f"_b.v.{p}")).otherwise(F.col(f"_a.v.{p}")).alias(n, metadata=md)
           for p, n, md in fields],
-        F.col("op").alias("_op"), F.col("seq").alias("_seq"), F.col("position").alias("_position"),
-        F.col("ts").alias("_ts"), F.col("tx").alias("_tx"), F.col("row").alias("_row"),
-        F.when(is_delete, F.col("_b.absent")).otherwise(F.col("_a.absent")).alias("_absent"),
-        F.when(has_before, F.struct(*[F.col(f"_b.v.{p}").alias(n, metadata=md) for p, n, md in fields]))
-        .alias("_before"),
-        F.when(has_before, F.col("_b.absent")).alias("_before_absent"),
-    ).write.mode("overwrite").parquet(str(target))
-    m = tally.get
-    if m.get("_bad"):
-        raise RuntimeError(f"the UDF baseline found {m['_bad']} rows it cannot convert in {table.id}")
-    return {op: m[op] for op in ROW_OPS if m.get(op)}, False
+        *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
+        *([F.col(partition_by)] if partition_by else [])).write.mode("overwrite")
+    (writer.partitionBy(partition_by) if partition_by else writer).parquet(str(target))
+    if tally.get.get("_bad"):
+        raise RuntimeError(f"the UDF baseline found {tally.get['_bad']} rows it cannot convert in {table.id}")
+    return False
 
 
 def _canonical_rows(spark, root: Path):
@@ -280,6 +289,8 @@ def main() -> int:
                     help="a share of the tables holding 90%% of the rows (issue 12: 0.1)")
     ap.add_argument("--incremental", type=int, default=1000,
                     help="row events appended for the incremental run (0: no incremental run)")
+    ap.add_argument("--distinct", action="store_true",
+                    help="no two tables with the same columns (default: 8 column orders, as sharded tables)")
     ap.add_argument("--no-udf", action="store_true", help="leave out the naive-UDF baseline")
     ap.add_argument("--concurrent-jobs", type=int, default=None, help="run_pipeline's (default: its own)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -296,12 +307,13 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-"))
     log = work / "changelog.jsonl"
     t0 = time.perf_counter()
-    writer = LogWriter(args.tables, args.versions, args.skew)
+    writer = LogWriter(args.tables, args.versions, args.skew, distinct=args.distinct)
     writer.generate(log, args.rows)
     n_rows = args.rows
     load = os.getloadavg()[0]
     print(f"change log: {n_rows:,} row events, {args.tables} tables x {args.versions} versions"
           f"{f', {args.skew:.0%} of the tables hold 90% of the rows' if args.skew else ''}, "
+          f"{args.tables if args.distinct else min(args.tables, len(COLUMNS))} distinct column lists per version, "
           f"{log.stat().st_size / 1e6:.0f} MB, generated in {time.perf_counter() - t0:.0f} s; "
           f"{os.cpu_count()} cpus (load average {load:.1f} before Spark), concurrent jobs {args.concurrent_jobs}",
           flush=True)

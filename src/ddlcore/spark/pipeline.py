@@ -348,12 +348,26 @@ def _inputs(changelog: Path) -> _Inputs:
     return inputs
 
 
-def _read_events(spark, inputs: _Inputs, *, history_only: bool = False):
+#: a ``"seq": N`` member with a plain integer value in a JSON line (the value ends at ``,`` or
+#: ``}``: ``1e3`` or ``12.0`` do not match)
+_SEQ_MEMBER = r'"seq"\s*:\s*(-?[0-9]+)\s*[,}]'
+#: a ``\u`` escape of a letter of ``seq`` (a key spelt with one is not matched by _SEQ_MEMBER)
+_SEQ_LETTER_ESCAPE = r'\\u00(73|65|71)'
+
+
+def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
+                 after_seq: int | None = None, skipped=None):
     """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
     ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
     parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
     collects the DDL.  A capture's output is read up to its checkpoint (``inputs.bound``:
-    events with a larger seq are left for a later run)."""
+    events with a larger seq are left for a later run).  ``after_seq``: JSON lines whose
+    every ``"seq": N`` member (the event's and any nested one) has N ≤ ``after_seq`` are left
+    out unparsed — an incremental run parses only the new lines; a line with no such member, a ``seq`` key spelt with ``\\u``
+    escapes, a ``seq`` that is not a plain int64, or a line not ending in ``}`` (torn) is
+    parsed as before, so every line the caller would keep (``seq`` null or past
+    ``after_seq``) is still there.  ``skipped``: an ``Observation`` given ``max_seq``, the
+    largest N of the lines left out (for the check that the log reaches the checkpoint)."""
     from pyspark.sql import functions as F
 
     text_files, parquet_files = inputs
@@ -362,6 +376,16 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False):
         text = spark.read.text(text_files).where(F.trim("value") != "")
         if history_only:
             text = text.where(F.col("value").rlike(_MAYBE_HISTORY))
+        if after_seq is not None:
+            found = F.transform(F.regexp_extract_all(F.col("value"), F.lit(_SEQ_MEMBER), 1),
+                                lambda n: n.try_cast("long"))
+            old = F.coalesce((F.size(found) > 0)
+                             & F.forall(found, lambda n: n.isNotNull() & (n <= F.lit(after_seq)))
+                             & ~F.col("value").rlike(_SEQ_LETTER_ESCAPE)
+                             & F.rtrim(F.col("value")).endswith("}"), F.lit(False))
+            if skipped is not None:
+                text = text.observe(skipped, F.max(F.when(old, F.array_max(found))).alias("max_seq"))
+            text = text.where(~old)
         parsed = text.select(F.col("value").alias("_line"), F.input_file_name().alias("_file"),
                              F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
         frames.append(parsed.select("_line", "_file", "e.*"))
@@ -777,7 +801,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         # -- row events → table version in force at their seq, staged by version ----------------
         say("tagging row events with their table version")
         seen, fresh = Observation("all events"), Observation("new events")
-        everything = _read_events(spark, inputs).observe(seen, F.max("seq").alias("max_seq"))
+        # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
+        # still counts for the check below
+        skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
+        everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
+            seen, F.max("seq").alias("max_seq"))
         events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
                      .withColumn("_replay", F.lit(None).cast("INT")))
         if replay_lines:
@@ -820,7 +848,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                  F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
                  _images().alias("_img"))
          .write.mode("overwrite").partitionBy("_part", "_img").parquet(fs.str(rows_dir)))
-        max_seq = seen.get.get("max_seq")
+        max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
+                       if m is not None), default=None)
         if last is not None and max_seq is not None and max_seq < last:
             raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
                                 f"it is not the log this output was written from (a new capture restarts seq "
@@ -868,43 +897,80 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         if case_sensitive:  # column names differing only in case (PostgreSQL): written as they are
             spark.conf.set("spark.sql.caseSensitive", "true")
 
-        def convert(i: int, k: int) -> tuple[int, dict[str, int], bool]:
-            v = versions[k]
-            say(f"converting {_label(v)} version {v['version']} ({i + 1}/{len(todo)})")
-            target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
-            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{k}")
-            vdir = f"{rows_dir}/_part={k}"
-            images = {n.split("=", 1)[1] for n, _ in fs.list(vdir) if n.startswith("_img=")}
-            counts, has_bad = _write_version(spark.read.parquet(fs.str(vdir)), v["model"], sopts, name, target,
-                                             bad_dir, after=bool(images & {"a", "ab"}),
-                                             before=bool(images & {"b", "ab"}))
+        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
+        # rows that cannot be converted are subtracted below
+        staged_counts: dict[tuple[int, str], int] = {}
+        if todo:
+            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_part") >= 0)
+                      .groupBy("_part", "op").count().collect()):
+                staged_counts[(r["_part"], r["op"])] = r["count"]
+        # versions whose conversion and output schema are the same (the same columns and table
+        # defaults: sharded or copied tables, and versions whose change left the columns alone)
+        # are converted by one plan and written by one job, partitioned by version
+        groups = _conversion_groups(todo, versions)
+
+        def convert(i: int, group: list[int]) -> tuple[list[int], str | None]:
+            v = versions[group[0]]
+            say(f"converting {_label(v)} version {v['version']}"
+                + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
+                + f" ({i + 1}/{len(groups)})")
+            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
+            vdirs = [f"{rows_dir}/_part={k}" for k in group]
+            images = {n.split("=", 1)[1] for d in vdirs for n, _ in fs.list(d) if n.startswith("_img=")}
+            rows = spark.read.option("basePath", fs.str(rows_dir)).parquet(*[fs.str(d) for d in vdirs])
+            if len(group) == 1:
+                target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                partition_by = None
+            else:
+                target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
+            has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                                     after=bool(images & {"a", "ab"}), before=bool(images & {"b", "ab"}),
+                                     partition_by=partition_by)
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
             # pin the version's (large) expression trees in the driver JVM: a long log would
             # exhaust the driver's heap.  Collect now.
             gc.collect()
-            return k, counts, has_bad
+            return group, (bad_dir if has_bad else None)
 
+        group_dirs: dict[int, str] = {}
+        # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
+        # of the collector's reach until the versions are written: each version's
+        # ``gc.collect()`` then walks only what was made since (milliseconds instead of a
+        # quarter of a second per version on a busy 2-core machine)
+        gc.freeze()
         try:
-            for k, counts, has_bad in _map_concurrently(convert, todo, max(1, concurrent_jobs),
-                                                        spark.sparkContext.cancelAllJobs):
-                v = versions[k]
-                for o, n in counts.items():
-                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
-                    result.rows += n
-                if has_bad:
-                    bad_dirs.append(fs.str(f"{state.staging}/{run_id}.bad/{k}"))
-                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+            for group, bad in _map_concurrently(convert, groups, max(1, concurrent_jobs),
+                                                spark.sparkContext.cancelAllJobs):
+                if bad:
+                    bad_dirs.append(bad)
+                if len(group) > 1:
+                    for k in group:
+                        v = versions[k]
+                        group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
         finally:
+            gc.unfreeze()
             if case_sensitive:
                 spark.conf.set("spark.sql.caseSensitive", saved_case)
+        bad_counts: dict[tuple[int, str], int] = defaultdict(int)
+        if bad_dirs:
+            for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
+                bad_counts[(r["_part"], r["op"])] += r["count"]
+        for k in todo:
+            v = versions[k]
+            for o in ROW_OPS:
+                n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
+                if n:
+                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                    result.rows += n
+            result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
         if bad_dirs:
             converted_bad = spark.read.parquet(*bad_dirs)
             if strict:
                 first = converted_bad.orderBy("seq").limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
             # the events' raw text, read back from the change log for these events only
-            lines = past_checkpoint(_read_events(spark, inputs)).select(
+            lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
                 "seq", "position", "op", F.col("_line").alias("event"))
             if replay_lines:
                 lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
@@ -955,7 +1021,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     # -- commit ----------------------------------------------------------------------------------
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(fs, result)
-    moves = _plan_moves(fs, staging, run_id)
+    moves = _plan_moves(fs, staging, run_id, group_dirs)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info}
     if new_malformed:
@@ -1210,12 +1276,14 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
             raise
 
 
-def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, after: bool = True,
-                   before: bool = True) -> tuple[dict[str, int], bool]:
-    """Convert and write the staged row events of one table version (``rows``): its good rows
-    as Parquet into ``target`` (one Spark job, counting rows by op and outcome as it goes),
-    and, only if some row cannot be converted, those rows with the reasons as Parquet into
-    ``bad_dir`` (a second job).  Returns ``({op: rows written}, whether any row was bad)``.
+def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
+                   before: bool = True, partition_by: str | None = None) -> bool:
+    """Convert and write the staged row events of one table version (``rows``, with their
+    version in ``_part``): its good rows as Parquet into ``target`` (one Spark job, counting
+    the bad rows as it goes), and, only if some row cannot be converted, those rows with
+    ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
+    row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
+    columns (one conversion for all), written to ``target/_part=<version>/``.
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
@@ -1240,7 +1308,7 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
     values = conv.value_struct("_raw", names)
     failed = conv.failed("_raw", "_v", names)
-    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row"]
+    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
     none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
                                         enumerate(conv.struct_type.fields, start=1)]))
     no_names = F.lit(None).cast("array<string>")
@@ -1264,8 +1332,7 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
-    observed = conv_df.observe(tally, *[F.count(F.when(~is_bad & (F.col("op") == op), 1)).alias(op)
-                                        for op in ROW_OPS], F.count(F.when(is_bad, 1)).alias("_bad"))
+    observed = conv_df.observe(tally, F.count(F.when(is_bad, 1)).alias("_bad"))
     good = observed.where(~is_bad)
     # the images' fields are positional (``_1`` …): names and each field's metadata (the
     # column's source facts) are attached here
@@ -1278,8 +1345,10 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
     meta = [F.col("op"), F.col("seq"), F.col("position"), F.col("ts"), F.col("tx"), F.col("row"),
             F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")), before_struct,
             F.when(has_before, F.col("_xb"))]
-    out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)])
-    out_df.write.mode("overwrite").parquet(str(target))
+    out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
+                         *([F.col(partition_by)] if partition_by else []))
+    writer = out_df.write.mode("overwrite")
+    (writer.partitionBy(partition_by) if partition_by else writer).parquet(str(target))
     metrics = tally.get
     has_bad = bool(metrics.get("_bad"))
     if has_bad:
@@ -1291,13 +1360,39 @@ def _write_version(rows, table, sopts, dialect, target: Path, bad_dir: Path, *, 
         errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
                         F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
-            "seq", "position", "op", "database", "schema", "table",
+            "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
                 "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
                                                F.lit("("), F.coalesce(e["value"], F.lit("null")),
                                                F.lit("):"), e["reason"])))).alias("reason"))
         conv_bad.write.mode("overwrite").parquet(str(bad_dir))
-    return {op: metrics[op] for op in ROW_OPS if metrics.get(op)}, has_bad
+    return has_bad
+
+
+#: the staging directory of the jobs that write several table versions (``_GROUPS/<first
+#: version>/_part=<version>/``); the commit moves each version's files to its own directory
+_GROUPS = "_groups"
+#: the table model's fields that name the table: versions equal but for these are converted alike
+_IDENTITY_FIELDS = ("database", "schema", "name")
+
+
+def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
+    """``todo`` (version indexes) grouped by what their conversion and output schema depend
+    on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
+    but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
+    (both are functions of the model without its name), so one plan converts them all.
+    Groups keep ``todo``'s order (by their first version).  A version with a column named
+    like the partition column (``_part``, in any case) is written alone."""
+    groups: dict[str, list[int]] = {}
+    for k in todo:
+        if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
+            groups[f"alone {k}"] = [k]
+            continue
+        model = versions[k]["model"].to_json()
+        key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
+                         default=str)
+        groups.setdefault(key, []).append(k)
+    return list(groups.values())
 
 
 def _version_list(hist) -> list[dict[str, Any]]:
@@ -1315,18 +1410,24 @@ def _version_list(hist) -> list[dict[str, Any]]:
     return out
 
 
-def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
+def _plan_moves(fs: "OutputFS", staging: str, run_id: str,
+                group_dirs: dict[int, str] | None = None) -> list[list[str]]:
     """Staged data files → their place in the output (paths relative to it; each data file
     named after the run, so files of different runs never collide); schema files and the
-    history's copy replace their namesakes."""
+    history's copy replace their namesakes.  ``group_dirs``: the output directory of each
+    version written by a job of several versions (its files are in
+    ``_GROUPS/<first>/_part=<version>/``)."""
     moves = []
     for f in fs.walk_files(staging):
         rel = f[len(staging) + 1:]
         parent, _, name = rel.rpartition("/")
         if name.startswith(("_SUCCESS", ".")) or name.endswith(".crc"):
             continue
-        if rel.split("/", 1)[0] in ("_schemas", "_history.sqlite"):
+        head = rel.split("/", 1)[0]
+        if head in ("_schemas", "_history.sqlite"):
             dst = rel
+        elif head == _GROUPS:  # _GROUPS/<first>/_part=<version>/<name>
+            dst = f"{(group_dirs or {})[int(rel.split('/')[2].split('=', 1)[1])]}/{run_id}-{name}"
         else:
             dst = f"{parent}/{run_id}-{name}" if parent else f"{run_id}-{name}"
         moves.append([f, dst])

@@ -714,6 +714,10 @@ class FloatRule(ColumnRule):
 _DATE_RX = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 _DATE = re.compile(_DATE_RX)
 _DT_RX = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?)?$"
+#: ``_DATE_RX`` / ``_DT_RX`` and not year 0000, in one test (the value expressions refer to the
+#: text once for both: smaller plans)
+_DATE_NOT_YEAR0_RX = "^(?!0000)" + _DATE_RX[1:]
+_DT_NOT_YEAR0_RX = "^(?!0000)" + _DT_RX[1:]
 _DT = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?: ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?)?$")
 _ZERO_TS_RX = r"^1970-01-01( 00:00:00(\.0+)?)?$"
 _TIME_RX = r"^-?[0-9]+:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?$"
@@ -776,7 +780,7 @@ class DateRule(ColumnRule):
             if not self.null_invalid:
                 pairs.append((dv.isNull() | year0, self.zero))
             return checks(x, *pairs)
-        return guard(fmt & ~year0, dv, x, self.spark_type), classify
+        return guard(t.rlike(_DATE_NOT_YEAR0_RX), dv, x, self.spark_type), classify
 
 
 
@@ -857,15 +861,17 @@ class DateTimeRule(ColumnRule):
     def spark(self, x: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         t = _payload_or_plain(x, "$datetime", "$date")
         length = 19 if self.fsp == 0 else 20 + self.fsp
-        core = F.when(F.length(t) > 10, t.substr(1, length)).otherwise(F.concat(t, _lit(" 00:00:00")))
+        # a date alone (10 characters) gets midnight; a longer text is cut to fsp fraction
+        # digits (``t`` referred to once)
+        core = F.regexp_replace(t, r"^([0-9-]{10})$", "$1 00:00:00").substr(1, length)
         year0 = t.startswith("0000")
         fmt = t.rlike(_DT_RX)
         if self.utc:
             parsed = F.concat(core, _lit("Z")).try_cast(TimestampType())
-            text_ok = fmt & ~year0 & ~t.rlike(_ZERO_TS_RX)
+            text_ok = t.rlike(_DT_NOT_YEAR0_RX) & ~t.rlike(_ZERO_TS_RX)
         else:
             parsed = core.try_cast(TimestampNTZType())
-            text_ok = fmt & ~year0
+            text_ok = t.rlike(_DT_NOT_YEAR0_RX)
         def text_pairs() -> list:
             pairs = [(~fmt, self.invalid)]
             if not self.null_invalid:
@@ -1109,9 +1115,12 @@ class EnumRule(ColumnRule):
         text, b, ok, is_b64 = _label_text(x, self.codec)
         not_number = tagged(x) | ~number_like(x)
         int_ok = is_int & (n >= -half) & (n <= n_labels) & (index <= n_labels)
-        label_ok = not_number & (~is_b64 | ok) & text.isin(labels0)
-        by_index = F.try_element_at(F.array(*[_lit(v) for v in labels0]), (index + 1).try_cast(IntegerType()))
-        value = F.when(int_ok, by_index).when(label_ok, text).otherwise(null_like(x, StringType()))
+        label_array = F.array(*[_lit(v) for v in labels0])
+        by_index = F.try_element_at(label_array, (index + 1).try_cast(IntegerType()))
+        # a text is its own value if it is a label: ``text`` stands once in the expression, bound
+        # by a one-element ``filter`` (text of undecodable bytes is null: no label)
+        by_label = F.try_element_at(F.filter(F.array(text), lambda t: F.array_contains(label_array, t)), _lit(1))
+        value = F.when(int_ok, by_index).when(not_number, by_label).otherwise(null_like(x, StringType()))
         def classify() -> SparkColumn:
             return (error_case(x)
                     .when(is_int, F.when(n.isNull() | (n < -half) | (n > n_labels) | (index > n_labels), self.range))
@@ -1201,20 +1210,24 @@ class SetRule(ColumnRule):
                     .when(~members_ok, reason(x, self.not_member)))
         if not labels:
             return F.when(int_ok | text_ok, empty).otherwise(null_like(x, self.spark_type)), classify
-        # the mask's labels: a bit test per label (the mask, a long, is computed once)
+        # the mask as a long (an 8-byte mask: bit 63 read as the sign bit)
         mask64 = ((F.pmod(mask + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63)).try_cast(LongType()) if big
                   else mask)
 
-        def bit(i: int) -> SparkColumn:
-            return _lit((1 << i) if i < 63 else -(1 << 63))
-
-        sentinel = _lit(self._SENTINEL)
-        by_mask = F.call_function("array_remove", F.array(*[
-            F.when(mask64.bitwiseAND(bit(i)) != 0, _lit(v)).otherwise(sentinel) for i, v in enumerate(labels)]),
-            sentinel)
-        # labels of a text in definition order, each once: the labels that are among its parts
-        by_text = F.array_intersect(label_array, parts)
-        value = F.when(int_ok, by_mask).when(text_ok, by_text).otherwise(null_like(x, self.spark_type))
+        # the mask's labels: the labels whose bit is set (one higher-order function: the mask
+        # stands once in it, whatever the number of labels)
+        one = _lit(1).cast(LongType())
+        by_mask = F.filter(label_array, lambda label, i: mask64.bitwiseAND(F.call_function("shiftleft", one, i)) != 0)
+        # labels of a text in definition order, each once: the labels that are among its parts,
+        # when every part is a label; ``text`` and its parts bound once by one-element
+        # ``transform``s (text of undecodable bytes is null: no value)
+        def from_text(t: SparkColumn) -> SparkColumn:
+            def members(ps: SparkColumn) -> SparkColumn:
+                ok = (t == "") | (F.size(F.array_except(ps, label_array)) == 0)
+                return F.when(t.isNotNull() & ok, F.array_intersect(label_array, ps))
+            return F.try_element_at(F.transform(F.array(F.split(t, ",")), members), _lit(1))
+        by_text = F.try_element_at(F.transform(F.array(text), from_text), _lit(1))
+        value = F.when(int_ok, by_mask).when(not_number, by_text).otherwise(null_like(x, self.spark_type))
         return value, classify
 
 

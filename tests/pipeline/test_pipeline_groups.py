@@ -1,0 +1,142 @@
+"""Table versions with the same columns (sharded tables, copies) are converted by one plan
+and written by one Spark job partitioned by version: the output, the counts, the quarantine
+and the schema files are exactly those of one job per version."""
+
+from __future__ import annotations
+
+import decimal
+import json
+from pathlib import Path
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+from ddlcore.spark import pipeline as pl  # noqa: E402
+
+from .test_pipeline import Log  # noqa: E402
+
+SHARD = ("(id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
+         "note varchar(20) CHARACTER SET latin1, total decimal(8,2))")
+
+
+def sharded_log(tmp_path: Path) -> Log:
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    for t in ("s0", "s1", "s2"):
+        log.ddl(f"CREATE TABLE {t} {SHARD}")
+    log.ddl("CREATE TABLE other (id int, note varchar(20) CHARACTER SET latin1)")
+    for i, t in enumerate(("s0", "s1", "s2", "s0", "s1")):
+        log.row("c", t, after=[-1 - i, 1, b"caf\xe9", decimal.Decimal("12.50")])
+    log.row("u", "s1", before=[-2, 1, b"caf\xe9", decimal.Decimal("12.50")],
+            after=[-2, 2, b"caf\xe9", decimal.Decimal("13.00")])
+    log.row("d", "s2", before=[-3, 1, b"x", decimal.Decimal("1.00")])
+    log.row("c", "s1", after=[9, 7, b"x", decimal.Decimal("1.00")])        # enum index 7: quarantined
+    log.row("c", "other", after=[1, b"x"])
+    log.ddl("ALTER TABLE s2 ADD COLUMN qty smallint")                       # s2 v2: columns of its own
+    log.row("c", "s2", after=[5, 2, b"y", decimal.Decimal("2.00"), 3])
+    log.row("c", "s0", after=[6, 2, b"z", decimal.Decimal("3.00")])
+    return log
+
+
+def _files(out: Path) -> dict[str, list]:
+    return {str(p.relative_to(out)): p for p in sorted(out.rglob("schema_version=*")) if p.is_dir()}
+
+
+def _rows(spark, path: Path) -> list:
+    df = spark.read.parquet(str(path))
+    return df.schema, sorted(df.collect(), key=lambda r: r["_seq"])
+
+
+def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs_write(
+        spark, tmp_path, monkeypatch):
+    path = sharded_log(tmp_path).write()
+    jobs: list[list[int]] = []
+    real = pl._conversion_groups
+
+    def recorded(todo, versions):
+        groups = real(todo, versions)
+        jobs.extend(groups)
+        return groups
+
+    monkeypatch.setattr(pl, "_conversion_groups", recorded)
+    grouped = pl.run_pipeline(path, tmp_path / "grouped", spark=spark)
+    assert sorted(len(g) for g in jobs) == [1, 1, 3]    # s0, s1, s2 v1 together; s2 v2 and other alone
+    monkeypatch.setattr(pl, "_conversion_groups", lambda todo, versions: [[k] for k in todo])
+    single = pl.run_pipeline(path, tmp_path / "single", spark=spark)
+
+    assert grouped.counts == single.counts and grouped.rows == single.rows == 10
+    assert grouped.quarantine_reasons == single.quarantine_reasons == {"cannot convert": 1}
+    assert sorted(grouped.versions_written) == sorted(single.versions_written)
+    g, s = _files(tmp_path / "grouped"), _files(tmp_path / "single")
+    assert sorted(g) == sorted(s) == ["shop/other/schema_version=1", "shop/s0/schema_version=1",
+                                      "shop/s1/schema_version=1", "shop/s2/schema_version=1",
+                                      "shop/s2/schema_version=2"]
+    for rel in g:
+        gs, gr = _rows(spark, g[rel])
+        ss, sr = _rows(spark, s[rel])
+        assert gs == ss and [f.metadata for f in gs.fields] == [f.metadata for f in ss.fields]
+        assert "_part" not in gs.fieldNames()
+        assert gr == sr
+    # no group directory left behind, no stray file in a version directory
+    assert not list((tmp_path / "grouped").rglob("_part=*"))
+    assert not list((tmp_path / "grouped").rglob(pl._GROUPS))
+    s1 = _rows(spark, g["shop/s1/schema_version=1"])[1]
+    assert [(r["_op"], r["id"], r["status"]) for r in s1] == [("c", 2 ** 32 - 2, "new"), ("c", 2 ** 32 - 5, "new"),
+                                                               ("u", 2 ** 32 - 2, "paid")]
+    q = [json.loads(line) for f in (tmp_path / "grouped" / "_quarantine").glob("*.json")
+         for line in f.read_text().splitlines()]
+    assert [r["table"] for r in q] == ["s1"] and q[0]["reason"] == "cannot convert: status ( 7 ): enum index out of range"
+    assert json.loads(q[0]["event"])["seq"] == 13
+    schemas = sorted(p.name for p in (tmp_path / "grouped" / "_schemas").iterdir())
+    assert schemas == sorted(p.name for p in (tmp_path / "single" / "_schemas").iterdir())
+
+
+def test_groups_are_keyed_by_everything_but_the_table_name():
+    from ddlcore import get_dialect
+
+    parser = get_dialect("mysql").parser()
+    tables = parser.new_tables()
+    parser.parse("CREATE DATABASE a; CREATE DATABASE b;"
+                 f"CREATE TABLE a.t {SHARD}; CREATE TABLE b.u {SHARD};"
+                 f"CREATE TABLE a.c {SHARD} DEFAULT CHARSET=ascii;"                # another table default
+                 "CREATE TABLE a.n (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
+                 "note varchar(21) CHARACTER SET latin1, total decimal(8,2));"      # another length
+                 "CREATE TABLE a.k (id int unsigned NOT NULL, status enum('new','paid'), "
+                 "note varchar(20) CHARACTER SET latin1, total decimal(8,2));"           # no key
+                 "CREATE TABLE a.p1 (id int, _PART int); CREATE TABLE a.p2 (id int, _PART int)", tables)
+    names = ["a.t", "b.u", "a.c", "a.n", "a.k", "a.p1", "a.p2"]
+    versions = [{"model": tables.get(n)} for n in names]
+    # a column named like the partition column: never written by a job of several versions
+    assert pl._conversion_groups(list(range(7)), versions) == [[0, 1], [2], [3], [4], [5], [6]]
+
+
+def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):
+    """Lines before the checkpoint are left out unparsed by their ``"seq": N`` text; a new line
+    whose seq key is spelt with ``\\u`` escapes, and a torn line that shows an old seq, are
+    still read (the first written, the second quarantined as malformed)."""
+    log = sharded_log(tmp_path)
+    path = log.write()
+    first = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    n = len(log.events)
+    escaped = json.dumps({"op": "c", "database": "shop", "table": "s0", "position": "p", "ts": 1,
+                          "after": ["7", "1", '{"$b64":"eA=="}', "1"]}).replace("{", '{"s\\u0065q": %d, ' % (n + 1), 1)
+    plain = json.dumps({"seq": n + 2, "op": "c", "database": "shop", "table": "s1", "position": "q", "ts": 2,
+                        "after": ["8", "2", '{"$b64":"eA=="}', "2"], "nested": {"seq": 1}})
+    torn = '{"seq": 3, "op": "c", "database": "shop", "table": "s1", "after": ["9"'
+    with open(path, "a") as fh:
+        fh.write(escaped + "\n" + plain + "\n" + torn + "\n")
+    parsed = []
+    real = pl._read_events
+
+    def spy(*a, **k):
+        parsed.append(k.get("after_seq"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(pl, "_read_events", spy)
+    second = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    assert first.last_seq == n and second.previous_seq == n and second.last_seq == n + 2
+    assert None not in parsed[1:]                     # the row pass left old lines out
+    assert second.rows == 2 and second.quarantined == 1
+    assert list(second.quarantine_reasons) == ["malformed event"]
+    assert second.counts == {("shop", "s0", 1, "c"): 1, ("shop", "s1", 1, "c"): 1}
