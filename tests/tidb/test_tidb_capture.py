@@ -97,13 +97,28 @@ def test_redeliveries_and_restart_give_the_clean_change_log(clean, tmp_path):
     assert events(tmp_path / "restart") == events(clean)
 
 
-def test_a_message_out_of_commit_order_is_reported_not_written(tmp_path):
+def test_rows_of_a_message_out_of_commit_order_are_kept_quarantined(tmp_path):
+    """Not a redelivery (this run never wrote it): its rows are written with a quarantine
+    reason — kept, never converted out of commit order — and a warning names it."""
     m = W.messages
-    stats = capture_file(write_file(tmp_path / "o.bin", m[:4] + [m[5], m[4]] + m[6:8]), tmp_path / "o")
-    assert (stats.duplicates, stats.out_of_order) == (1, 1)
-    assert any(f"commit_ts {m[4].commit_ts}" in w and "out of commit order" in w for w in stats.warnings)
-    written = {int(e["position"]) for e in events(tmp_path / "o") if e["op"] != "source"}
-    assert m[4].commit_ts not in written and m[5].commit_ts in written
+    dml = [i for i in range(4, len(m) - 1) if m[i].type == 0]  # BinlogType.DML
+    i = dml[0]
+    stream = m[:i] + [m[i + 1], m[i]] + m[i + 2:i + 4]
+    stats = capture_file(write_file(tmp_path / "o.bin", stream), tmp_path / "o")
+    assert (stats.duplicates, stats.out_of_order) == (0, 1)
+    assert any(f"commit_ts {m[i].commit_ts}" in w and "out of commit order" in w for w in stats.warnings)
+    late = [e for e in events(tmp_path / "o") if e["op"] != "source" and int(e["position"]) == m[i].commit_ts]
+    assert late and all("out of commit order" in e.get("quarantine", "") for e in late)
+    assert sum(len(t.mutations) for t in m[i].dml_data.tables) == len(late)
+    in_order = [e for e in events(tmp_path / "o") if e["op"] != "source" and int(e["position"]) != m[i].commit_ts]
+    assert not any(e.get("quarantine") for e in in_order)
+
+
+def test_a_ddl_out_of_commit_order_stops_the_capture(tmp_path):
+    m = W.messages
+    i = next(i for i in range(1, len(m) - 1) if m[i].type == 1)  # BinlogType.DDL
+    with pytest.raises(CaptureError, match="cannot be placed in the schema history"):
+        capture_file(write_file(tmp_path / "d.bin", m[:i] + [m[i + 1], m[i]]), tmp_path / "d")
 
 
 def test_filters_leave_rows_out_and_keep_every_ddl(clean, tmp_path):

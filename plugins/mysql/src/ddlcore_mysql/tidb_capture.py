@@ -31,8 +31,9 @@ message whose ``commit_ts`` is not greater than the highest ``commit_ts`` alread
 redelivery and is dropped** (counted in ``CaptureStats.duplicates``).  The highest commit_ts
 is in the checkpoint, so the rule holds across capture restarts.  A message that falls at or
 below the high-water mark *within one run* but was not written in that run cannot be a
-redelivery of this run's output: it is reported as ``out of order`` (a warning; it is still
-not written, since writing it would break commit order).
+redelivery of this run's output: it is ``out of order``: its rows are written with a
+``quarantine`` reason (kept, never converted out of commit order: the pipeline quarantines
+them) and a DDL out of order stops the capture.
 """
 
 from __future__ import annotations
@@ -616,12 +617,11 @@ class TidbCapture:
         assert cp is not None
         ts = binlog.commit_ts
         if ts <= cp.commit_ts:
-            st.duplicates += 1
             window_start = self._written_order[0] if len(self._written_order) == WRITTEN_WINDOW else self._resume_ts
             if ts > max(self._resume_ts, window_start) and ts not in self._written_ts:
-                st.out_of_order += 1
-                self._warn(f"message at offset {offset} has commit_ts {ts}, below {cp.commit_ts} already "
-                           f"written, and was not written by this run: out of commit order, dropped")
+                self._out_of_order(binlog, ts, cp.commit_ts, offset, tz)
+            else:
+                st.duplicates += 1
             self._commit(replace(cp, offset=offset + 1))
             return
         position = str(ts)
@@ -645,7 +645,27 @@ class TidbCapture:
         st.transactions += 1
         self._commit(replace(cp, commit_ts=ts, offset=offset + 1))
 
-    def _dml(self, binlog: Any, position: str, ms: int, tz: Any) -> None:
+    def _out_of_order(self, binlog: Any, ts: int, high: int, offset: int, tz: Any) -> None:
+        """A message below the high-water mark that this run did not write: not a redelivery, so
+        its rows are kept — written with a ``quarantine`` reason (the pipeline quarantines them,
+        never converts them out of commit order).  A DDL out of order cannot be placed in the
+        schema history: the capture stops (CaptureError) rather than guess; restart it with
+        ``--commit-ts`` after the message to go on without it."""
+        self.stats.out_of_order += 1
+        reason = (f"out of commit order: commit_ts {ts} arrived at offset {offset} after commit_ts {high} "
+                  f"was written; kept, not applied out of order")
+        self._warn(f"message at offset {offset}: {reason}")
+        if binlog.type == self.pb.DDL:
+            raise CaptureError(f"DDL at commit_ts {ts} (offset {offset}) arrived after commit_ts {high} was "
+                               "written: it cannot be placed in the schema history; stopping (restart with "
+                               "--commit-ts after it to go on without it)")
+        if binlog.HasField("time_zone") and binlog.time_zone:
+            tz = _zone(binlog.time_zone)
+        self._dml(binlog, str(ts), tso_physical_ms(ts), tz, quarantine=reason)
+
+    def _dml(self, binlog: Any, position: str, ms: int, tz: Any, quarantine: str | None = None) -> None:
+        """The rows of a DML message as ``c``/``u``/``d`` events; ``quarantine``: a reason that
+        every row carries (out of commit order), else the drift reason of its table, if any."""
         pb = self.pb
         row_index = 0
         for table in binlog.dml_data.tables:
@@ -656,7 +676,7 @@ class TidbCapture:
                 continue
             infos = [(c.name, c.mysql_type, c.is_primary_key) for c in table.column_info]
             types = [t for _, t, _ in infos]
-            quarantine = self._drift(TableId(schema, None, name), infos, position)
+            reason = quarantine or self._drift(TableId(schema, None, name), infos, position)
             for mut in table.mutations:
                 after = before = None
                 if mut.type == pb.Insert:
@@ -669,7 +689,7 @@ class TidbCapture:
                     op, before = "d", self._row(mut.row, types, tz, position)
                 else:
                     raise CaptureError(f"unknown mutation type {mut.type} at commit_ts {position}")
-                extra = {"quarantine": quarantine} if quarantine else {}
+                extra = {"quarantine": reason} if reason else {}
                 self._emit(op, position, ms, database=schema, table=name, before=before, after=after,
                            tx=position, row=row_index, **extra)
                 row_index += 1
