@@ -232,7 +232,7 @@ def test_every_output_row_equals_what_select_returned_with_that_moments_types(e2
     want_bad = [(s, t, op, pk) for s, t, op, pk, row, cols in expected if _is_2d(row, cols)]
     assert want_bad == [("public", "products", "u", "mug")]
     assert [(q["schema"], q["table"], q["op"]) for q in bad] == [("public", "products", "u")], bad
-    assert bad[0]["reason"].startswith("cannot convert: sizes ( {{1,2},{3,NULL}} )") or \
+    assert bad[0]["reason"].startswith("cannot convert: sizes ({{1,2},{3,NULL}})") or \
         bad[0]["reason"].startswith("cannot convert: sizes"), bad[0]["reason"]
     assert e2e["result"].quarantined == 1 and e2e["result"].drift == []
 

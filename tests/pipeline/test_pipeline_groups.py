@@ -86,7 +86,7 @@ def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs
                                                                ("u", 2 ** 32 - 2, "paid")]
     q = [json.loads(line) for f in (tmp_path / "grouped" / "_quarantine").glob("*.json")
          for line in f.read_text().splitlines()]
-    assert [r["table"] for r in q] == ["s1"] and q[0]["reason"] == "cannot convert: status ( 7 ): enum index out of range"
+    assert [r["table"] for r in q] == ["s1"] and q[0]["reason"] == "cannot convert: status (7): enum index out of range"
     assert json.loads(q[0]["event"])["seq"] == 13
     schemas = sorted(p.name for p in (tmp_path / "grouped" / "_schemas").iterdir())
     assert schemas == sorted(p.name for p in (tmp_path / "single" / "_schemas").iterdir())

@@ -39,7 +39,7 @@ def test_pg_shop_log_writes_schema_paths_and_quarantines_what_spark_cannot_hold(
     assert any("ratio" in r and "NaN or Infinity has no Spark decimal value" in r for r in reasons), reasons
     # PostgreSQL does not enforce an array column's declared dimensions: the pg_shop workload
     # writes a two-dimensional value into sizes int[]; it is quarantined, loudly, not flattened
-    assert all(r.startswith(("cannot convert: ratio", "cannot convert: sizes ( {{")) for r in reasons), reasons
+    assert all(r.startswith(("cannot convert: ratio", "cannot convert: sizes ({{")) for r in reasons), reasons
 
     exact = run_pipeline(LOG, tmp_path / "out2", spark=spark, spark_options={"numeric_unconstrained": "string"})
     assert exact.quarantined == 1, exact.quarantine_reasons  # the 2-D value in sizes int[]

@@ -1351,9 +1351,9 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
-                "_errs", lambda e: F.concat_ws(" ", F.coalesce(e["column"], F.lit("row")),
-                                               F.lit("("), F.coalesce(e["value"], F.lit("null")),
-                                               F.lit("):"), e["reason"])))).alias("reason"))
+                "_errs", lambda e: F.concat(F.coalesce(e["column"], F.lit("row")), F.lit(" ("),
+                                            F.coalesce(e["value"], F.lit("null")), F.lit("): "),
+                                            F.coalesce(e["reason"], F.lit("")))))).alias("reason"))
         conv_bad.write.mode("overwrite").parquet(str(bad_dir))
     return has_bad
 
