@@ -25,10 +25,10 @@ SOURCE = json.loads((REPO / "examples" / "pg_shop" / "changelog.jsonl").open().r
 #: (after image, (the column, what the reason says) or None for a good row)
 ROWS = [
     (["1", "12.50", "{1,2,NULL}", "\\x00ff", "7"], None),
-    (["2", "12.50", "{1,2", "\\x00", "7"], ("a", "{1,2 ): not a valid raw value for integer[]")),
+    (["2", "12.50", "{1,2", "\\x00", "7"], ("a", "({1,2): not a valid raw value for integer[]")),
     (["3", "12.50", "{1,x}", "\\x00", "7"], ("a", "an element is not a valid integer")),
     (["4", "1234.56", "{}", "\\x00", "7"], ("n", "out of range for numeric(5,2)")),
-    (["5", "-0.01", "{}", "\\x00", "2147483648"], ("i", "2147483648\"} ): out of range for integer")),
+    (["5", "-0.01", "{}", "\\x00", "2147483648"], ("i", "2147483648\"}): out of range for integer")),
     (["6", "0.01", "{}", "\\x0", "1"], ("b", "\\x0")),
     (["7", "-999.99", "{-5}", "\\x", "-2147483648"], None),
 ]

@@ -376,13 +376,19 @@ def test_sigkilled_capture_resumes_to_the_uninterrupted_change_log(tmp_path):
             t.mutations[0].row.columns[0].int64_value = 10 + i
         bulk.append(m)
     path = write_file(tmp_path / "big.bin", with_redeliveries(W.messages) + bulk)
-    capture_file(path, tmp_path / "ref")
-    cmd = [sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
-           "--out", str(tmp_path / "killed"), "--no-progress", "--checkpoint-interval", "0.01"]
+    def cmd(out):
+        return [sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
+                "--out", str(out), "--no-progress", "--checkpoint-interval", "0.01"]
+
+    # the reference: one uninterrupted run, timed, so that kills fall inside a run on a busy
+    # machine and on an idle one alike (the first at 60% of it, later ones at random)
+    t0 = time.monotonic()
+    subprocess.run(cmd(tmp_path / "ref"), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    span = time.monotonic() - t0
     kills = 0
-    for _ in range(40):
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(rng.uniform(0.6, 2.5))
+    for attempt in range(40):
+        proc = subprocess.Popen(cmd(tmp_path / "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(span * 0.6 if attempt == 0 else rng.uniform(0.3 * span, span))
         if proc.poll() is not None:
             assert proc.returncode == 0, proc.stderr.read().decode()
             break
