@@ -256,7 +256,7 @@ class CaptureHistory:
     When the history (or the dialect's parser) cannot be loaded, it degrades to recording
     nothing; ``unavailable`` says why and drift checks are off."""
 
-    def __init__(self, path: Path, parser_options: dict[str, Any], dialect: str = "mysql"):
+    def __init__(self, path: Path, parser_options: dict[str, Any] | None = None, dialect: str = "mysql"):
         self.unavailable: str | None = None
         self._h: Any = None
         try:
@@ -270,17 +270,26 @@ class CaptureHistory:
     def available(self) -> bool:
         return self._h is not None
 
-    def record(self, event: ChangeEvent) -> str | None:
-        """Record one ``ddl`` or ``source`` event; returns a warning text when the history
-        could not apply it (``None`` when it did)."""
+    def record(self, event: ChangeEvent) -> list[str]:
+        """Record one ``ddl`` or ``source`` event; returns the history's problems with it as
+        text (empty: none): a DDL it could not parse ("history could not parse ..."), drift
+        between a DDL's text and the catalog description it carries ("... drift: ..."), or an
+        error of the history itself (the event stays in the change log either way)."""
         if self._h is None:
-            return None
-        result = self._h.record(event.to_json())
+            return []
+        try:
+            result = self._h.record(event.to_json())
+        except Exception as exc:  # noqa: BLE001 - a history problem must not lose the event
+            return [f"schema history could not record seq {event.seq} ({event.position}): "
+                    f"{type(exc).__name__}: {exc}"]
+        out = []
         if result.status == "failed":
             err = result.error or {}
-            return (f"history could not parse DDL at seq {event.seq} ({event.position}): "
-                    f"{err.get('message') or err}")
-        return None
+            out.append(f"history could not parse DDL at seq {event.seq} ({event.position}): "
+                       f"{err.get('message') if isinstance(err, dict) else err}")
+        out += [f"seq {event.seq} ({event.position}): {w}" for w in getattr(result, "warnings", ())
+                if str(w).startswith("drift: ")]
+        return out
 
     def table_at(self, table_id: TableId, seq: int) -> Table | None:
         return None if self._h is None else self._h.table_at(table_id, seq)
@@ -293,27 +302,35 @@ class CaptureHistory:
 
 class CaptureFilter:
     """Which tables' rows are captured: ``include`` patterns (none: every table outside
-    ``system_databases``) minus ``exclude`` patterns.  Patterns as ``ddlcore.history.filters``
-    (``db.table``, ``db.*``, ``db.prefix%``, ``%.table``), whose ``TableFilter`` this reuses."""
+    ``system_databases`` / ``system_schemas``) minus ``exclude`` patterns.  Patterns as
+    ``ddlcore.history.filters`` (``db.table``, ``db.*``, ``db.prefix%``, ``%.table``; with a
+    schema, ``schema.table``), whose ``TableFilter`` this reuses.  ``system_databases`` are
+    compared case-insensitively (MySQL database names), ``system_schemas`` exactly
+    (PostgreSQL schema names)."""
 
     def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = (), *,
-                 case_sensitive: bool = True, system_databases: Iterable[str] = ()):
+                 case_sensitive: bool = True, system_databases: Iterable[str] = (),
+                 system_schemas: Iterable[str] = ()):
         from .history.filters import TableFilter
 
         self.include = TableFilter(list(include), case_sensitive=case_sensitive)
         self.exclude = TableFilter(list(exclude), case_sensitive=case_sensitive)
         self.system_databases = frozenset(d.lower() for d in system_databases)
-        self._cache: dict[tuple[str, str], bool] = {}
+        self.system_schemas = frozenset(system_schemas)
+        self._cache: dict[tuple[str | None, str | None, str], bool] = {}
 
-    def captures(self, database: str, table: str) -> bool:
-        key = (database, table)
+    def captures(self, database: str | None, table: str, schema: str | None = None) -> bool:
+        """Whether rows of ``database``[.``schema``].``table`` are captured (cached)."""
+        key = (database, schema, table)
         hit = self._cache.get(key)
         if hit is None:
-            tid = TableId(database, None, table)
+            tid = TableId(database, schema, table)
             if self.include:
                 hit = self.include.matches(tid)
+            elif schema is not None:
+                hit = schema not in self.system_schemas
             else:
-                hit = database.lower() not in self.system_databases
+                hit = (database or "").lower() not in self.system_databases
             if hit and self.exclude and self.exclude.matches(tid):
                 hit = False
             if len(self._cache) > 100_000:

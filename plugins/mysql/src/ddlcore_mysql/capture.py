@@ -543,9 +543,9 @@ class MySqlCapture:
         st.position = position
         self._written_this_run += 1
         if op in ("ddl", "source") and self._history is not None:
-            problem = self._history.record(ev)
-            if problem:
-                st.ddl_failed += 1
+            for problem in self._history.record(ev):
+                if problem.startswith("history could not"):
+                    st.ddl_failed += 1
                 self._warn(problem)
         return ev
 

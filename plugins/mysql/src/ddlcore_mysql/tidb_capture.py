@@ -735,9 +735,9 @@ class TidbCapture:
         st.position = position
         if op in ("ddl", "source") and self._history is not None:
             self._last_ddl_seq = ev.seq
-            problem = self._history.record(ev)
-            if problem:
-                st.ddl_failed += 1
+            for problem in self._history.record(ev):
+                if problem.startswith("history could not"):
+                    st.ddl_failed += 1
                 self._warn(problem)
 
     def _commit(self, cp: TidbCheckpoint, force: bool = False) -> None:

@@ -50,13 +50,13 @@ from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
-from ddlcore.capture import (DirectoryLock as _DirectoryLock, Progress as _Progress, remove_history as _remove_history,
-                             write_json_atomic)
+from ddlcore.capture import (CaptureFilter, CaptureHistory, DirectoryLock as _DirectoryLock, Progress as _Progress,
+                             remove_history as _remove_history, write_json_atomic)
 from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo
 from ddlcore.errors import DdlCoreError
-from ddlcore.model import Table, TableId
+from ddlcore.model import TableId
 
 from . import pgoutput as po
 from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_json_from_description
@@ -333,84 +333,6 @@ class ServerInfo:
         return cls(str(sysid), int(timeline), version, num, str(dbname or ""), settings, tuple(path), str(xlogpos))
 
 
-# ============================================================================ filters & history
-
-
-class CaptureFilter:
-    """Which tables' rows are written: ``include`` patterns (none: every table outside
-    ``SYSTEM_SCHEMAS``) minus ``exclude``; patterns of ``ddlcore.history.filters``."""
-
-    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = ()):
-        from ddlcore.history.filters import TableFilter
-
-        self.include = TableFilter(list(include))
-        self.exclude = TableFilter(list(exclude))
-        self._cache: dict[tuple[str, str], bool] = {}
-
-    def captures(self, database: str | None, schema: str, table: str) -> bool:
-        key = (schema, table)
-        hit = self._cache.get(key)
-        if hit is None:
-            tid = TableId(database, schema, table)
-            hit = self.include.matches(tid) if self.include else schema not in SYSTEM_SCHEMAS
-            if schema == "ddlcore" and not self.include:
-                hit = False
-            if hit and self.exclude and self.exclude.matches(tid):
-                hit = False
-            if len(self._cache) > 100_000:
-                self._cache.clear()
-            self._cache[key] = hit
-        return hit
-
-
-class CaptureHistory:
-    """The capture's schema history (``history.sqlite``), dialect ``postgres``, lenient.
-    ``record`` every ``ddl`` and ``source`` event written; ``table_at`` for the Relation
-    checks.  Degrades to recording nothing when the history cannot be opened (``unavailable``
-    says why; drift checks are then off)."""
-
-    def __init__(self, path: Path):
-        self.unavailable: str | None = None
-        self._h: Any = None
-        try:
-            from ddlcore.history import SchemaHistory
-
-            self._h = SchemaHistory.open(path, dialect="postgres", lenient=True)
-        except Exception as exc:  # noqa: BLE001 - the capture still works without it
-            self.unavailable = f"{type(exc).__name__}: {exc}"
-
-    @property
-    def available(self) -> bool:
-        return self._h is not None
-
-    def record(self, event: ChangeEvent) -> list[str]:
-        """Record one event; returns the history's problems with it (parse failures, drift
-        between the DDL text and the catalog description) as text."""
-        if self._h is None:
-            return []
-        try:
-            result = self._h.record(event.to_json())
-        except Exception as exc:  # noqa: BLE001 - a history problem must not lose the event
-            return [f"schema history could not record seq {event.seq} ({event.position}): "
-                    f"{type(exc).__name__}: {exc}"]
-        out = []
-        if result.status == "failed":
-            err = result.error or {}
-            out.append(f"history could not parse DDL at seq {event.seq} ({event.position}): "
-                       f"{err.get('message') if isinstance(err, dict) else err}")
-        out += [f"seq {event.seq} ({event.position}): {w}" for w in getattr(result, "warnings", ())
-                if str(w).startswith("drift: ")]
-        return out
-
-    def table_at(self, table_id: TableId, seq: int) -> Table | None:
-        return None if self._h is None else self._h.table_at(table_id, seq)
-
-    def close(self) -> None:
-        if self._h is not None:
-            self._h.close()
-            self._h = None
-
-
 class _Stop(Exception):
     """Internal: leave the stream loop."""
 
@@ -489,8 +411,8 @@ class PostgresCapture:
     def _run(self) -> CaptureStats:
         self.server = self._read_server()
         cp = self._prepare_output()
-        self.filter = CaptureFilter(cp.include, cp.exclude)
-        self._history = CaptureHistory(self.out / HISTORY_NAME)
+        self.filter = CaptureFilter(cp.include, cp.exclude, system_schemas=SYSTEM_SCHEMAS)
+        self._history = CaptureHistory(self.out / HISTORY_NAME, dialect="postgres")
         if self._history.unavailable:
             self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
         self._writer = ChangeLogWriter(self.changelog_path, last_seq=cp.seq or None)
@@ -807,7 +729,7 @@ class PostgresCapture:
             if opts.snapshot == "initial":
                 for doc, kind in described:
                     what = published.get((doc["schema"], doc["name"]))
-                    if what is not None and self.filter.captures(db, doc["schema"], doc["name"]):
+                    if what is not None and self.filter.captures(db, doc["name"], schema=doc["schema"]):
                         self._snapshot_rows(conn, doc, kind, lsn, ts, columns=what[0], row_filter=what[1])
             conn.rollback()
         finally:
@@ -1031,7 +953,7 @@ class PostgresCapture:
         rel = self._relation(relid)
         s, f = self.server, self.filter
         assert s is not None and f is not None
-        if not f.captures(s.database, rel.namespace, rel.name):
+        if not f.captures(s.database, rel.name, schema=rel.namespace):
             return
         position = po.format_lsn(data_start)
         layout = self._layout(rel, position)
@@ -1061,7 +983,7 @@ class PostgresCapture:
         assert s is not None and f is not None
         for relid in m.relids:
             rel = self._relation(relid)
-            if f.captures(s.database, rel.namespace, rel.name):
+            if f.captures(s.database, rel.name, schema=rel.namespace):
                 self._emit("t", po.format_lsn(data_start), self._ts, s.database, rel.name,
                            schema=rel.namespace, tx=self._tx)
 
