@@ -12,15 +12,18 @@ Owns: the files of a capture's output directory ``DIR`` and how they stay consis
     capture.lock        held (``flock``) while a capture runs (``DirectoryLock``)
 
 Must not know: any source (binlog, WAL, Kafka), any dialect by name (the dialect is a
-parameter), Spark.  Used by the TiDB capture (``ddlcore_mysql.tidb_capture``) and, for the
-lock, filters, history and progress, by the MySQL capture (``ddlcore_mysql.capture``).
+parameter), Spark.  Used by all three captures: MySQL (``ddlcore_mysql.capture``), TiDB
+(``ddlcore_mysql.tidb_capture``) and PostgreSQL (``ddlcore_postgres.capture``); what stays in
+a capture is reading its source and its checkpoint's position fields.
 
-The contract a capture keeps with ``ChangeLogOutput``: call ``emit`` for every event, call
-``commit(position_state)`` at every source transaction boundary, and ``checkpoint`` (or let
-``commit`` do it every ``interval`` seconds) — a checkpoint covers exactly the events up to the
-last ``commit``, and the file is flushed and fsync'ed before the checkpoint names its length.
-``open`` on a restart truncates the change log to the checkpointed length, so the events after
-the checkpoint are produced again, with the same seq.
+The contract a capture keeps with ``ChangeLogOutput``: ``resume(checkpoint)`` or
+``start(checkpoint)``, then ``emit`` every event, ``commit(checkpoint at the position after
+it)`` at every source transaction boundary, ``checkpoint()`` when the source is idle (or let
+``commit`` do it every ``interval`` seconds), ``rewind()`` after a lost connection, ``finish()``
+at the end — a checkpoint covers exactly the events up to its ``commit``, the file is flushed
+and fsync'ed before the checkpoint names its length, and the source hears of a checkpoint
+(``on_checkpoint``) only after it is saved.  A restart cuts the change log to the checkpointed
+length, so the events after the checkpoint are produced again, with the same seq.
 """
 
 from __future__ import annotations
@@ -182,9 +185,9 @@ class CheckpointState(Protocol):
     every other field — the source position: a binlog file and offset, an LSN, a commit_ts;
     the filters, the epoch — is the capture's own): ``seq`` (the last committed seq),
     ``changelog_bytes`` (the change log's length then), ``position`` (the source position as
-    text, for reports), ``save(path)`` (atomically, ``write_json_atomic``).  An optional ``phase``: a checkpoint whose ``phase`` is not
-    ``"streaming"`` (a first run's snapshot, which a restart starts over) is never cut back
-    to by ``finish``."""
+    text, for reports), ``save(path)`` (atomically, ``write_json_atomic``).  An optional
+    ``phase``: a checkpoint whose ``phase`` is not ``"streaming"`` (a first run's snapshot,
+    which a restart starts over) is never cut back to by ``finish``."""
 
     seq: int
     changelog_bytes: int
@@ -223,7 +226,6 @@ class ChangeLogOutput:
     * ``resume(state)``: go on after a loaded checkpoint (``open`` at it; ``stats.last_seq``
       and ``stats.resumed_from`` from it); ``start(state)``: a first run — an empty change log,
       ``state`` (seq 0, 0 bytes) saved as the checkpoint.
-
     * ``commit(state)`` at every source transaction boundary: everything emitted so far is
       committed and ``state`` is pending; a checkpoint is written when ``interval`` seconds
       passed since the last one.  Counts ``stats.transactions`` (``transaction=False``: a
@@ -238,8 +240,10 @@ class ChangeLogOutput:
     * ``finish()``: at the end of a run, checkpoint what is pending, close, cut the file back
       to the last checkpoint (unless it is a snapshot's) and close ``history``.
 
-    ``checkpointed``: the last checkpoint written (set it to the one loaded, or to a fresh
-    run's, before streaming)."""
+    ``checkpointed``: the last checkpoint written (by ``resume`` / ``start`` at first; a capture
+    may replace it with fields of its own changed — a new epoch or source event — before the
+    next ``commit``, which builds on it); ``pending``: the checkpoint ``commit`` made, not
+    written yet."""
 
     def __init__(self, path: Path, *, stats: CaptureStats | None = None,
                  warn: Callable[[str], None] | None = None, checkpoint_path: Path | None = None,

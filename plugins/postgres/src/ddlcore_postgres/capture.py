@@ -6,8 +6,11 @@ replication protocol with psycopg2's ``LogicalReplicationConnection``; the optio
 exported by the slot (schema as ``snapshot`` DDL events holding the catalog description, every
 row as ``op: "r"``); turning pgoutput messages (``pgoutput``) into change-log events; the DDL
 messages of the event trigger (``event_trigger``) into ``ddl`` events with their ``catalog``;
-the capture's own schema history and the Relation-message drift checks (``relations``); the
-checkpoint, confirmed to the slot only once the change log it covers is on disk.
+the Relation-message drift checks against the capture's schema history (``relations``); the
+checkpoint's LSN, confirmed to the slot only once the change log it covers is on disk and the
+checkpoint saved (``ChangeLogOutput``'s ``on_checkpoint``).  The output directory, change-log
+writer, counts, checkpoint protocol, history, filters, lock, warnings and progress are core's
+(``ddlcore.capture``), shared with the MySQL and TiDB captures.
 Must not know: the converter, Spark, the grammar.
 
 Why psycopg2: psycopg 3 has no replication protocol (no ``START_REPLICATION`` / CopyBoth
