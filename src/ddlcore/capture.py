@@ -35,14 +35,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, ClassVar, Iterable, Protocol
 
 from .changelog import ChangeEvent, ChangeLogWriter
 from .errors import DdlCoreError
 from .model import Table, TableId
 
 __all__ = ["CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
-           "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history", "install_signal_handlers",
+           "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history", "install_signal_handlers",
            "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
 
 CHANGELOG_NAME = "changelog.jsonl"
@@ -180,12 +180,45 @@ class WarningLog:
             self.progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
 
 
+class CheckpointFile:
+    """A capture's checkpoint as a file (a base of the capture's frozen checkpoint dataclass,
+    which defines ``to_json`` / ``from_json``): ``save(path)`` replaces ``path`` atomically
+    (``write_json_atomic``) with ``to_json()`` and the time as ``updated``; ``load(path)``
+    reads it back (``None`` when there is no file; ``error`` — the capture's ``CaptureError``
+    — naming the file when it cannot be read)."""
+
+    error: ClassVar[type[Exception]] = CaptureError
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls, path: Path) -> Any:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return cls.from_json(json.loads(text))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise cls.error(f"{path}: unreadable checkpoint ({exc})") from None
+        except CaptureError as exc:  # from_json's own checks: another capture's, another format
+            raise cls.error(f"{path}: {exc}") from None
+
+    def save(self, path: Path) -> None:
+        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
 class CheckpointState(Protocol):
     """What ``ChangeLogOutput`` needs of a capture's checkpoint value (a frozen dataclass;
     every other field — the source position: a binlog file and offset, an LSN, a commit_ts;
     the filters, the epoch — is the capture's own): ``seq`` (the last committed seq),
     ``changelog_bytes`` (the change log's length then), ``position`` (the source position as
-    text, for reports), ``save(path)`` (atomically, ``write_json_atomic``).  An optional
+    text, for reports), ``save(path)`` (atomically: ``CheckpointFile``).  An optional
     ``phase``: a checkpoint whose ``phase`` is not ``"streaming"`` (a first run's snapshot,
     which a restart starts over) is never cut back to by ``finish``."""
 
@@ -237,6 +270,7 @@ class ChangeLogOutput:
       confirmed position) is never told before that data is durable.
     * ``rewind()``: after a lost connection, checkpoint what is pending and cut the file back
       to the last checkpoint; writing goes on from there.  Returns that checkpoint.
+      ``read_with_retry`` runs a capture's stream with it: reconnecting with backoff.
     * ``finish()``: at the end of a run, checkpoint what is pending, close, cut the file back
       to the last checkpoint (unless it is a snapshot's) and close ``history``.
 
@@ -401,6 +435,38 @@ class ChangeLogOutput:
         if self.stats is not None:
             self.stats.last_seq = cp.seq
         return cp
+
+    def read_with_retry(self, read: Callable[[Any], None], state: Any, *, lost: Callable[[BaseException], bool],
+                        retry_for: float, wait_max: float, on_rewind: Callable[[], None] | None = None) -> None:
+        """Run ``read(state)`` — a capture's stream from the checkpoint ``state`` — and when it
+        raises what ``lost`` calls a lost connection or a restarting server (not a refusal):
+        warn, wait (exponential backoff, tenacity: 0.2 s doubling up to ``wait_max`` seconds),
+        ``rewind()`` to the last checkpoint, call ``on_rewind()`` (the capture forgets the
+        transaction it was in and its connection, counts the reconnect) and ``read`` again from
+        there; for up to ``retry_for`` seconds in all (0: no retry), then the exception is
+        raised."""
+        if retry_for <= 0:
+            read(state)
+            return
+        from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+        def note(attempt: Any) -> None:
+            exc = attempt.outcome.exception()
+            cp = self.checkpointed
+            if self.warn is not None:
+                self.warn(f"connection to the source lost ({type(exc).__name__}: {str(exc).strip()}); reconnecting "
+                          f"(attempt {attempt.attempt_number}, from {cp.position if cp is not None else '?'})")
+
+        first = True
+        for attempt in Retrying(stop=stop_after_delay(retry_for), wait=wait_exponential(multiplier=0.2, max=wait_max),
+                                retry=retry_if_exception(lost), before_sleep=note, reraise=True):
+            with attempt:
+                if not first:
+                    state = self.rewind()
+                    if on_rewind is not None:
+                        on_rewind()
+                first = False
+                read(state)
 
     def finish(self) -> None:
         """End of a run: checkpoint what is pending, close the file and cut it back to the last

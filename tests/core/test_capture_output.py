@@ -151,3 +151,66 @@ def test_stop_after_events_and_ddl_problems(tmp_path):
     assert "history could not parse DDL at seq 2" in (tmp_path / core.LOG_NAME).read_text()
     out.finish()
     assert out.history is None
+
+
+def test_read_with_retry_goes_on_from_the_last_checkpoint_after_a_lost_connection(tmp_path):
+    warned: list[str] = []
+    out, stats = _out(tmp_path, warn=warned.append)
+    out.start(Cp())
+    reads: list[str] = []
+    rewound: list[int] = []
+
+    def read(cp: Cp) -> None:
+        reads.append(cp.pos)
+        if len(reads) == 1:
+            out.emit("c", "1", 1, "db", "t", after=[1])
+            out.commit(Cp(pos="1"))
+            out.emit("c", "2", 1, "db", "t", after=[2])  # its transaction is cut
+            raise ConnectionError("reset by peer \n")
+        out.emit("c", "2", 1, "db", "t", after=[2])
+        out.commit(Cp(pos="2"))
+
+    out.read_with_retry(read, out.checkpointed, lost=lambda e: isinstance(e, ConnectionError), retry_for=30,
+                        wait_max=0.01, on_rewind=lambda: rewound.append(out.seq))
+    out.finish()
+    assert reads == ["0", "1"] and rewound == [1]
+    assert warned == ["connection to the source lost (ConnectionError: reset by peer); reconnecting "
+                      "(attempt 1, from 1)"]
+    assert [e.seq for e in read_changelog(tmp_path / core.CHANGELOG_NAME)] == [1, 2]
+
+    def refused(cp: Cp) -> None:
+        raise PermissionError("no")
+
+    (tmp_path / "refused").mkdir()
+    again, _ = _out(tmp_path / "refused")
+    again.start(Cp())
+    with pytest.raises(PermissionError):  # not a lost connection: no retry
+        again.read_with_retry(refused, again.checkpointed, lost=lambda e: isinstance(e, ConnectionError),
+                              retry_for=30, wait_max=0.01)
+    again.finish()
+
+
+def test_an_unreadable_or_foreign_checkpoint_file_is_an_error_naming_it(tmp_path):
+    @dataclass(frozen=True)
+    class Mine(core.CheckpointFile):
+        seq: int = 0
+
+        def to_json(self):
+            return {"kind": "mine", "seq": self.seq}
+
+        @classmethod
+        def from_json(cls, d):
+            if d.get("kind") != "mine":
+                raise CaptureError(f"not my checkpoint (kind {d.get('kind')!r})")
+            return cls(int(d["seq"]))
+
+    path = tmp_path / core.CHECKPOINT_NAME
+    assert Mine.load(path) is None
+    Mine(7).save(path)
+    assert Mine.load(path) == Mine(7) and "updated" in json.loads(path.read_text())
+    path.write_text('{"kind": "theirs"}')
+    with pytest.raises(CaptureError, match=f"{path}: not my checkpoint"):
+        Mine.load(path)
+    path.write_text('{"kind": "mine"}')
+    with pytest.raises(CaptureError, match=f"{path}: unreadable checkpoint"):
+        Mine.load(path)

@@ -34,7 +34,6 @@ Python API::
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -43,13 +42,13 @@ import uuid
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CaptureHistory, ChangeLogOutput, DirectoryLock as _DirectoryLock,
-                             Progress as _Progress, WarningLog, remove_history as _remove_history, write_json_atomic)
+from ddlcore.capture import (CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, WarningLog, remove_history as _remove_history)
 from ddlcore.changelog import SourceInfo, encode_value
-from ddlcore.model import Table, TableId
+from ddlcore.model import TableId
 
 from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
 from .charsets import python_codec
@@ -200,12 +199,15 @@ class CaptureOptions:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(CheckpointFile):
     """What a restart needs: ``seq`` (last committed seq, 0 before any), ``binlog_file`` /
     ``binlog_position`` (the next event to read), ``changelog_bytes`` (the length of
     changelog.jsonl holding exactly the events up to ``seq``), ``phase`` (``snapshot`` while
     the initial snapshot runs — a restart then starts over — or ``streaming``), and the
-    settings the output was made with (``parser_options`` of the history, filters)."""
+    settings the output was made with (``parser_options`` of the history, filters).
+    ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
+
+    error: ClassVar[type[Exception]] = CaptureError
 
     seq: int
     binlog_file: str
@@ -241,21 +243,6 @@ class Checkpoint:
                    dict(d.get("parser_options") or {}), tuple(d.get("include") or ()),
                    tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"),
                    d.get("epoch"), d.get("source"))
-
-    @classmethod
-    def load(cls, path: Path) -> "Checkpoint | None":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            return cls.from_json(json.loads(text))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 @dataclass
@@ -622,37 +609,16 @@ class MySqlCapture:
 
     def _stream_with_retry(self, cp: Checkpoint) -> None:
         """Stream; when the connection drops or the server restarts, reconnect with
-        exponential backoff (tenacity) for up to ``retry_for`` seconds, each time from the
-        last committed transaction (the change log is cut back to it first)."""
-        from tenacity import (Retrying, retry_if_exception, stop_after_delay, wait_exponential)
-
+        exponential backoff for up to ``retry_for`` seconds, each time from the last committed
+        transaction (the change log is cut back to it first: ``ChangeLogOutput.read_with_retry``)."""
         opts = self.options
-        if opts.retry_for <= 0:
-            self._stream(cp)
-            return
+        self._log.read_with_retry(self._stream, cp, lost=_is_connection_error, retry_for=opts.retry_for,
+                                  wait_max=opts.retry_wait_max, on_rewind=self._rewound)
 
-        def note(state: Any) -> None:
-            exc = state.outcome.exception()
-            self.stats.reconnects += 1
-            self._warn(f"connection to the source lost ({type(exc).__name__}: {exc}); reconnecting "
-                       f"(attempt {state.attempt_number}, from {self.checkpoint.position if self.checkpoint else '?'})")
-
-        first = True
-        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
-                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
-                                retry=retry_if_exception(_is_connection_error), before_sleep=note, reraise=True):
-            with attempt:
-                if not first:
-                    cp = self._back_to_checkpoint()
-                first = False
-                self._stream(cp)
-
-    def _back_to_checkpoint(self) -> Checkpoint:
-        """After a lost connection: make the last complete transaction durable, cut what
-        follows it from the change log, and resume from there."""
-        cp = self._log.rewind()
+    def _rewound(self) -> None:
+        """The change log is back at the last checkpoint: forget the transaction being read."""
+        self.stats.reconnects += 1
         self._tx = None
-        return cp
 
     # -- snapshot -----------------------------------------------------------------------------
 

@@ -39,18 +39,17 @@ them) and a DDL out of order stops the capture.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from ddlcore import raw
 from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME,
-                             CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, DirectoryLock,
-                             Progress, WarningLog, install_signal_handlers, remove_history, write_json_atomic)
+                             CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, CheckpointFile,
+                             DirectoryLock, Progress, WarningLog, install_signal_handlers, remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
@@ -316,11 +315,12 @@ class TidbCaptureOptions:
 
 
 @dataclass(frozen=True)
-class TidbCheckpoint:
+class TidbCheckpoint(CheckpointFile):
     """``seq`` and ``changelog_bytes`` (``ddlcore.capture.ChangeLogOutput``), ``commit_ts``:
     the highest commit TSO written (the duplicate rule's high-water mark; ``start_ts`` below it
     before any), ``offset``: the next Kafka offset (or message index in a file) to read,
-    ``source``: the source event in force, ``epoch``, the filters and where it reads from."""
+    ``source``: the source event in force, ``epoch``, the filters and where it reads from.
+    ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
 
     seq: int
     changelog_bytes: int
@@ -345,25 +345,12 @@ class TidbCheckpoint:
                 "updated": self.updated}
 
     @classmethod
-    def load(cls, path: Path) -> "TidbCheckpoint | None":
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except ValueError as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
+    def from_json(cls, d: dict[str, Any]) -> "TidbCheckpoint":
         if d.get("format") != CHECKPOINT_FORMAT or d.get("kind") != "tidb":
-            raise CaptureError(f"{path} is not a TiDB capture's checkpoint (format {d.get('format')!r}, "
-                               f"kind {d.get('kind')!r})")
-        try:
-            return cls(int(d["seq"]), int(d["changelog_bytes"]), int(d["commit_ts"]), int(d["offset"]),
-                       str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()),
-                       tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            raise CaptureError(f"not a TiDB capture's checkpoint (format {d.get('format')!r}, kind {d.get('kind')!r})")
+        return cls(int(d["seq"]), int(d["changelog_bytes"]), int(d["commit_ts"]), int(d["offset"]),
+                   str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()),
+                   tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"))
 
 
 @dataclass

@@ -50,12 +50,12 @@ import uuid
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from ddlcore import capture as _core
 from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME, CaptureFilter,
-                             CaptureHistory, ChangeLogOutput, DirectoryLock as _DirectoryLock, Progress as _Progress,
-                             WarningLog, remove_history as _remove_history, write_json_atomic)
+                             CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, WarningLog, remove_history as _remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
@@ -195,12 +195,14 @@ class CaptureOptions:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(CheckpointFile):
     """What a restart needs: ``seq`` (last committed seq), ``lsn`` (``X/Y``: the end of the
     last complete transaction written — streaming resumes after it), ``changelog_bytes``,
     ``phase`` (``snapshot`` while the first run's snapshot runs — a restart then starts over —
     or ``streaming``), the slot and publication, the filters, the epoch and the source event
-    in force."""
+    in force.  ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
+
+    error: ClassVar[type[Exception]] = CaptureError
 
     seq: int
     lsn: str
@@ -232,21 +234,6 @@ class Checkpoint:
         return cls(int(d["seq"]), str(d["lsn"]), int(d["changelog_bytes"]), d.get("phase", "streaming"),
                    d.get("slot"), d.get("publication"), tuple(d.get("include") or ()),
                    tuple(d.get("exclude") or ()), d.get("epoch"), d.get("source"), d.get("updated"))
-
-    @classmethod
-    def load(cls, path: Path) -> "Checkpoint | None":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            return cls.from_json(json.loads(text))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 @dataclass
@@ -669,40 +656,19 @@ class PostgresCapture:
     # -- streaming ----------------------------------------------------------------------------
 
     def _stream_with_retry(self, cp: Checkpoint) -> None:
-        """Stream; when the connection drops, reconnect with exponential backoff (tenacity)
-        for up to ``retry_for`` seconds, each time from the last checkpoint (the change log is
-        cut back to it first)."""
-        from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
-
+        """Stream; when the connection drops, reconnect with exponential backoff for up to
+        ``retry_for`` seconds, each time from the last checkpoint (the change log is cut back
+        to it first: ``ChangeLogOutput.read_with_retry``)."""
         opts = self.options
-        if opts.retry_for <= 0:
-            self._stream(cp)
-            return
+        self._log.read_with_retry(self._stream, cp, lost=_is_connection_lost, retry_for=opts.retry_for,
+                                  wait_max=opts.retry_wait_max, on_rewind=self._rewound)
 
-        def note(state: Any) -> None:
-            exc = state.outcome.exception()
-            self.stats.reconnects += 1
-            self._warn(f"connection to the source lost ({type(exc).__name__}: {str(exc).strip()}); reconnecting "
-                       f"(attempt {state.attempt_number}, from {self.checkpoint.lsn if self.checkpoint else '?'})")
-
-        first = True
-        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
-                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
-                                retry=retry_if_exception(_is_connection_lost),
-                                before_sleep=note, reraise=True):
-            with attempt:
-                if not first:
-                    cp = self._back_to_checkpoint()
-                first = False
-                self._stream(cp)
-
-    def _back_to_checkpoint(self) -> Checkpoint:
-        """After a lost connection: make the last complete transaction durable (and confirm
-        it), cut what follows it from the change log, and resume from there."""
-        cp = self._log.rewind()
+    def _rewound(self) -> None:
+        """The change log is back at the last checkpoint (made durable and confirmed first):
+        forget the connection and the transaction that was being read."""
+        self.stats.reconnects += 1
         self._close_stream()
         self._tx, self._in_tx = None, False
-        return cp
 
     def _close_stream(self) -> None:
         cur, self._cursor = self._cursor, None
