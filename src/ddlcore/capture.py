@@ -12,15 +12,18 @@ Owns: the files of a capture's output directory ``DIR`` and how they stay consis
     capture.lock        held (``flock``) while a capture runs (``DirectoryLock``)
 
 Must not know: any source (binlog, WAL, Kafka), any dialect by name (the dialect is a
-parameter), Spark.  Used by the TiDB capture (``ddlcore_mysql.tidb_capture``) and, for the
-lock, filters, history and progress, by the MySQL capture (``ddlcore_mysql.capture``).
+parameter), Spark.  Used by all three captures: MySQL (``ddlcore_mysql.capture``), TiDB
+(``ddlcore_mysql.tidb_capture``) and PostgreSQL (``ddlcore_postgres.capture``); what stays in
+a capture is reading its source and its checkpoint's position fields.
 
-The contract a capture keeps with ``ChangeLogOutput``: call ``emit`` for every event, call
-``commit(position_state)`` at every source transaction boundary, and ``checkpoint`` (or let
-``commit`` do it every ``interval`` seconds) — a checkpoint covers exactly the events up to the
-last ``commit``, and the file is flushed and fsync'ed before the checkpoint names its length.
-``open`` on a restart truncates the change log to the checkpointed length, so the events after
-the checkpoint are produced again, with the same seq.
+The contract a capture keeps with ``ChangeLogOutput``: ``resume(checkpoint)`` or
+``start(checkpoint)``, then ``emit`` every event, ``commit(checkpoint at the position after
+it)`` at every source transaction boundary, ``checkpoint()`` when the source is idle (or let
+``commit`` do it every ``interval`` seconds), ``rewind()`` after a lost connection, ``finish()``
+at the end — a checkpoint covers exactly the events up to its ``commit``, the file is flushed
+and fsync'ed before the checkpoint names its length, and the source hears of a checkpoint
+(``on_checkpoint``) only after it is saved.  A restart cuts the change log to the checkpointed
+length, so the events after the checkpoint are produced again, with the same seq.
 """
 
 from __future__ import annotations
@@ -30,16 +33,16 @@ import os
 import signal
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable, Protocol
 
 from .changelog import ChangeEvent, ChangeLogWriter
 from .errors import DdlCoreError
 from .model import Table, TableId
 
 __all__ = ["CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
-           "Progress", "WarningLog", "write_json_atomic", "remove_history", "install_signal_handlers",
+           "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history", "install_signal_handlers",
            "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
 
 CHANGELOG_NAME = "changelog.jsonl"
@@ -151,12 +154,16 @@ class DirectoryLock:
 
 class WarningLog:
     """Appends warnings to ``DIR/capture.log`` (one line each, UTC time first), keeps them in
-    ``warnings`` and passes each to ``on_warning``."""
+    ``warnings`` (the list given, e.g. ``CaptureStats.warnings``, or a new one) and passes
+    each to ``on_warning`` — or, without one, prints it on ``progress``'s console once a run
+    sets ``progress`` (``Progress``)."""
 
-    def __init__(self, path: Path, on_warning: Callable[[str], None] | None = None):
+    def __init__(self, path: Path, on_warning: Callable[[str], None] | None = None, *,
+                 warnings: list[str] | None = None):
         self.path = path
         self.on_warning = on_warning
-        self.warnings: list[str] = []
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.progress: Progress | None = None
 
     def __call__(self, text: str) -> None:
         self.warnings.append(text)
@@ -167,26 +174,131 @@ class WarningLog:
             pass
         if self.on_warning is not None:
             self.on_warning(text)
+        elif self.progress is not None:
+            from rich.markup import escape
+
+            self.progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
+
+
+class CheckpointFile:
+    """A capture's checkpoint as a file (a base of the capture's frozen checkpoint dataclass,
+    which defines ``to_json`` / ``from_json``): ``save(path)`` replaces ``path`` atomically
+    (``write_json_atomic``) with ``to_json()`` and the time as ``updated``; ``load(path)``
+    reads it back (``None`` when there is no file; ``error`` — the capture's ``CaptureError``
+    — naming the file when it cannot be read)."""
+
+    error: ClassVar[type[Exception]] = CaptureError
+
+    def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls, path: Path) -> Any:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return cls.from_json(json.loads(text))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise cls.error(f"{path}: unreadable checkpoint ({exc})") from None
+        except CaptureError as exc:  # from_json's own checks: another capture's, another format
+            raise cls.error(f"{path}: {exc}") from None
+
+    def save(self, path: Path) -> None:
+        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+class CheckpointState(Protocol):
+    """What ``ChangeLogOutput`` needs of a capture's checkpoint value (a frozen dataclass;
+    every other field — the source position: a binlog file and offset, an LSN, a commit_ts;
+    the filters, the epoch — is the capture's own): ``seq`` (the last committed seq),
+    ``changelog_bytes`` (the change log's length then), ``position`` (the source position as
+    text, for reports), ``save(path)`` (atomically: ``CheckpointFile``).  An optional
+    ``phase``: a checkpoint whose ``phase`` is not ``"streaming"`` (a first run's snapshot,
+    which a restart starts over) is never cut back to by ``finish``."""
+
+    seq: int
+    changelog_bytes: int
+
+    @property
+    def position(self) -> str: ...
+
+    def save(self, path: Path) -> None: ...
 
 
 class ChangeLogOutput:
     """``DIR/changelog.jsonl`` as a capture writes it: seq numbering without gaps, the byte
-    length that a checkpoint names, truncation back to a checkpoint.
+    length that a checkpoint names, truncation back to a checkpoint, the run's counts
+    (``CaptureStats``), the schema history of the DDL it writes, and checkpoints written only
+    after the bytes they cover are on disk.
+
+    The low-level calls:
 
     * ``open(seq, nbytes)``: continue after a checkpoint (``seq`` last committed seq, ``nbytes``
       the change log's length then; anything after it is cut), or ``open(0, 0)`` to start an
-      empty log.  Raises ``CaptureError`` when the file is shorter than the checkpoint says.
-    * ``emit(op, position, ts, ...)``: write one event with the next seq; returns it.
-    * ``mark()``: ``(seq, nbytes)`` of everything written so far (call at a transaction
-      boundary; the pair goes into the checkpoint).
+      empty log.  Raises ``error`` (``CaptureError``) when the file is shorter than the
+      checkpoint says.
+    * ``emit(op, position, ts, ...)``: write one event with the next seq; returns it.  Counts it
+      in ``stats`` (``ops``, ``first_seq``, ``last_seq``, ``position``) and in ``written``;
+      a ``ddl`` / ``source`` event is recorded in ``history`` (when set), its problems go to
+      ``warn`` (a DDL the history could not parse also counts in ``stats.ddl_failed``), and
+      ``schema_seq`` becomes its seq (a key for caches of what the history says).
+    * ``mark()``: ``(seq, nbytes)`` of everything written so far.
     * ``sync()``: flush and fsync, so that a checkpoint written next covers bytes on disk.
-    * ``close(seq, nbytes)``: close and cut the file back to the last checkpoint (events of a
-      transaction whose end was not read)."""
+    * ``close(seq, nbytes)``: close and cut the file back to ``nbytes`` (events of a
+      transaction whose end was not read).
 
-    def __init__(self, path: Path):
+    The checkpoint protocol on top (``state``: the capture's ``CheckpointState`` naming the
+    source position to resume from; ``seq`` and ``changelog_bytes`` are filled in here):
+
+    * ``resume(state)``: go on after a loaded checkpoint (``open`` at it; ``stats.last_seq``
+      and ``stats.resumed_from`` from it); ``start(state)``: a first run — an empty change log,
+      ``state`` (seq 0, 0 bytes) saved as the checkpoint.
+    * ``commit(state)`` at every source transaction boundary: everything emitted so far is
+      committed and ``state`` is pending; a checkpoint is written when ``interval`` seconds
+      passed since the last one.  Counts ``stats.transactions`` (``transaction=False``: a
+      boundary that is not one, e.g. a redelivered message skipped).  Returns ``True`` when
+      ``stop_after_events`` events were written this run (the checkpoint is written then).
+    * ``checkpoint(state=None)``: (commit ``state`` and) write the pending checkpoint now:
+      ``sync()``, then ``state.save(checkpoint_path)``, then ``on_checkpoint(state)`` — so a
+      source told in ``on_checkpoint`` that the capture holds its data (a replication slot's
+      confirmed position) is never told before that data is durable.
+    * ``rewind()``: after a lost connection, checkpoint what is pending and cut the file back
+      to the last checkpoint; writing goes on from there.  Returns that checkpoint.
+      ``read_with_retry`` runs a capture's stream with it: reconnecting with backoff.
+    * ``finish()``: at the end of a run, checkpoint what is pending, close, cut the file back
+      to the last checkpoint (unless it is a snapshot's) and close ``history``.
+
+    ``checkpointed``: the last checkpoint written (by ``resume`` / ``start`` at first; a capture
+    may replace it with fields of its own changed — a new epoch or source event — before the
+    next ``commit``, which builds on it); ``pending``: the checkpoint ``commit`` made, not
+    written yet."""
+
+    def __init__(self, path: Path, *, stats: CaptureStats | None = None,
+                 warn: Callable[[str], None] | None = None, checkpoint_path: Path | None = None,
+                 interval: float = 0.0, on_checkpoint: Callable[[Any], None] | None = None,
+                 stop_after_events: int | None = None, error: type[Exception] = CaptureError):
         self.path = path
+        self.stats = stats
+        self.warn = warn
+        self.checkpoint_path = checkpoint_path or path.with_name(CHECKPOINT_NAME)
+        self.interval = interval
+        self.on_checkpoint = on_checkpoint
+        self.stop_after_events = stop_after_events
+        self.error = error
+        self.history: CaptureHistory | None = None
+        self.checkpointed: Any = None
+        self.pending: Any = None
+        self.written = 0
+        self.schema_seq = 0
         self.seq = 0
         self._bytes = 0
+        self._last_checkpoint = 0.0
         self._writer: ChangeLogWriter | None = None
         self._file: Any = None
 
@@ -194,8 +306,8 @@ class ChangeLogOutput:
         path = self.path
         size = path.stat().st_size if path.exists() else 0
         if size < nbytes:
-            raise CaptureError(f"{path} holds {size} bytes but the checkpoint covers {nbytes}: "
-                               f"the change log was truncated or replaced")
+            raise self.error(f"{path} holds {size} bytes but the checkpoint covers {nbytes}: "
+                             f"the change log was truncated or replaced")
         if size > nbytes or not path.exists():
             with open(path, "ab") as fh:
                 fh.truncate(nbytes)
@@ -210,14 +322,30 @@ class ChangeLogOutput:
              table: str | None = None, ddl: str | None = None, before: list | None = None,
              after: list | None = None, **extra: Any) -> ChangeEvent:
         """Write one event (``before`` / ``after`` already encoded, ``ddlcore.raw.encode_row``;
-        ``extra``: the contract's optional fields ``tx``, ``row``, ``quarantine``, ``source``,
-        ...)."""
+        ``extra``: the contract's optional fields ``schema``, ``tx``, ``row``, ``quarantine``,
+        ``source``, ``catalog``, ...) and count it (class docstring)."""
         assert self._writer is not None, "ChangeLogOutput.open() first"
         ev = ChangeEvent(self.seq + 1, position, ts, op, database, table, ddl, before, after, **extra)
         self._writer.write(ev)
         self.seq = ev.seq
         if self._file is None:
             self._bytes += len(ev.to_line().encode("utf-8")) + 1
+        self.written += 1
+        st = self.stats
+        if st is not None:
+            st.ops[op] += 1
+            if st.first_seq is None:
+                st.first_seq = ev.seq
+            st.last_seq = ev.seq
+            st.position = position
+        if op in ("ddl", "source"):
+            self.schema_seq = ev.seq
+            if self.history is not None:
+                for problem in self.history.record(ev):
+                    if st is not None and problem.startswith(CaptureHistory.PARSE_FAILED):
+                        st.ddl_failed += 1
+                    if self.warn is not None:
+                        self.warn(problem)
         return ev
 
     @property
@@ -243,6 +371,122 @@ class ChangeLogOutput:
             os.truncate(self.path, nbytes)
             self.seq, self._bytes = int(seq or 0), nbytes
 
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def resume(self, state: Any) -> None:
+        """Continue after the checkpoint ``state`` (loaded from ``checkpoint_path``): the change
+        log opened and cut back to it (``open``: ``error`` when it is shorter)."""
+        self.open(state.seq, state.changelog_bytes)
+        self.checkpointed = state
+        if self.stats is not None:
+            self.stats.last_seq = state.seq
+            self.stats.resumed_from = state.position
+
+    def start(self, state: Any) -> None:
+        """A first run (or one starting over): an empty change log, and ``state`` — seq 0, 0
+        bytes — saved as the checkpoint."""
+        self.open(0, 0)
+        state.save(self.checkpoint_path)
+        self.checkpointed = state
+
+    def _pend(self, state: Any) -> None:
+        seq, nbytes = self.mark()
+        self.pending = replace(state, seq=seq, changelog_bytes=nbytes)
+
+    def commit(self, state: Any, *, transaction: bool = True) -> bool:
+        """A source transaction ended; ``state`` says where the source goes on after it (class
+        docstring).  Returns ``True`` when the run's ``stop_after_events`` is reached."""
+        self._pend(state)
+        if transaction and self.stats is not None:
+            self.stats.transactions += 1
+        if time.monotonic() - self._last_checkpoint >= self.interval:
+            self.checkpoint()
+        if self.stop_after_events is not None and self.written >= self.stop_after_events:
+            self.checkpoint()
+            return True
+        return False
+
+    def checkpoint(self, state: Any = None) -> None:
+        """Write the pending checkpoint (after committing ``state``, when given): the change
+        log fsync'ed first, the checkpoint file next, ``on_checkpoint`` last."""
+        if state is not None:
+            self._pend(state)
+        cp = self.pending
+        if cp is None:
+            return
+        assert self.opened, "ChangeLogOutput.open() first"
+        self.sync()
+        cp.save(self.checkpoint_path)
+        self.checkpointed, self.pending = cp, None
+        self._last_checkpoint = time.monotonic()
+        if self.stats is not None:
+            self.stats.checkpoints += 1
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(cp)
+
+    def rewind(self) -> Any:
+        """Checkpoint what is pending, cut the file back to the last checkpoint, and reopen it
+        there (after a lost connection, before reading again from the checkpoint)."""
+        self.checkpoint()
+        cp = self.checkpointed
+        assert cp is not None and self.opened
+        self.close(cp.seq, cp.changelog_bytes)
+        self.open(cp.seq, cp.changelog_bytes)
+        if self.stats is not None:
+            self.stats.last_seq = cp.seq
+        return cp
+
+    def read_with_retry(self, read: Callable[[Any], None], state: Any, *, lost: Callable[[BaseException], bool],
+                        retry_for: float, wait_max: float, on_rewind: Callable[[], None] | None = None) -> None:
+        """Run ``read(state)`` — a capture's stream from the checkpoint ``state`` — and when it
+        raises what ``lost`` calls a lost connection or a restarting server (not a refusal):
+        warn, wait (exponential backoff, tenacity: 0.2 s doubling up to ``wait_max`` seconds),
+        ``rewind()`` to the last checkpoint, call ``on_rewind()`` (the capture forgets the
+        transaction it was in and its connection, counts the reconnect) and ``read`` again from
+        there; for up to ``retry_for`` seconds in all (0: no retry), then the exception is
+        raised."""
+        if retry_for <= 0:
+            read(state)
+            return
+        from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
+
+        def note(attempt: Any) -> None:
+            exc = attempt.outcome.exception()
+            cp = self.checkpointed
+            if self.warn is not None:
+                self.warn(f"connection to the source lost ({type(exc).__name__}: {str(exc).strip()}); reconnecting "
+                          f"(attempt {attempt.attempt_number}, from {cp.position if cp is not None else '?'})")
+
+        first = True
+        for attempt in Retrying(stop=stop_after_delay(retry_for), wait=wait_exponential(multiplier=0.2, max=wait_max),
+                                retry=retry_if_exception(lost), before_sleep=note, reraise=True):
+            with attempt:
+                if not first:
+                    state = self.rewind()
+                    if on_rewind is not None:
+                        on_rewind()
+                first = False
+                read(state)
+
+    def finish(self) -> None:
+        """End of a run: checkpoint what is pending, close the file and cut it back to the last
+        checkpoint (a transaction whose end was not read) unless that is a snapshot's; close
+        ``history``."""
+        try:
+            if self.opened:
+                self.checkpoint()
+                cp = self.checkpointed
+                if cp is not None and getattr(cp, "phase", "streaming") == "streaming":
+                    self.close(cp.seq, cp.changelog_bytes)
+                    if self.stats is not None:
+                        self.stats.last_seq = self.seq
+                else:
+                    self.close()
+        finally:
+            if self.history is not None:
+                self.history.close()
+                self.history = None
+
 
 # ============================================================================ history, filters
 
@@ -255,6 +499,9 @@ class CaptureHistory:
 
     When the history (or the dialect's parser) cannot be loaded, it degrades to recording
     nothing; ``unavailable`` says why and drift checks are off."""
+
+    #: how ``record``'s text for a DDL the history could not parse begins
+    PARSE_FAILED = "history could not parse"
 
     def __init__(self, path: Path, parser_options: dict[str, Any] | None = None, dialect: str = "mysql"):
         self.unavailable: str | None = None
@@ -285,7 +532,7 @@ class CaptureHistory:
         out = []
         if result.status == "failed":
             err = result.error or {}
-            out.append(f"history could not parse DDL at seq {event.seq} ({event.position}): "
+            out.append(f"{self.PARSE_FAILED} DDL at seq {event.seq} ({event.position}): "
                        f"{err.get('message') if isinstance(err, dict) else err}")
         out += [f"seq {event.seq} ({event.position}): {w}" for w in getattr(result, "warnings", ())
                 if str(w).startswith("drift: ")]

@@ -4,7 +4,9 @@ Owns: the capture loop — an optional consistent snapshot (schema and rows), th
 stream over the replication protocol (``pymysqlreplication``); turning query events into
 ``ddl`` events and row events into ``c``/``u``/``d`` events with raw values
 (``binlog_values``); the capture's own schema history and drift checks (``drift``); the
-checkpoint that makes a capture resumable without losing or repeating an event.
+binlog position of the checkpoint that makes a capture resumable without losing or repeating
+an event.  The output directory, change-log writer, counts, checkpoint protocol, history,
+filters, lock, warnings and progress are core's (``ddlcore.capture``).
 Must not know: the converter, Spark, the grammar (DDL text goes to the history as is).
 
 Output directory ``DIR``::
@@ -32,9 +34,7 @@ Python API::
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 import threading
 import time
@@ -42,13 +42,13 @@ import uuid
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, ClassVar, Iterable
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CaptureHistory, ChangeLogOutput, DirectoryLock as _DirectoryLock,
-                             Progress as _Progress, remove_history as _remove_history, write_json_atomic)
-from ddlcore.changelog import ChangeEvent, SourceInfo, encode_value
-from ddlcore.model import Table, TableId
+from ddlcore.capture import (CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, WarningLog, remove_history as _remove_history)
+from ddlcore.changelog import SourceInfo, encode_value
+from ddlcore.model import TableId
 
 from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
 from .charsets import python_codec
@@ -199,12 +199,15 @@ class CaptureOptions:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(CheckpointFile):
     """What a restart needs: ``seq`` (last committed seq, 0 before any), ``binlog_file`` /
     ``binlog_position`` (the next event to read), ``changelog_bytes`` (the length of
     changelog.jsonl holding exactly the events up to ``seq``), ``phase`` (``snapshot`` while
     the initial snapshot runs — a restart then starts over — or ``streaming``), and the
-    settings the output was made with (``parser_options`` of the history, filters)."""
+    settings the output was made with (``parser_options`` of the history, filters).
+    ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
+
+    error: ClassVar[type[Exception]] = CaptureError
 
     seq: int
     binlog_file: str
@@ -240,21 +243,6 @@ class Checkpoint:
                    dict(d.get("parser_options") or {}), tuple(d.get("include") or ()),
                    tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"),
                    d.get("epoch"), d.get("source"))
-
-    @classmethod
-    def load(cls, path: Path) -> "Checkpoint | None":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            return cls.from_json(json.loads(text))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
 @dataclass
@@ -395,16 +383,15 @@ class MySqlCapture:
         self.options = options
         self.out = Path(options.out)
         self.stats = CaptureStats()
-        self._on_warning = on_warning
         self._stop = threading.Event()
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME)  # the change log (ddlcore.capture)
-        self._history: CaptureHistory | None = None
+        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
+        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
+        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``)
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
+                                    interval=options.checkpoint_interval,
+                                    stop_after_events=options.stop_after_events, error=CaptureError)
         self._progress: _Progress | None = None
-        self._pending: tuple[int, str, int, int] | None = None  # seq, file, pos, bytes
-        self._last_checkpoint = 0.0
-        self._checkpoint: Checkpoint | None = None
         self._drift_seen: set[tuple] = set()
-        self._written_this_run = 0
         self.server: ServerInfo | None = None
         self.filter: CaptureFilter | None = None
         self._tx: str | None = None  # the transaction being read: GTID or BEGIN's position
@@ -427,7 +414,7 @@ class MySqlCapture:
     @property
     def checkpoint(self) -> Checkpoint | None:
         """The last checkpoint written (or loaded)."""
-        return self._checkpoint
+        return self._log.checkpointed
 
     @property
     def changelog_path(self) -> Path:
@@ -451,11 +438,10 @@ class MySqlCapture:
         cp = self._prepare_output()
         self.filter = CaptureFilter(cp.include, cp.exclude,
                                     case_sensitive=self.server.lower_case_table_names == 0)
-        self._history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
-        if self._history.unavailable:
-            self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
-        self._log.open(cp.seq, cp.changelog_bytes)
-        self._progress = _Progress(opts.progress)
+        history = self._log.history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
+        if history.unavailable:
+            self._warn(f"schema history unavailable, drift checks are off: {history.unavailable}")
+        self._progress = self._warn.progress = _Progress(opts.progress)
         self._progress.start()
         try:
             cp = self._write_source(cp)
@@ -469,7 +455,7 @@ class MySqlCapture:
         finally:
             self._progress.update(self.stats, "done", force=True)
             self._progress.stop()
-            self._finish()
+            self._log.finish()  # checkpoint, cut an unfinished transaction, close the history
             self.stats.seconds = time.monotonic() - t0
         return self.stats
 
@@ -486,21 +472,14 @@ class MySqlCapture:
                        f"row image are written as absent ({{\"$absent\": true}}), not as null")
 
     def _prepare_output(self) -> Checkpoint:
-        """Resume from the checkpoint (truncating the change log to it), or start afresh."""
+        """Resume from the checkpoint (the change log opened and cut to it), or start afresh
+        (the change log opened empty)."""
         opts, s = self.options, self.server
         assert s is not None
         cp = Checkpoint.load(self.checkpoint_path)
         log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
-            size = log.stat().st_size if log.exists() else 0
-            if size < cp.changelog_bytes:
-                raise CaptureError(f"{log} holds {size} bytes but the checkpoint covers "
-                                   f"{cp.changelog_bytes}: the change log was truncated or replaced")
-            if size > cp.changelog_bytes:
-                os.truncate(log, cp.changelog_bytes)
-            self.stats.resumed_from = cp.position
-            self.stats.last_seq = cp.seq
-            self._checkpoint = cp
+            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
             if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
                 self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
                            f"exclude={list(cp.exclude)} (the options given differ)")
@@ -511,8 +490,6 @@ class MySqlCapture:
             raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's "
                                f"output directory (or its checkpoint was removed); refusing to overwrite")
         # a fresh start (or a snapshot interrupted before it completed: start over)
-        with open(log, "wb"):
-            pass
         _remove_history(self.out / HISTORY_NAME)
         base = Checkpoint(0, "", 0, 0, "snapshot", s.parser_options(), tuple(opts.include),
                           tuple(opts.exclude), opts.server_id, epoch=str(uuid.uuid4()))
@@ -523,93 +500,20 @@ class MySqlCapture:
                 with opts.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
                     file, pos = _master_position(cur)
             base = replace(base, binlog_file=file, binlog_position=pos, phase="streaming")
-        base.save(self.checkpoint_path)
-        self._checkpoint = base
+        self._log.start(base)  # an empty change log; base saved
         return base
 
     # -- events -------------------------------------------------------------------------------
 
-    def _emit(self, op: str, position: str, ts: int | None, database: str | None = None,
-              table: str | None = None, ddl: str | None = None, before: list | None = None,
-              after: list | None = None, **extra: Any) -> ChangeEvent:
-        """Write one event (``extra``: the contract's optional fields: ``tx``, ``row``,
-        ``snapshot``, ``quarantine``, ``source``)."""
-        ev = self._log.emit(op, position, ts, database, table, ddl, before, after, **extra)
-        st = self.stats
-        st.ops[op] += 1
-        if st.first_seq is None:
-            st.first_seq = ev.seq
-        st.last_seq = ev.seq
-        st.position = position
-        self._written_this_run += 1
-        if op in ("ddl", "source") and self._history is not None:
-            for problem in self._history.record(ev):
-                if problem.startswith("history could not"):
-                    st.ddl_failed += 1
-                self._warn(problem)
-        return ev
-
     def _boundary(self, file: str, pos: int) -> None:
         """A transaction ended: everything written so far is committed; the next event to
-        read is ``file:pos``."""
+        read is ``file:pos``, under the source event in force."""
         self._tx = None
         if self._resync_at is not None and (file, pos) >= self._resync_at:
             self._emit_resync()
-        seq, nbytes = self._log.mark()
-        self._pending = (seq, file, pos, nbytes)
-        self.stats.transactions += 1
-        if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
-            self._write_checkpoint()
-        limit = self.options.stop_after_events
-        if limit is not None and self._written_this_run >= limit:
-            self._write_checkpoint()
-            raise _Stop()
-
-    def _write_checkpoint(self) -> None:
-        if self._pending is None:
-            return
-        seq, file, pos, nbytes = self._pending
-        assert self._log.opened and self._checkpoint is not None
-        self._log.sync()
-        cp = replace(self._checkpoint, seq=seq, binlog_file=file, binlog_position=pos,
-                     changelog_bytes=nbytes, phase="streaming")
-        cp.save(self.checkpoint_path)
-        self._checkpoint = cp
-        self._pending = None
-        self._last_checkpoint = time.monotonic()
-        self.stats.checkpoints += 1
-
-    def _finish(self) -> None:
-        """Checkpoint the last committed transaction, cut what follows it (a transaction
-        whose end was not read) from the change log, close everything."""
-        try:
-            if self._log.opened:
-                if self._pending is not None:
-                    self._write_checkpoint()
-                cp = self._checkpoint
-                if cp is not None and cp.phase == "streaming":
-                    self._log.close(cp.seq, cp.changelog_bytes)  # cut back to the checkpoint
-                    self.stats.last_seq = self._log.seq
-                else:
-                    self._log.close()
-        finally:
-            if self._history is not None:
-                self._history.close()
-                self._history = None
-
-    def _warn(self, text: str) -> None:
-        self.stats.warnings.append(text)
-        try:
-            with open(self.out / LOG_NAME, "a", encoding="utf-8") as fh:
-                fh.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + text + "\n")
-        except OSError:
-            pass
-        if self._on_warning is not None:
-            self._on_warning(text)
-        elif self._progress is not None:
-            from rich.markup import escape
-
-            self._progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
+        if self._log.commit(replace(self._log.checkpointed, binlog_file=file, binlog_position=pos,
+                                    phase="streaming", source=self._source)):
+            raise _Stop()  # stop_after_events: the checkpoint is written
 
     # -- the source event ---------------------------------------------------------------------
 
@@ -634,17 +538,14 @@ class MySqlCapture:
         same = last is not None and {k: v for k, v in last.items() if k != "capture"} == \
             {k: v for k, v in src.items() if k != "capture"}
         self._source = last if same else src
-        self._checkpoint = cp = replace(cp, epoch=epoch, source=self._source)
+        self._log.checkpointed = cp = replace(cp, epoch=epoch, source=self._source)
         if same:
             return cp
         position = cp.position if cp.binlog_file else self._current_position()
-        self._emit("source", position, int(time.time() * 1000), source=src)
+        self._log.emit("source", position, int(time.time() * 1000), source=src)
         if cp.phase == "streaming":  # durable now: the next run must not write it again
-            seq, nbytes = self._log.mark()
-            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
-            self._write_checkpoint()
-            assert self._checkpoint is not None
-            return self._checkpoint
+            self._log.checkpoint(cp)
+            return self._log.checkpointed
         return cp
 
     def _current_position(self) -> str:
@@ -665,10 +566,8 @@ class MySqlCapture:
         if all(opts.get(k) == v for k, v in want.items()):
             return
         src = {**self._source, "parser_options": {**opts, **want}}
-        self._source = src
-        self._emit("source", position, ts, source=src)
-        if self._checkpoint is not None:
-            self._checkpoint = replace(self._checkpoint, source=src)
+        self._source = src  # in the checkpoints from the transaction's end on (_boundary)
+        self._log.emit("source", position, ts, source=src)
 
     # -- resync -------------------------------------------------------------------------------
 
@@ -692,19 +591,17 @@ class MySqlCapture:
             raise CaptureError(f"--resync {' '.join(self.options.resync)}: no captured table matches")
         self._resync_at = (file, pos)
         self._resync_ddl = [(db, ddl) for (db, _name), ddl in tables]
-        cp = self._checkpoint
+        cp = self._log.checkpointed
         if cp is not None and (cp.binlog_file, cp.binlog_position) >= self._resync_at:
             self._emit_resync()
-            seq, nbytes = self._log.mark()
-            self._pending = (seq, cp.binlog_file, cp.binlog_position, nbytes)
-            self._write_checkpoint()
+            self._log.checkpoint(cp)
 
     def _emit_resync(self) -> None:
         assert self._resync_at is not None
         file, pos = self._resync_at
         ts = int(time.time() * 1000)
         for db, ddl in self._resync_ddl:
-            self._emit("ddl", f"{file}:{pos}", ts, db, None, ddl, snapshot=True)
+            self._log.emit("ddl", f"{file}:{pos}", ts, db, None, ddl, snapshot=True)
         self.stats.resynced += len(self._resync_ddl)
         self._resync_at, self._resync_ddl = None, []
 
@@ -712,43 +609,16 @@ class MySqlCapture:
 
     def _stream_with_retry(self, cp: Checkpoint) -> None:
         """Stream; when the connection drops or the server restarts, reconnect with
-        exponential backoff (tenacity) for up to ``retry_for`` seconds, each time from the
-        last committed transaction (the change log is cut back to it first)."""
-        from tenacity import (Retrying, retry_if_exception, stop_after_delay, wait_exponential)
-
+        exponential backoff for up to ``retry_for`` seconds, each time from the last committed
+        transaction (the change log is cut back to it first: ``ChangeLogOutput.read_with_retry``)."""
         opts = self.options
-        if opts.retry_for <= 0:
-            self._stream(cp)
-            return
+        self._log.read_with_retry(self._stream, cp, lost=_is_connection_error, retry_for=opts.retry_for,
+                                  wait_max=opts.retry_wait_max, on_rewind=self._rewound)
 
-        def note(state: Any) -> None:
-            exc = state.outcome.exception()
-            self.stats.reconnects += 1
-            self._warn(f"connection to the source lost ({type(exc).__name__}: {exc}); reconnecting "
-                       f"(attempt {state.attempt_number}, from {self._checkpoint.position if self._checkpoint else '?'})")
-
-        first = True
-        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
-                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
-                                retry=retry_if_exception(_is_connection_error), before_sleep=note, reraise=True):
-            with attempt:
-                if not first:
-                    cp = self._back_to_checkpoint()
-                first = False
-                self._stream(cp)
-
-    def _back_to_checkpoint(self) -> Checkpoint:
-        """After a lost connection: make the last complete transaction durable, cut what
-        follows it from the change log, and resume from there."""
-        if self._pending is not None:
-            self._write_checkpoint()
-        cp = self._checkpoint
-        assert cp is not None and self._log.opened
-        self._log.close(cp.seq, cp.changelog_bytes)  # cut what follows the checkpoint
-        self._log.open(cp.seq, cp.changelog_bytes)
+    def _rewound(self) -> None:
+        """The change log is back at the last checkpoint: forget the transaction being read."""
+        self.stats.reconnects += 1
         self._tx = None
-        self.stats.last_seq = cp.seq
-        return cp
 
     # -- snapshot -----------------------------------------------------------------------------
 
@@ -770,9 +640,9 @@ class MySqlCapture:
             ts = int(time.time() * 1000)
             position = f"{file}:{pos}"
             for db, ddl in databases:
-                self._emit("ddl", position, ts, None, None, ddl, snapshot=True)
+                self._log.emit("ddl", position, ts, None, None, ddl, snapshot=True)
             for (db, name), ddl in tables:
-                self._emit("ddl", position, ts, db, None, ddl, snapshot=True)
+                self._log.emit("ddl", position, ts, db, None, ddl, snapshot=True)
             self.stats.snapshot_tables = len(tables)
             if opts.snapshot == "initial":
                 for (db, name), _ in tables:
@@ -780,11 +650,9 @@ class MySqlCapture:
             conn.commit()
         finally:
             conn.close()
-        seq, nbytes = self._log.mark()
-        self._pending = (seq, file, pos, nbytes)
-        self._write_checkpoint()
-        assert self._checkpoint is not None
-        return self._checkpoint
+        self._log.checkpoint(replace(self._log.checkpointed, binlog_file=file, binlog_position=pos,
+                                     phase="streaming"))
+        return self._log.checkpointed
 
     def _snapshot_schema(self, conn: Any, server: ServerInfo, only: Any = None):
         """Open the consistent snapshot and read the schema under it; returns ``(file, pos,
@@ -896,7 +764,7 @@ class MySqlCapture:
                 for row in rows:
                     after = [encode_value(v if tag is None or v is None else Tagged(tag, _tag_text(tag, v)))
                              for v, tag in zip(row, tags)]
-                    self._emit("r", position, ts, db, name, None, None, after)
+                    self._log.emit("r", position, ts, db, name, None, None, after)
                 self.stats.snapshot_rows += len(rows)
                 if progress is not None:
                     progress.update(self.stats, f"snapshot {db}.{name}")
@@ -966,8 +834,8 @@ class MySqlCapture:
                     elif cls is GtidEvent:
                         gtid = getattr(ev, "gtid", None)
                         self._tx = None if not gtid or "ANONYMOUS" in str(gtid).upper() else str(gtid)
-                    elif cls is HeartbeatLogEvent and self._pending is not None:
-                        self._write_checkpoint()  # idle: make the last transaction durable now
+                    elif cls is HeartbeatLogEvent and self._log.pending is not None:
+                        self._log.checkpoint()  # idle: make the last transaction durable now
                     elif cls is NotImplementedEvent and ev.event_type in UNREADABLE_EVENTS:
                         raise CaptureError(f"binlog event {UNREADABLE_EVENTS[ev.event_type]} at {file}:{end} "
                                            f"cannot be read; the capture stopped at the last transaction "
@@ -999,12 +867,12 @@ class MySqlCapture:
         position, ts = f"{file}:{end}", ev.timestamp * 1000
         if parse:
             self._session_options(ev, position, ts)
-            self._emit("ddl", position, ts, schema or None, None, text, tx=self._tx)
+            self._log.emit("ddl", position, ts, schema or None, None, text, tx=self._tx)
             m = _TRUNCATE.match(strip_set_statement(text))
             if m is not None:
                 db, table = _table_ref(m.group(1), schema)
                 if db is not None and self.filter is not None and self.filter.captures(db, table):
-                    self._emit("t", position, ts, db, table, tx=self._tx)
+                    self._log.emit("t", position, ts, db, table, tx=self._tx)
         elif _DML.match(strip_set_statement(text)):
             self._on_statement_dml(text, schema or None, position, ts)
         else:
@@ -1023,8 +891,9 @@ class MySqlCapture:
         for db, table in targets or [(schema, None)]:
             if db is None or (table is not None and not self.filter.captures(db, table)):
                 continue
-            if table is not None and self._history is not None and self._history.available \
-                    and self._history.table_at(TableId(db, None, table), self._seq) is None:
+            history = self._log.history
+            if table is not None and history is not None and history.available \
+                    and history.table_at(TableId(db, None, table), self._seq) is None:
                 self._warn(f"statement-format DML at {position} on {db}.{table}, a table the schema history "
                            f"does not know (a temporary table?), skipped: {_short(text)}")
                 continue
@@ -1042,7 +911,7 @@ class MySqlCapture:
                 f"{_short(text)} — run with --on-statement-dml quarantine to record it as a quarantined "
                 f"event and go on, or resnapshot the table")
         table = targets[0][1] if targets and len(targets) == 1 else None
-        self._emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
+        self._log.emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
         self._warn(f"statement-format DML on {what} at {position} written as a quarantined stmt event: {_short(text)}")
 
     def _on_rows(self, ev: Any, op: str, position: str) -> None:
@@ -1057,16 +926,16 @@ class MySqlCapture:
             extra["quarantine"] = drift
         if op == "u":
             for i, row in enumerate(ev.rows):
-                self._emit("u", position, ts, db, table, None,
+                self._log.emit("u", position, ts, db, table, None,
                            [encode_value(v) for v in row["before_values"].values()],
                            [encode_value(v) for v in row["after_values"].values()], row=i, **extra)
         elif op == "c":
             for i, row in enumerate(ev.rows):
-                self._emit("c", position, ts, db, table, None, None,
+                self._log.emit("c", position, ts, db, table, None, None,
                            [encode_value(v) for v in row["values"].values()], row=i, **extra)
         else:
             for i, row in enumerate(ev.rows):
-                self._emit("d", position, ts, db, table, None,
+                self._log.emit("d", position, ts, db, table, None,
                            [encode_value(v) for v in row["values"].values()], None, row=i, **extra)
 
     def _on_table_map(self, ev: Any, position: str) -> None:
@@ -1078,11 +947,12 @@ class MySqlCapture:
             for col, flag in zip(ev.columns, unsigned):
                 col.unsigned = bool(flag)
         assert self.filter is not None
-        if self._history is None or not self._history.available or not self.filter.captures(ev.schema, ev.table):
+        history = self._log.history
+        if history is None or not history.available or not self.filter.captures(ev.schema, ev.table):
             return
         # a table's map repeats in every transaction; compare once per table id (a new
         # definition gets a new id) and per DDL epoch (the history changes only at DDL events)
-        epoch = self.stats.ops["ddl"] + self.stats.ops["source"]
+        epoch = self._log.schema_seq
         seen = (ev.schema, ev.table, ev.table_id, epoch)
         if seen in self._drift_seen:
             return
@@ -1090,7 +960,7 @@ class MySqlCapture:
             self._drift_seen.clear()
         self._drift_seen.add(seen)
         tid = TableId(ev.schema, None, ev.table)
-        table = self._history.table_at(tid, self._seq)
+        table = history.table_at(tid, self._seq)
         columns = binlog_columns(ev)
         found = compare_table(columns, table, table_name=f"{ev.schema}.{ev.table}", seq=self._seq,
                               position=position)

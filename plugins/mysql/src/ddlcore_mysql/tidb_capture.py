@@ -39,18 +39,17 @@ them) and a DDL out of order stops the capture.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from ddlcore import raw
 from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME,
-                             CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, DirectoryLock,
-                             Progress, WarningLog, install_signal_handlers, remove_history, write_json_atomic)
+                             CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, CheckpointFile,
+                             DirectoryLock, Progress, WarningLog, install_signal_handlers, remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
@@ -316,11 +315,12 @@ class TidbCaptureOptions:
 
 
 @dataclass(frozen=True)
-class TidbCheckpoint:
+class TidbCheckpoint(CheckpointFile):
     """``seq`` and ``changelog_bytes`` (``ddlcore.capture.ChangeLogOutput``), ``commit_ts``:
     the highest commit TSO written (the duplicate rule's high-water mark; ``start_ts`` below it
     before any), ``offset``: the next Kafka offset (or message index in a file) to read,
-    ``source``: the source event in force, ``epoch``, the filters and where it reads from."""
+    ``source``: the source event in force, ``epoch``, the filters and where it reads from.
+    ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
 
     seq: int
     changelog_bytes: int
@@ -345,25 +345,12 @@ class TidbCheckpoint:
                 "updated": self.updated}
 
     @classmethod
-    def load(cls, path: Path) -> "TidbCheckpoint | None":
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except ValueError as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
+    def from_json(cls, d: dict[str, Any]) -> "TidbCheckpoint":
         if d.get("format") != CHECKPOINT_FORMAT or d.get("kind") != "tidb":
-            raise CaptureError(f"{path} is not a TiDB capture's checkpoint (format {d.get('format')!r}, "
-                               f"kind {d.get('kind')!r})")
-        try:
-            return cls(int(d["seq"]), int(d["changelog_bytes"]), int(d["commit_ts"]), int(d["offset"]),
-                       str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()),
-                       tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            raise CaptureError(f"not a TiDB capture's checkpoint (format {d.get('format')!r}, kind {d.get('kind')!r})")
+        return cls(int(d["seq"]), int(d["changelog_bytes"]), int(d["commit_ts"]), int(d["offset"]),
+                   str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()),
+                   tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"))
 
 
 @dataclass
@@ -481,13 +468,11 @@ class TidbCapture:
         self.out = Path(options.out)
         self.stats = TidbCaptureStats()
         self._stop = threading.Event()
-        self._on_warning = on_warning
-        self._warn_log: WarningLog | None = None
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME)
-        self._history: CaptureHistory | None = None
-        self._checkpoint: TidbCheckpoint | None = None
-        self._pending: TidbCheckpoint | None = None
-        self._last_checkpoint = 0.0
+        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
+        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
+        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``)
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
+                                    interval=options.checkpoint_interval)
         self._drift_cache: dict[tuple, str | None] = {}
         # commit_ts written by this run, the last WRITTEN_WINDOW of them (out-of-order check)
         self._written_ts: set[int] = set()
@@ -500,12 +485,12 @@ class TidbCapture:
 
     @property
     def checkpoint(self) -> TidbCheckpoint | None:
-        return self._checkpoint
+        """The last checkpoint written (or loaded)."""
+        return self._log.checkpointed
 
     def run(self) -> TidbCaptureStats:
         t0 = time.monotonic()
         self.out.mkdir(parents=True, exist_ok=True)
-        self._warn_log = WarningLog(self.out / LOG_NAME, self._on_warning)
         with DirectoryLock(self.out / LOCK_NAME):
             try:
                 return self._run()
@@ -527,9 +512,7 @@ class TidbCapture:
             if cp.reading and cp.reading != self._reading() and o.from_file is None:
                 raise CaptureError(f"{self.out} was captured from {cp.reading}, not {self._reading()}: "
                                    f"use a new output directory")
-            self._log.open(cp.seq, cp.changelog_bytes)
-            self.stats.resumed_from = cp.position
-            self.stats.last_seq = cp.seq
+            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
             if (o.include or o.exclude) and (o.include, o.exclude) != (cp.include, cp.exclude):
                 self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
                            f"exclude={list(cp.exclude)} (the options given differ)")
@@ -538,12 +521,11 @@ class TidbCapture:
             raise CaptureError(f"{log} exists but {cp_path} does not: not a capture's output directory "
                                f"(or its checkpoint was removed); refusing to overwrite")
         remove_history(self.out / HISTORY_NAME)
-        self._log.open(0, 0)
         epoch = str(uuid.uuid4())
         start_ts = o.commit_ts or 0
         offset = o.offset if o.offset is not None else -1  # -1: decided by the source
         cp = TidbCheckpoint(0, 0, start_ts, offset, epoch, None, o.include, o.exclude, self._reading())
-        cp.save(cp_path)
+        self._log.start(cp)  # an empty change log; cp saved
         return cp
 
     def _source_info(self, epoch: str) -> SourceInfo:
@@ -561,22 +543,21 @@ class TidbCapture:
     def _run(self) -> TidbCaptureStats:
         o = self.options
         cp = self._prepare()
-        self._checkpoint = cp
         self._resume_ts = cp.commit_ts
         self.filter = CaptureFilter(cp.include, cp.exclude, case_sensitive=False, system_databases=SYSTEM_DATABASES)
-        self._history = CaptureHistory(self.out / HISTORY_NAME, TIDB_PARSER_OPTIONS, "mysql")
-        if self._history.unavailable:
-            self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
+        history = self._log.history = CaptureHistory(self.out / HISTORY_NAME, TIDB_PARSER_OPTIONS, "mysql")
+        if history.unavailable:
+            self._warn(f"schema history unavailable, drift checks are off: {history.unavailable}")
         tz = _zone(o.time_zone)
-        progress = Progress(o.progress)
+        progress = self._warn.progress = Progress(o.progress)
         progress.start()
         source: Any = None
         try:
             src = self._source_info(cp.epoch).to_json()
             if cp.source != src:
-                self._emit("source", str(cp.commit_ts), None, source=src)
+                self._log.emit("source", str(cp.commit_ts), None, source=src)
                 cp = replace(cp, source=src)
-                self._commit(cp, force=True)
+                self._log.checkpoint(cp)
             start = cp.offset if cp.offset >= 0 else None
             if o.from_file is not None:
                 source = _FileSource(o.from_file)
@@ -597,7 +578,7 @@ class TidbCapture:
                 source.close()
             progress.update(self.stats, "done", force=True)
             progress.stop()
-            self._finish()
+            self._log.finish()  # checkpoint, cut an unfinished message's events, close the history
         return self.stats
 
     # -- messages -----------------------------------------------------------------------------
@@ -613,7 +594,7 @@ class TidbCapture:
         except DecodeError as exc:
             raise CaptureError(f"message at {'index' if self.options.from_file else 'offset'} {offset} "
                                f"is not a TiDB Binlog message: {exc}") from None
-        cp = self._pending or self._checkpoint
+        cp = self._log.pending or self._log.checkpointed  # where the messages read so far end
         assert cp is not None
         ts = binlog.commit_ts
         if ts <= cp.commit_ts:
@@ -622,7 +603,7 @@ class TidbCapture:
                 self._out_of_order(binlog, ts, cp.commit_ts, offset, tz)
             else:
                 st.duplicates += 1
-            self._commit(replace(cp, offset=offset + 1))
+            self._log.commit(replace(cp, offset=offset + 1), transaction=False)
             return
         position = str(ts)
         ms = tso_physical_ms(ts)
@@ -635,15 +616,14 @@ class TidbCapture:
                 query = d.ddl_query.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise CaptureError(f"DDL at commit_ts {ts} is not UTF-8: {exc}") from None
-            self._emit("ddl", position, ms, database=d.schema_name or None, ddl=query, tx=position)
+            self._log.emit("ddl", position, ms, database=d.schema_name or None, ddl=query, tx=position)
         else:
             self._dml(binlog, position, ms, tz)
         self._written_ts.add(ts)
         self._written_order.append(ts)
         if len(self._written_order) > WRITTEN_WINDOW:
             self._written_ts.discard(self._written_order.popleft())
-        st.transactions += 1
-        self._commit(replace(cp, commit_ts=ts, offset=offset + 1))
+        self._log.commit(replace(cp, commit_ts=ts, offset=offset + 1))
 
     def _out_of_order(self, binlog: Any, ts: int, high: int, offset: int, tz: Any) -> None:
         """A message below the high-water mark that this run did not write: not a redelivery, so
@@ -690,7 +670,7 @@ class TidbCapture:
                 else:
                     raise CaptureError(f"unknown mutation type {mut.type} at commit_ts {position}")
                 extra = {"quarantine": reason} if reason else {}
-                self._emit(op, position, ms, database=schema, table=name, before=before, after=after,
+                self._log.emit(op, position, ms, database=schema, table=name, before=before, after=after,
                            tx=position, row=row_index, **extra)
                 row_index += 1
 
@@ -703,10 +683,10 @@ class TidbCapture:
     def _drift(self, tid: TableId, infos: list, position: str) -> str | None:
         """The drift reason for rows of ``tid`` with these ``ColumnInfo`` (``None``: none), checked
         once per table, column list and history seq; a warning the first time."""
-        h = self._history
+        h = self._log.history
         if h is None or not h.available:
             return None
-        key = ((tid.database or "").lower(), tid.name.lower(), tuple(infos), self._last_ddl_seq)
+        key = ((tid.database or "").lower(), tid.name.lower(), tuple(infos), self._log.schema_seq)
         if key in self._drift_cache:
             return self._drift_cache[key]
         model = h.table_at(tid, self._log.seq)
@@ -720,59 +700,6 @@ class TidbCapture:
                 reason = "drift: " + "; ".join(problems)
         self._drift_cache[key] = reason
         return reason
-
-    _last_ddl_seq = 0
-
-    # -- output -------------------------------------------------------------------------------
-
-    def _emit(self, op: str, position: str, ts: int | None, **kw: Any) -> None:
-        ev = self._log.emit(op, position, ts, **kw)
-        st = self.stats
-        st.ops[op] += 1
-        if st.first_seq is None:
-            st.first_seq = ev.seq
-        st.last_seq = ev.seq
-        st.position = position
-        if op in ("ddl", "source") and self._history is not None:
-            self._last_ddl_seq = ev.seq
-            for problem in self._history.record(ev):
-                if problem.startswith("history could not"):
-                    st.ddl_failed += 1
-                self._warn(problem)
-
-    def _commit(self, cp: TidbCheckpoint, force: bool = False) -> None:
-        """A message is done: everything written so far is committed; ``cp`` says where the next
-        message is.  Checkpoint at most every ``checkpoint_interval`` seconds."""
-        seq, nbytes = self._log.mark()
-        self._pending = replace(cp, seq=seq, changelog_bytes=nbytes)
-        if force or time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
-            self._write_checkpoint()
-
-    def _write_checkpoint(self) -> None:
-        if self._pending is None:
-            return
-        self._log.sync()
-        self._pending.save(self.out / CHECKPOINT_NAME)
-        self._checkpoint, self._pending = self._pending, None
-        self._last_checkpoint = time.monotonic()
-        self.stats.checkpoints += 1
-
-    def _finish(self) -> None:
-        try:
-            self._write_checkpoint()
-            cp = self._checkpoint
-            self._log.close(cp.seq if cp else None, cp.changelog_bytes if cp else None)
-        finally:
-            if self._history is not None:
-                self._history.close()
-                self._history = None
-
-    def _warn(self, text: str) -> None:
-        self.stats.warnings.append(text)
-        if self._warn_log is not None:
-            self._warn_log(text)
-        elif self._on_warning is not None:
-            self._on_warning(text)
 
 
 def install_tidb_signal_handlers(cap: TidbCapture) -> Callable[[], None]:

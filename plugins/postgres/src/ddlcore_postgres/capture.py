@@ -6,8 +6,11 @@ replication protocol with psycopg2's ``LogicalReplicationConnection``; the optio
 exported by the slot (schema as ``snapshot`` DDL events holding the catalog description, every
 row as ``op: "r"``); turning pgoutput messages (``pgoutput``) into change-log events; the DDL
 messages of the event trigger (``event_trigger``) into ``ddl`` events with their ``catalog``;
-the capture's own schema history and the Relation-message drift checks (``relations``); the
-checkpoint, confirmed to the slot only once the change log it covers is on disk.
+the Relation-message drift checks against the capture's schema history (``relations``); the
+checkpoint's LSN, confirmed to the slot only once the change log it covers is on disk and the
+checkpoint saved (``ChangeLogOutput``'s ``on_checkpoint``).  The output directory, change-log
+writer, counts, checkpoint protocol, history, filters, lock, warnings and progress are core's
+(``ddlcore.capture``), shared with the MySQL and TiDB captures.
 Must not know: the converter, Spark, the grammar.
 
 Why psycopg2: psycopg 3 has no replication protocol (no ``START_REPLICATION`` / CopyBoth
@@ -39,23 +42,21 @@ Python API::
 from __future__ import annotations
 
 import json
-import os
 import re
 import select
-import signal
 import threading
 import time
 import uuid
-from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
-from ddlcore.capture import (CaptureFilter, CaptureHistory, DirectoryLock as _DirectoryLock, Progress as _Progress,
-                             remove_history as _remove_history, write_json_atomic)
-from ddlcore.changelog import ChangeEvent, ChangeLogWriter, SourceInfo
-from ddlcore.errors import DdlCoreError
+from ddlcore import capture as _core
+from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME, CaptureFilter,
+                             CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
+                             Progress as _Progress, WarningLog, remove_history as _remove_history)
+from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
 from . import pgoutput as po
@@ -83,18 +84,12 @@ RECORDED_SETTINGS = ("DateStyle", "IntervalStyle", "TimeZone", "extra_float_digi
                      "standard_conforming_strings", "integer_datetimes", "wal_level")
 #: the prefix of the non-transactional message that marks "the end" for --until-end
 END_MARKER_PREFIX = "ddlcore-end"
-
-CHANGELOG_NAME = "changelog.jsonl"
-CHECKPOINT_NAME = "checkpoint.json"
-HISTORY_NAME = "history.sqlite"
-LOG_NAME = "capture.log"
-LOCK_NAME = "capture.lock"
 _ABSENT = {"$absent": True}
 #: seconds a run waits for its slot to be released by a walsender going away (``_start_replication``)
 SLOT_BUSY_WAIT = 15.0
 
 
-class CaptureError(DdlCoreError):
+class CaptureError(_core.CaptureError):
     """The capture cannot start or go on: a server not set up for logical decoding, missing
     event triggers or publication, a lost slot, an output directory that is not a capture's."""
 
@@ -200,12 +195,14 @@ class CaptureOptions:
 
 
 @dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(CheckpointFile):
     """What a restart needs: ``seq`` (last committed seq), ``lsn`` (``X/Y``: the end of the
     last complete transaction written — streaming resumes after it), ``changelog_bytes``,
     ``phase`` (``snapshot`` while the first run's snapshot runs — a restart then starts over —
     or ``streaming``), the slot and publication, the filters, the epoch and the source event
-    in force."""
+    in force.  ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
+
+    error: ClassVar[type[Exception]] = CaptureError
 
     seq: int
     lsn: str
@@ -238,55 +235,21 @@ class Checkpoint:
                    d.get("slot"), d.get("publication"), tuple(d.get("include") or ()),
                    tuple(d.get("exclude") or ()), d.get("epoch"), d.get("source"), d.get("updated"))
 
-    @classmethod
-    def load(cls, path: Path) -> "Checkpoint | None":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            return cls.from_json(json.loads(text))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CaptureError(f"{path}: unreadable checkpoint ({exc})") from None
-
-    def save(self, path: Path) -> None:
-        """Atomically replace ``path`` (``ddlcore.capture.write_json_atomic``)."""
-        write_json_atomic(path, {**self.to_json(), "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-
 
 @dataclass
-class CaptureStats:
-    """What one run did: ``ops`` (events written by op), transactions, snapshot tables and
-    rows, checkpoints, drift warnings, every warning as text, the LSN reached."""
+class CaptureStats(_core.CaptureStats):
+    """``ddlcore.capture.CaptureStats`` plus: ``snapshot_tables`` and ``snapshot_rows`` the
+    first run's snapshot wrote, ``reconnects`` after a lost connection, ``drift``: the
+    Relation messages that disagreed with the history (``relations``), as text."""
 
-    ops: Counter = field(default_factory=Counter)
-    transactions: int = 0
     snapshot_tables: int = 0
     snapshot_rows: int = 0
-    checkpoints: int = 0
-    first_seq: int | None = None
-    last_seq: int = 0
-    position: str | None = None
-    resumed_from: str | None = None
-    lag_seconds: float | None = None
-    seconds: float = 0.0
-    ddl_failed: int = 0
     reconnects: int = 0
     drift: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def events(self) -> int:
-        return sum(self.ops.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {"events": self.events, "ops": dict(self.ops), "transactions": self.transactions,
-                "snapshot_tables": self.snapshot_tables, "snapshot_rows": self.snapshot_rows,
-                "checkpoints": self.checkpoints, "first_seq": self.first_seq, "last_seq": self.last_seq,
-                "position": self.position, "resumed_from": self.resumed_from,
-                "lag_seconds": self.lag_seconds, "seconds": round(self.seconds, 3),
-                "ddl_failed": self.ddl_failed, "reconnects": self.reconnects,
-                "drift": list(self.drift), "warnings": list(self.warnings)}
+        return {**super().to_json(), "snapshot_tables": self.snapshot_tables,
+                "snapshot_rows": self.snapshot_rows, "reconnects": self.reconnects, "drift": list(self.drift)}
 
 
 @dataclass(frozen=True)
@@ -353,17 +316,15 @@ class PostgresCapture:
         self.stats = CaptureStats()
         self.server: ServerInfo | None = None
         self.filter: CaptureFilter | None = None
-        self._on_warning = on_warning
         self._stop = threading.Event()
-        self._writer: ChangeLogWriter | None = None
-        self._history: CaptureHistory | None = None
+        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
+        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
+        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``);
+        #: a checkpoint written confirms its LSN to the slot (``_confirm``)
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
+                                    interval=options.checkpoint_interval, on_checkpoint=self._confirm,
+                                    stop_after_events=options.stop_after_events, error=CaptureError)
         self._progress: _Progress | None = None
-        self._checkpoint: Checkpoint | None = None
-        self._seq = 0
-        self._bytes = 0
-        self._pending: tuple[int, str, int] | None = None  # seq, lsn, bytes
-        self._last_checkpoint = 0.0
-        self._written_this_run = 0
         self._source: dict[str, Any] | None = None
         # stream state
         self._cursor: Any = None
@@ -372,10 +333,10 @@ class PostgresCapture:
         self._in_tx = False
         self._relations: dict[int, po.Relation] = {}
         self._types: dict[int, tuple[str, str]] = {}
-        self._layouts: dict[int, tuple[int, Layout]] = {}
-        self._ddl_epoch = 0
+        self._layouts: dict[int, tuple[int, Layout]] = {}  # relid: (the history's schema_seq, layout)
         self._type_names: dict[tuple[int, int], str | None] = {}
         self._column_lists: dict[tuple[str, str], frozenset[str] | None] = {}
+        self._column_lists_seq = 0  # the schema_seq they were read at (a DDL may change them)
         self._catalog_conn: Any = None
         self._end_token: str | None = None
         self._confirmed: str | None = None
@@ -389,7 +350,13 @@ class PostgresCapture:
 
     @property
     def checkpoint(self) -> Checkpoint | None:
-        return self._checkpoint
+        """The last checkpoint written (or loaded)."""
+        return self._log.checkpointed
+
+    @property
+    def _seq(self) -> int:
+        """The last seq written to the change log."""
+        return self._log.seq
 
     @property
     def changelog_path(self) -> Path:
@@ -412,11 +379,10 @@ class PostgresCapture:
         self.server = self._read_server()
         cp = self._prepare_output()
         self.filter = CaptureFilter(cp.include, cp.exclude, system_schemas=SYSTEM_SCHEMAS)
-        self._history = CaptureHistory(self.out / HISTORY_NAME, dialect="postgres")
-        if self._history.unavailable:
-            self._warn(f"schema history unavailable, drift checks are off: {self._history.unavailable}")
-        self._writer = ChangeLogWriter(self.changelog_path, last_seq=cp.seq or None)
-        self._progress = _Progress(self.options.progress)
+        history = self._log.history = CaptureHistory(self.out / HISTORY_NAME, dialect="postgres")
+        if history.unavailable:
+            self._warn(f"schema history unavailable, drift checks are off: {history.unavailable}")
+        self._progress = self._warn.progress = _Progress(self.options.progress)
         self._progress.start()
         try:
             cp = self._write_source(cp)
@@ -473,24 +439,16 @@ class PostgresCapture:
         return info
 
     def _prepare_output(self) -> Checkpoint:
-        """Resume from the checkpoint (the change log cut to it), or start afresh."""
+        """Resume from the checkpoint (the change log opened and cut to it), or start afresh
+        (the change log opened empty)."""
         opts = self.options
         cp = Checkpoint.load(self.checkpoint_path)
         log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
-            size = log.stat().st_size if log.exists() else 0
-            if size < cp.changelog_bytes:
-                raise CaptureError(f"{log} holds {size} bytes but the checkpoint covers {cp.changelog_bytes}: "
-                                   f"the change log was truncated or replaced")
-            if size > cp.changelog_bytes:
-                os.truncate(log, cp.changelog_bytes)
             if cp.slot != opts.slot or cp.publication != opts.publication:
                 raise CaptureError(f"{self.out} was captured from slot {cp.slot} / publication {cp.publication}, "
                                    f"not {opts.slot} / {opts.publication}")
-            self._seq, self._bytes = cp.seq, cp.changelog_bytes
-            self.stats.resumed_from = cp.lsn
-            self.stats.last_seq = cp.seq
-            self._checkpoint = cp
+            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
             if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
                 self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
                            f"exclude={list(cp.exclude)} (the options given differ)")
@@ -498,15 +456,12 @@ class PostgresCapture:
         if cp is None and log.exists() and log.stat().st_size > 0:
             raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's output "
                                f"directory (or its checkpoint was removed); refusing to overwrite")
-        with open(log, "wb"):
-            pass
         _remove_history(self.out / HISTORY_NAME)
         if cp is not None and cp.phase == "snapshot" and cp.slot:
             self._drop_slot(cp.slot)  # the interrupted first run's slot: a new snapshot needs a new one
         base = Checkpoint(0, "0/0", 0, "snapshot", opts.slot, opts.publication, opts.include, opts.exclude,
                           epoch=str(uuid.uuid4()))
-        base.save(self.checkpoint_path)
-        self._checkpoint = base
+        self._log.start(base)  # an empty change log; base saved
         return base
 
     def _drop_slot(self, slot: str) -> None:
@@ -517,60 +472,17 @@ class PostgresCapture:
 
     # -- events -------------------------------------------------------------------------------
 
-    def _emit(self, op: str, position: str, ts: int | None, database: str | None = None,
-              table: str | None = None, ddl: str | None = None, before: list | None = None,
-              after: list | None = None, **extra: Any) -> ChangeEvent:
-        self._seq += 1
-        ev = ChangeEvent(self._seq, position, ts, op, database, table, ddl, before, after, **extra)
-        assert self._writer is not None
-        self._writer.write(ev)
-        self._bytes += len(ev.to_line().encode("utf-8")) + 1
-        st = self.stats
-        st.ops[op] += 1
-        if st.first_seq is None:
-            st.first_seq = ev.seq
-        st.last_seq = ev.seq
-        st.position = position
-        self._written_this_run += 1
-        if op in ("ddl", "source") and self._history is not None:
-            for problem in self._history.record(ev):
-                if problem.startswith("history could not"):
-                    st.ddl_failed += 1
-                self._warn(problem)
-            self._ddl_epoch += 1
-            self._column_lists.clear()
-        return ev
-
     def _boundary(self, lsn: str) -> None:
-        """A transaction ended at ``lsn`` (its end): everything written is committed."""
+        """A transaction ended at ``lsn`` (its end): everything written is committed, and a
+        restart resumes streaming after ``lsn``."""
         self._tx, self._ts, self._in_tx = None, None, False
-        self._pending = (self._seq, lsn, self._bytes)
-        self.stats.transactions += 1
-        if time.monotonic() - self._last_checkpoint >= self.options.checkpoint_interval:
-            self._write_checkpoint()
-        limit = self.options.stop_after_events
-        if limit is not None and self._written_this_run >= limit:
-            self._write_checkpoint()
-            raise _Stop()
+        if self._log.commit(replace(self._log.checkpointed, lsn=lsn, phase="streaming")):
+            raise _Stop()  # stop_after_events: the checkpoint is written
 
-    def _write_checkpoint(self) -> None:
-        """Make the change log durable (fsync), save the checkpoint, then — and only then —
-        confirm its LSN to the slot (``flush_lsn``)."""
-        if self._pending is None:
-            return
-        seq, lsn, nbytes = self._pending
-        assert self._writer is not None and self._checkpoint is not None
-        self._writer.flush()
-        cp = replace(self._checkpoint, seq=seq, lsn=lsn, changelog_bytes=nbytes, phase="streaming")
-        cp.save(self.checkpoint_path)
-        self._checkpoint = cp
-        self._pending = None
-        self._last_checkpoint = time.monotonic()
-        self.stats.checkpoints += 1
-        self._confirm(lsn)
-
-    def _confirm(self, lsn: str) -> None:
-        cur = self._cursor
+    def _confirm(self, cp: Checkpoint) -> None:
+        """``ChangeLogOutput.on_checkpoint``: the change log up to ``cp`` is on disk and the
+        checkpoint saved — only now confirm its LSN to the slot (``flush_lsn``)."""
+        cur, lsn = self._cursor, cp.lsn
         if cur is None or lsn == self._confirmed:
             return
         try:
@@ -582,17 +494,8 @@ class PostgresCapture:
     def _finish(self) -> None:
         """Checkpoint the last complete transaction, cut what follows it, close everything."""
         try:
-            if self._writer is not None:
-                if self._pending is not None:
-                    self._write_checkpoint()
-                self._writer.close()
-                cp = self._checkpoint
-                if cp is not None and cp.phase == "streaming" and self.changelog_path.stat().st_size > cp.changelog_bytes:
-                    os.truncate(self.changelog_path, cp.changelog_bytes)
-                    self._seq = cp.seq
-                    self.stats.last_seq = cp.seq
+            self._log.finish()
         finally:
-            self._writer = None
             self._close_stream()
             if self._catalog_conn is not None:
                 try:
@@ -600,23 +503,6 @@ class PostgresCapture:
                 except Exception:  # noqa: BLE001
                     pass
                 self._catalog_conn = None
-            if self._history is not None:
-                self._history.close()
-                self._history = None
-
-    def _warn(self, text: str) -> None:
-        self.stats.warnings.append(text)
-        try:
-            with open(self.out / LOG_NAME, "a", encoding="utf-8") as fh:
-                fh.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + text + "\n")
-        except OSError:
-            pass
-        if self._on_warning is not None:
-            self._on_warning(text)
-        elif self._progress is not None:
-            from rich.markup import escape
-
-            self._progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
 
     # -- the source event ---------------------------------------------------------------------
 
@@ -636,16 +522,14 @@ class PostgresCapture:
         same = last is not None and {k: v for k, v in last.items() if k != "capture"} == \
             {k: v for k, v in src.items() if k != "capture"}
         self._source = last if same else src
-        self._checkpoint = cp = replace(cp, epoch=epoch, source=self._source)
+        self._log.checkpointed = cp = replace(cp, epoch=epoch, source=self._source)
         if same:
             return cp
-        self._emit("source", cp.lsn if cp.phase == "streaming" else s.wal_position, int(time.time() * 1000),
+        self._log.emit("source", cp.lsn if cp.phase == "streaming" else s.wal_position, int(time.time() * 1000),
                    source=src)
-        if cp.phase == "streaming":
-            self._pending = (self._seq, cp.lsn, self._bytes)
-            self._write_checkpoint()
-            assert self._checkpoint is not None
-            return self._checkpoint
+        if cp.phase == "streaming":  # durable now: the next run must not write it again
+            self._log.checkpoint(cp)
+            return self._log.checkpointed
         return cp
 
     # -- snapshot -----------------------------------------------------------------------------
@@ -670,17 +554,15 @@ class PostgresCapture:
                 raise
             _name, consistent_point, snapshot_name, _plugin = rcur.fetchone()
             # the slot exists from here on: a run killed now starts over and drops it first
-            self._checkpoint = cp = replace(cp, slot=opts.slot)
+            self._log.checkpointed = cp = replace(cp, slot=opts.slot)
             cp.save(self.checkpoint_path)
             ts = int(time.time() * 1000)
             if export:
                 self._snapshot_read(snapshot_name, consistent_point, ts)
         finally:
             rconn.close()
-        self._pending = (self._seq, consistent_point, self._bytes)
-        self._write_checkpoint()
-        assert self._checkpoint is not None
-        return self._checkpoint
+        self._log.checkpoint(replace(cp, lsn=consistent_point, phase="streaming"))
+        return self._log.checkpointed
 
     def _snapshot_read(self, snapshot_name: str, lsn: str, ts: int) -> None:
         """Inside the exported snapshot: schemas, enum types, domains, the captured tables'
@@ -704,7 +586,7 @@ class PostgresCapture:
             path = json.loads(cur.fetchone()[0])
             db = s.database
             for text in _schema_statements(cur):
-                self._emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path)
+                self._log.emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path)
             cur.execute("SELECT c.oid, n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class c "
                         "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
                         "WHERE ddlcore.is_described(c.oid) ORDER BY c.oid")
@@ -722,7 +604,7 @@ class PostgresCapture:
                 cur.execute("SELECT ddlcore.describe_table(%s)::text", (oid,))
                 doc = json.loads(cur.fetchone()[0])
                 text = ";\n".join(render_statements(doc))
-                self._emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path,
+                self._log.emit("ddl", lsn, ts, db, None, text, snapshot=True, search_path=path,
                            catalog={"tables": [table_json_from_description(doc, db)], "dropped": []})
                 described.append((doc, kind))
             self.stats.snapshot_tables = len(described)
@@ -762,7 +644,7 @@ class PostgresCapture:
                 for row in rows:
                     after = [_ABSENT if h else None if v is None else raw.encode_json(v)
                              for v, h in zip(row, hidden)] if cols else []
-                    self._emit("r", lsn, ts, s.database, doc["name"], None, None, after, schema=doc["schema"])
+                    self._log.emit("r", lsn, ts, s.database, doc["name"], None, None, after, schema=doc["schema"])
                 self.stats.snapshot_rows += len(rows)
                 if self._progress is not None:
                     self._progress.update(self.stats, f"snapshot {doc['schema']}.{doc['name']}")
@@ -774,47 +656,19 @@ class PostgresCapture:
     # -- streaming ----------------------------------------------------------------------------
 
     def _stream_with_retry(self, cp: Checkpoint) -> None:
-        """Stream; when the connection drops, reconnect with exponential backoff (tenacity)
-        for up to ``retry_for`` seconds, each time from the last checkpoint (the change log is
-        cut back to it first)."""
-        from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
-
+        """Stream; when the connection drops, reconnect with exponential backoff for up to
+        ``retry_for`` seconds, each time from the last checkpoint (the change log is cut back
+        to it first: ``ChangeLogOutput.read_with_retry``)."""
         opts = self.options
-        if opts.retry_for <= 0:
-            self._stream(cp)
-            return
+        self._log.read_with_retry(self._stream, cp, lost=_is_connection_lost, retry_for=opts.retry_for,
+                                  wait_max=opts.retry_wait_max, on_rewind=self._rewound)
 
-        def note(state: Any) -> None:
-            exc = state.outcome.exception()
-            self.stats.reconnects += 1
-            self._warn(f"connection to the source lost ({type(exc).__name__}: {str(exc).strip()}); reconnecting "
-                       f"(attempt {state.attempt_number}, from {self._checkpoint.lsn if self._checkpoint else '?'})")
-
-        first = True
-        for attempt in Retrying(stop=stop_after_delay(opts.retry_for),
-                                wait=wait_exponential(multiplier=0.2, max=opts.retry_wait_max),
-                                retry=retry_if_exception(_is_connection_lost),
-                                before_sleep=note, reraise=True):
-            with attempt:
-                if not first:
-                    cp = self._back_to_checkpoint()
-                first = False
-                self._stream(cp)
-
-    def _back_to_checkpoint(self) -> Checkpoint:
-        if self._pending is not None:
-            self._write_checkpoint()
+    def _rewound(self) -> None:
+        """The change log is back at the last checkpoint (made durable and confirmed first):
+        forget the connection and the transaction that was being read."""
+        self.stats.reconnects += 1
         self._close_stream()
-        cp = self._checkpoint
-        assert cp is not None and self._writer is not None
-        self._writer.close()
-        if self.changelog_path.stat().st_size > cp.changelog_bytes:
-            os.truncate(self.changelog_path, cp.changelog_bytes)
-        self._seq, self._bytes = cp.seq, cp.changelog_bytes
         self._tx, self._in_tx = None, False
-        self.stats.last_seq = cp.seq
-        self._writer = ChangeLogWriter(self.changelog_path, last_seq=cp.seq or None)
-        return cp
 
     def _close_stream(self) -> None:
         cur, self._cursor = self._cursor, None
@@ -840,8 +694,8 @@ class PostgresCapture:
                 raise _Stop()
             msg = cur.read_message()
             if msg is None:
-                if self._pending is not None and not self._in_tx:
-                    self._write_checkpoint()  # idle: make the last transaction durable now
+                if self._log.pending is not None and not self._in_tx:
+                    self._log.checkpoint()  # idle: make the last transaction durable now
                 try:
                     select.select([cur], [], [], 0.5)
                 except InterruptedError:
@@ -930,16 +784,17 @@ class PostgresCapture:
 
     def _layout(self, rel: po.Relation, where: str) -> Layout:
         cached = self._layouts.get(rel.relid)
-        if cached is not None and cached[0] == self._ddl_epoch:
+        if cached is not None and cached[0] == self._log.schema_seq:
             return cached[1]
         s = self.server
         assert s is not None
         table = None
-        if self._history is not None and self._history.available:
-            table = self._history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
+        history = self._log.history
+        if history is not None and history.available:
+            table = history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
         layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where,
                               column_list=self._column_list(rel.namespace, rel.name))
-        self._layouts[rel.relid] = (self._ddl_epoch, layout)
+        self._layouts[rel.relid] = (self._log.schema_seq, layout)
         sig = (rel.namespace, rel.name, layout.drift)
         if layout.drift and sig not in self._drift_reported:
             self._drift_reported.add(sig)
@@ -976,7 +831,7 @@ class PostgresCapture:
         reason = layout.quarantine
         if reason:
             extra["quarantine"] = reason
-        self._emit(op, position, self._ts, s.database, rel.name, None, before, after, **extra)
+        self._log.emit(op, position, self._ts, s.database, rel.name, None, before, after, **extra)
 
     def _on_truncate(self, m: po.Truncate, data_start: int) -> None:
         s, f = self.server, self.filter
@@ -984,14 +839,13 @@ class PostgresCapture:
         for relid in m.relids:
             rel = self._relation(relid)
             if f.captures(s.database, rel.name, schema=rel.namespace):
-                self._emit("t", po.format_lsn(data_start), self._ts, s.database, rel.name,
+                self._log.emit("t", po.format_lsn(data_start), self._ts, s.database, rel.name,
                            schema=rel.namespace, tx=self._tx)
 
     def _on_message(self, m: po.Message) -> bool:
         if not m.transactional:
             if m.prefix == END_MARKER_PREFIX and m.content.decode("utf-8", "replace") == self._end_token:
-                if self._pending is not None:
-                    self._write_checkpoint()
+                self._log.checkpoint()
                 return True
             if m.prefix == MESSAGE_PREFIX:
                 self._warn(f"a non-transactional {MESSAGE_PREFIX!r} message at {po.format_lsn(m.lsn)} was ignored "
@@ -1013,7 +867,7 @@ class PostgresCapture:
         extra: dict[str, Any] = {"tx": self._tx, "search_path": list(doc.search_path)}
         if doc.catalog is not None:
             extra["catalog"] = doc.catalog
-        self._emit("ddl", position, self._ts, s.database, None, doc.query, **extra)
+        self._log.emit("ddl", position, self._ts, s.database, None, doc.query, **extra)
         return False
 
     # -- catalog lookups ----------------------------------------------------------------------
@@ -1029,6 +883,9 @@ class PostgresCapture:
         """The publication's explicit column list for a table (``pg_publication_rel.prattrs``,
         PostgreSQL 15), as column names today; ``None`` when it publishes every column."""
         key = (schema, table)
+        if self._column_lists_seq != self._log.schema_seq:  # DDL since they were read
+            self._column_lists.clear()
+            self._column_lists_seq = self._log.schema_seq
         if key not in self._column_lists:
             names = None
             try:
@@ -1142,23 +999,5 @@ def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
 
 
 def install_signal_handlers(cap: PostgresCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()``; a second signal interrupts at once.  Returns a
-    function restoring the previous handlers."""
-    previous = {}
-
-    def handler(signum: int, frame: Any) -> None:
-        if cap._stop.is_set():
-            raise KeyboardInterrupt
-        cap.stop()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread
-            pass
-
-    def restore() -> None:
-        for sig, h in previous.items():
-            signal.signal(sig, h)
-
-    return restore
+    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
+    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)
