@@ -412,6 +412,11 @@ class MySqlCapture:
         self._stop.set()
 
     @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self._stop.is_set()
+
+    @property
     def checkpoint(self) -> Checkpoint | None:
         """The last checkpoint written (or loaded)."""
         return self._log.checkpointed
@@ -477,18 +482,12 @@ class MySqlCapture:
         opts, s = self.options, self.server
         assert s is not None
         cp = Checkpoint.load(self.checkpoint_path)
-        log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, opts.include, opts.exclude)  # cut to it (CaptureError when shorter)
             if opts.start:
                 self._warn(f"--start {opts.start} ignored: resuming from the checkpoint at {cp.position}")
             return cp
-        if cp is None and log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's "
-                               f"output directory (or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         # a fresh start (or a snapshot interrupted before it completed: start over)
         _remove_history(self.out / HISTORY_NAME)
         base = Checkpoint(0, "", 0, 0, "snapshot", s.parser_options(), tuple(opts.include),
@@ -1156,7 +1155,3 @@ def _query_text(ev: Any) -> str:
     except (AttributeError, UnicodeDecodeError, IndexError, LookupError):
         return q
 
-
-def _install_signal_handlers(cap: MySqlCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)

@@ -49,7 +49,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 from ddlcore import raw
 from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME,
                              CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, CheckpointFile,
-                             DirectoryLock, Progress, WarningLog, install_signal_handlers, remove_history)
+                             DirectoryLock, Progress, WarningLog, remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
@@ -481,7 +481,13 @@ class TidbCapture:
         self.pb = binlog_pb2()
 
     def stop(self) -> None:
+        """Ask the run to end (thread- and signal-safe)."""
         self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self._stop.is_set()
 
     @property
     def checkpoint(self) -> TidbCheckpoint | None:
@@ -505,21 +511,14 @@ class TidbCapture:
 
     def _prepare(self) -> TidbCheckpoint:
         o = self.options
-        cp_path = self.out / CHECKPOINT_NAME
-        log = self.out / CHANGELOG_NAME
-        cp = TidbCheckpoint.load(cp_path)
+        cp = TidbCheckpoint.load(self.out / CHECKPOINT_NAME)
         if cp is not None:
             if cp.reading and cp.reading != self._reading() and o.from_file is None:
                 raise CaptureError(f"{self.out} was captured from {cp.reading}, not {self._reading()}: "
                                    f"use a new output directory")
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (o.include or o.exclude) and (o.include, o.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, o.include, o.exclude)  # cut to it (CaptureError when shorter)
             return cp
-        if log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {cp_path} does not: not a capture's output directory "
-                               f"(or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         remove_history(self.out / HISTORY_NAME)
         epoch = str(uuid.uuid4())
         start_ts = o.commit_ts or 0
@@ -701,7 +700,3 @@ class TidbCapture:
         self._drift_cache[key] = reason
         return reason
 
-
-def install_tidb_signal_handlers(cap: TidbCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return install_signal_handlers(cap.stop, cap._stop.is_set)

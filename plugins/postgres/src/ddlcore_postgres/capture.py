@@ -349,14 +349,14 @@ class PostgresCapture:
         self._stop.set()
 
     @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self._stop.is_set()
+
+    @property
     def checkpoint(self) -> Checkpoint | None:
         """The last checkpoint written (or loaded)."""
         return self._log.checkpointed
-
-    @property
-    def _seq(self) -> int:
-        """The last seq written to the change log."""
-        return self._log.seq
 
     @property
     def changelog_path(self) -> Path:
@@ -443,19 +443,13 @@ class PostgresCapture:
         (the change log opened empty)."""
         opts = self.options
         cp = Checkpoint.load(self.checkpoint_path)
-        log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
             if cp.slot != opts.slot or cp.publication != opts.publication:
                 raise CaptureError(f"{self.out} was captured from slot {cp.slot} / publication {cp.publication}, "
                                    f"not {opts.slot} / {opts.publication}")
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, opts.include, opts.exclude)  # cut to it (CaptureError when shorter)
             return cp
-        if cp is None and log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's output "
-                               f"directory (or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         _remove_history(self.out / HISTORY_NAME)
         if cp is not None and cp.phase == "snapshot" and cp.slot:
             self._drop_slot(cp.slot)  # the interrupted first run's slot: a new snapshot needs a new one
@@ -791,7 +785,7 @@ class PostgresCapture:
         table = None
         history = self._log.history
         if history is not None and history.available:
-            table = history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
+            table = history.table_at(TableId(s.database, rel.namespace, rel.name), self._log.seq)
         layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where,
                               column_list=self._column_list(rel.namespace, rel.name))
         self._layouts[rel.relid] = (self._log.schema_seq, layout)
@@ -997,7 +991,3 @@ def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
     """Run one capture (``PostgresCapture(options, **kw).run()``)."""
     return PostgresCapture(options, **kw).run()
 
-
-def install_signal_handlers(cap: PostgresCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)
