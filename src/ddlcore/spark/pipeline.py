@@ -16,6 +16,7 @@ Output layout (``OUT``; names escaped by ``ddlcore.spark.layout``)::
     OUT/_history.sqlite                                   the schema history (default --history)
     OUT/_state/checkpoint.json                            last committed seq
     OUT/_state/log.json                                   the log's identity and the run options
+    OUT/_state/inputs.json                                bytes of each change-log file read so far
 
 Row files hold the table version's columns (``struct_type``) — the *after* image for
 ``c``/``u``/``r`` and the *before* image for ``d`` (so a delete carries its key), all null for
@@ -200,6 +201,7 @@ class _State:
         self.staging = "_state/staging"
         self.log = "_state/log.json"
         self.malformed = "_state/malformed.json"
+        self.inputs = "_state/inputs.json"
 
     def last_seq(self) -> int | None:
         data = _read_json(self.fs, self.checkpoint)
@@ -210,6 +212,18 @@ class _State:
 
     def malformed_keys(self) -> set[str]:
         return set(_read_json(self.fs, self.malformed) or ())
+
+    def marks(self) -> dict[str, dict[str, Any]]:
+        """``inputs.json``: what the committed runs consumed of each local JSON Lines
+        change-log file, ``{real path: {"offset": bytes, "fingerprint": hex}}``
+        (``_incremental_inputs``); empty when none was recorded or when it is not the
+        checkpoint's (its ``run`` differs from the checkpoint's: a checkpoint removed or put
+        back by hand)."""
+        data = _read_json(self.fs, self.inputs) or {}
+        checkpoint = _read_json(self.fs, self.checkpoint) or {}
+        if data.get("run") is None or data.get("run") != checkpoint.get("run"):
+            return {}
+        return dict(data.get("files") or {})
 
     def recover(self) -> bool:
         """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
@@ -260,6 +274,8 @@ def _op_regex(*ops: str) -> str:
 
 #: a line whose event may be recorded in the history (``ddl`` or ``source``)
 _MAYBE_HISTORY = _op_regex(*HISTORY_OPS)
+#: the same over bytes (``\s`` ASCII whitespace only, as in Java's regular expressions)
+_MAYBE_HISTORY_BYTES = re.compile(_MAYBE_HISTORY.encode("ascii"))
 _OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("quarantine", "STRING"),
                      ("snapshot", "BOOLEAN"), ("search_path", "STRING"), ("catalog", "STRING"),
                      ("source", "STRING"))
@@ -267,9 +283,31 @@ _OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("
 
 class _Inputs(tuple):
     """``(JSON Lines files, Parquet files)`` of a change log, and ``bound``: what of a
-    capture's output directory is final (``_CaptureBound``), or ``None``."""
+    capture's output directory is final (``_CaptureBound``), or ``None``; ``tails``: the JSON
+    Lines files that are copies of the unread end of a change-log file (``_Tail``:
+    ``_incremental_inputs``)."""
 
     bound: "_CaptureBound | None" = None
+    tails: "tuple[_Tail, ...]" = ()
+    #: some file is read from where the committed runs ended (or not at all): its part before
+    #: that was read by them, so the log's identity is the one they recorded
+    continued: bool = False
+    #: every input is such a tail and none holds a line that may be a ``ddl``/``source`` event
+    #: (``_MAYBE_HISTORY``, over the bytes): the DDL pass would find nothing
+    no_history: bool = False
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """A copy (``copy``: the URI Spark reads; Spark's ``input_file_name()`` of it ends in
+    ``suffix``) of a change-log file's bytes from byte ``start`` on; ``origin``: the file's
+    URI as ``input_file_name()`` gives it when Spark reads the file itself, so a line read
+    from the copy names its own file (``_file``)."""
+
+    copy: str
+    suffix: str
+    origin: str
+    start: int
 
 
 @dataclass(frozen=True)
@@ -348,6 +386,161 @@ def _inputs(changelog: Path) -> _Inputs:
     return inputs
 
 
+#: a change-log file's consumed prefix is recognised by SHA-256 over its length, its first
+#: and its last ``_FP_EDGE`` bytes and ``_FP_SAMPLES`` blocks of ``_FP_BLOCK`` bytes spread
+#: evenly between (about 0.2 MB read, whatever the file's size)
+_FP_EDGE, _FP_BLOCK, _FP_SAMPLES = 1 << 16, 1 << 12, 32
+#: the tail of a change-log file is copied in chunks of this many bytes
+_COPY_CHUNK = 1 << 22
+
+
+def _prefix_fingerprint(fh, offset: int) -> str:
+    """The fingerprint (hex SHA-256) of the first ``offset`` bytes of the binary file ``fh``:
+    over ``offset`` and the sampled spans of ``_FP_EDGE``/``_FP_BLOCK``/``_FP_SAMPLES``.  It
+    tells the prefix a run consumed from a file rotated, replaced, truncated, rewritten or
+    compressed in its place (their first bytes — the first events' seqs, positions, a source
+    event's epoch — or their bytes before ``offset`` — the last consumed event's seq — differ);
+    an edit inside the consumed part that leaves every sampled byte alone is not seen (a
+    change-log file is expected to be appended to, never edited in place: docs/pipeline.md,
+    "Incremental runs")."""
+    h = hashlib.sha256(b"%d\n" % offset)
+    spans = [(0, _FP_EDGE)]
+    spans += [(offset * i // (_FP_SAMPLES + 1), _FP_BLOCK) for i in range(1, _FP_SAMPLES + 1)]
+    spans.append((max(0, offset - _FP_EDGE), _FP_EDGE))
+    for start, n in spans:
+        n = max(0, min(n, offset - start))
+        fh.seek(start)
+        data = fh.read(n)
+        if len(data) != n:  # shorter than the prefix: cannot be it
+            return "short"
+        h.update(data)
+    return h.hexdigest()
+
+
+def _line_end(fh, start: int, end: int) -> int:
+    """The offset just past the last ``\n`` among bytes ``[start, end)`` of the binary file
+    ``fh`` (``start`` if there is none): where the complete lines end."""
+    pos = end
+    while pos > start:
+        n = min(1 << 16, pos - start)
+        fh.seek(pos - n)
+        i = fh.read(n).rfind(b"\n")
+        if i >= 0:
+            return pos - n + i + 1
+        pos -= n
+    return start
+
+
+def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str, dict[str, Any]],
+                        run_id: str) -> tuple[_Inputs, dict[str, dict[str, Any]]]:
+    """The change-log files this run reads, and what it consumes of each (the new
+    ``inputs.json``, committed with the run).
+
+    A committed run records, per local uncompressed JSON Lines file, the length of the
+    complete lines it read (``offset``: for a capture's file no more than the prefix its
+    checkpoint covers, ``_CaptureBound.durable_bytes``) and ``_prefix_fingerprint`` of them.
+    The next run checks that the file still starts with those bytes (at least ``offset``
+    bytes long, same fingerprint); then every line before ``offset`` was read by a committed
+    run (processed, or quarantined once), so only the bytes after it are read: they are
+    copied into ``OUT/_state/staging/<run>.tail/`` (deleted with the staging area) and read
+    from there (``_Tail``), and a file with nothing after it is not read at all.  Any other
+    file — a first run, a file rotated, replaced, truncated or grown by a rewrite, a
+    compressed file (Hadoop's codec by its name), a URI of another filesystem, Parquet — is
+    read whole, as before (the lines before the checkpoint are still left out unparsed:
+    ``_read_events``' ``after_seq``).  Either way the filters on ``seq`` stay, so reading
+    more than is new never writes a row twice.  ``marks``: the previous run's
+    ``inputs.json`` files (``_State.marks``).  Returns ``(inputs, new marks)``."""
+    from .fs import is_uri
+
+    text, parquet = inputs
+    bound = getattr(inputs, "bound", None)
+    jvm = spark._jvm
+    conf = spark._jsc.hadoopConfiguration()
+    codecs = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(conf)
+    read: list[str] = []
+    tails: list[_Tail] = []
+    new_marks: dict[str, dict[str, Any]] = {}
+    whole = bool(parquet)  # some input is read whole
+    history = False  # some tail may hold a ddl or source event
+    continued = False
+    for i, name in enumerate(text):
+        hpath = jvm.org.apache.hadoop.fs.Path(name)
+        if is_uri(name) or codecs.getCodec(hpath) is not None:
+            read.append(name)
+            whole = True
+            continue
+        real = os.path.realpath(_plain_path(name))
+        with open(real, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            mark = marks.get(real)
+            start = 0
+            if (mark is not None and 0 < int(mark["offset"]) <= size
+                    and _prefix_fingerprint(fh, int(mark["offset"])) == mark["fingerprint"]):
+                start = int(mark["offset"])
+            end = _line_end(fh, start, size)
+            if bound is not None and Path(real) == bound.changelog:  # only its checkpointed prefix is final
+                end = max(start, min(end, bound.durable_bytes))
+            new_marks[real] = {"offset": end, "fingerprint": _prefix_fingerprint(fh, end)}
+            if start == 0:
+                read.append(name)
+                whole = True
+                continue
+            continued = True
+            if start == size:  # nothing new in it
+                continue
+            rel = f"{_tail_dir(run_id)}/{i}.jsonl"
+            history = _copy_range(fh, start, size, fs, rel) or history
+        origin = hpath.getFileSystem(conf).makeQualified(hpath).toUri().toString()
+        read.append(fs.str(rel))
+        tails.append(_Tail(fs.str(rel), f"/{run_id}.tail/{i}.jsonl", origin, start))
+    out = _Inputs((read, parquet))
+    out.bound = bound
+    out.tails = tuple(tails)
+    out.continued = continued
+    out.no_history = not whole and not history
+    return out, new_marks
+
+
+def _tail_dir(run_id: str) -> str:
+    """Where a run's copies of change-log tails are staged (relative to the output)."""
+    return f"_state/staging/{run_id}.tail"
+
+
+def _copy_range(fh, start: int, end: int, fs: "OutputFS", rel: str) -> bool:
+    """Bytes ``[start, end)`` of the binary file ``fh`` into the output's file ``rel`` (in
+    place on a local output, else through a local temporary file and Hadoop's copy).  Returns
+    whether some line of them matches ``_MAYBE_HISTORY`` (the DDL pass's filter, which Spark
+    applies per line with the same — ASCII — pattern: no match here, none there)."""
+    maybe = False
+
+    def copy(dst) -> None:
+        nonlocal maybe
+        fh.seek(start)
+        left, carry = end - start, b""
+        while left > 0:
+            chunk = fh.read(min(_COPY_CHUNK, left))
+            if not chunk:
+                raise PipelineError(f"{fh.name}: the file shrank while it was read (a change-log file must only grow)")
+            dst.write(chunk)
+            left -= len(chunk)
+            if not maybe:  # whole lines only (a match never spans a line)
+                cut = chunk.rfind(b"\n") + 1 if left else len(chunk)
+                maybe = _MAYBE_HISTORY_BYTES.search(carry + chunk[:cut]) is not None
+                carry = chunk[cut:] if cut else carry + chunk
+
+    if fs.local_root is not None:
+        target = Path(fs.local_root) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "wb") as dst:
+            copy(dst)
+        return maybe
+    with tempfile.NamedTemporaryFile(prefix="ddlcore-tail-", suffix=".jsonl") as tmp:
+        copy(tmp)
+        tmp.flush()
+        fs.copy_from_local(tmp.name, rel)
+    return maybe
+
+
 #: a ``"seq": N`` member with a plain integer value in a JSON line (the value ends at ``,`` or
 #: ``}``: ``1e3`` or ``12.0`` do not match)
 _SEQ_MEMBER = r'"seq"\s*:\s*(-?[0-9]+)\s*[,}]'
@@ -386,7 +579,10 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
             if skipped is not None:
                 text = text.observe(skipped, F.max(F.when(old, F.array_max(found))).alias("max_seq"))
             text = text.where(~old)
-        parsed = text.select(F.col("value").alias("_line"), F.input_file_name().alias("_file"),
+        file = F.input_file_name()
+        for tail in getattr(inputs, "tails", ()):  # a copy's lines name the file they were copied from
+            file = F.when(F.input_file_name().endswith(tail.suffix), F.lit(tail.origin)).otherwise(file)
+        parsed = text.select(F.col("value").alias("_line"), file.alias("_file"),
                              F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
         frames.append(parsed.select("_line", "_file", "e.*"))
     if parquet_files:
@@ -402,6 +598,8 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
                 .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
                 .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
         frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
+    if not frames:  # an incremental run on files with nothing new
+        frames.append(_local_frame(spark, [], "_line STRING, _file STRING, " + EVENT_SCHEMA_DDL))
     df = _union(frames)
     bound = getattr(inputs, "bound", None)
     if bound is not None:
@@ -505,8 +703,12 @@ def _local_log_info(out: str | os.PathLike) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _check_identity(out: str, state: _State, sources: list, last: int | None) -> dict | None:
-    """The log's identity (from its source events) checked against the output's."""
+def _check_identity(out: str, state: _State, sources: list, last: int | None, *,
+                    continued: bool = False) -> dict | None:
+    """The log's identity (from its source events) checked against the output's.
+    ``continued``: part of the log was not read because the committed runs read it
+    (``_Inputs.continued``): its source events are those that gave the recorded identity, so a
+    log with no source event among what was read has the recorded one."""
     from ..changelog import SourceInfo
 
     ids = []
@@ -517,9 +719,9 @@ def _check_identity(out: str, state: _State, sources: list, last: int | None) ->
     if len(ids) > 1:
         raise PipelineError(f"the change log holds events of {len(ids)} different sources or capture epochs "
                             f"({'; '.join(_ident_text(i) for i in ids)}): give one log at a time")
-    ident = ids[0] if ids else None
     info = state.log_info()
     recorded = None if info is None else info.get("identity")
+    ident = ids[0] if ids else (recorded if continued else None)
     if recorded is not None and ident != recorded:
         what = _ident_text(ident) if ident else "a log without a source event"
         raise PipelineError(f"{out} continues the change log of {_ident_text(recorded)}; this change log is "
@@ -722,13 +924,20 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
     try:
+        # -- only the bytes of the change-log files past what the committed runs read -----------
+        given = len(inputs[0])
+        inputs, marks = _incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
+        if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
+            say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
+                f"{len(inputs.tails)} from where the last run ended")
+
         # -- DDL and source events → history (driver) -------------------------------------------
         say("reading the DDL events of the change log")
         # the candidates are filtered on the driver: a Spark filter on the parsed fields would
         # be merged with the text pre-filter, and the generated code would then parse every
         # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = _read_events(spark, inputs, history_only=True).where("_valid").select(
-            "seq", "op", "_line", "_file").collect()
+        candidates = [] if inputs.no_history else _read_events(spark, inputs, history_only=True).where(
+            "_valid").select("seq", "op", "_line", "_file").collect()
         events = []
         bad_history: list[tuple] = []
         for r in candidates:
@@ -743,7 +952,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         events.sort(key=lambda e: e.seq)
         sources = [e for e in events if e.op == "source"]
         info = state.log_info()
-        identity = _check_identity(out, state, sources, last)
+        identity = _check_identity(out, state, sources, last, continued=inputs.continued)
         name = _resolve_dialect(dialect, sources, info)
         result.dialect = name
         todo_events = [e for e in events if last is None or e.seq > last]
@@ -850,7 +1059,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         records = list(failed_ddl) + bad_history
         if _PART_INVALID in parts:
             malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state,
-                                                          getattr(inputs, "bound", None))
+                                                          inputs)
             records += malformed
         if records:
             quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
@@ -991,9 +1200,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
         # -- schemas ---------------------------------------------------------------------------
         schema_dir = f"{staging}/_schemas"
-        for v in versions:
-            if v["model"] is None:
-                continue
+        schemas = _schemas_to_write(fs, versions, last)
+        say(f"writing {len(schemas)} schema file(s)")
+        for v in schemas:
             conv = RowConverter(v["model"], sopts, dialect=name)
             fs.write_text(f"{schema_dir}/{schema_file(v['database'], v['schema'], v['table'], v['version'])}", json.dumps({
                 "database": v["database"], "schema": v["schema"], "table": v["table"],
@@ -1008,11 +1217,12 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             shutil.rmtree(local_tmp, ignore_errors=True)
 
     # -- commit ----------------------------------------------------------------------------------
+    say("committing")
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(fs, result)
     moves = _plan_moves(fs, staging, run_id, group_dirs)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
-    plan_state: dict[str, Any] = {"log.json": log_info}
+    plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
     plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
@@ -1075,14 +1285,19 @@ def _case_collision(table) -> bool:
 
 
 def _malformed_records(spark, part_dir: str, state: _State,
-                       bound: _CaptureBound | None = None) -> tuple[list[tuple], list[str]]:
+                       inputs: _Inputs | tuple = ((), ())) -> tuple[list[tuple], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
-    its file, text and occurrence, is remembered in ``malformed.json``).  In a capture's
-    change log (``bound``) only the lines of its checkpointed prefix count: a line past it is
-    being written (or was torn by a kill, and the capture's restart truncates it).  Returns the
-    records and the keys of the seq-less lines quarantined now."""
+    its file, text and occurrence — the how-manieth line of that text in the file — is
+    remembered in ``malformed.json``; a file read from an offset, ``inputs.tails``, counts
+    the lines of that text before it too).  In a capture's change log (``inputs.bound``) only
+    the lines of its checkpointed prefix count: a line past it is being written (or was torn
+    by a kill, and the capture's restart truncates it).  Returns the records and the keys of
+    the seq-less lines quarantined now."""
     from ..changelog import validate
+
+    bound = getattr(inputs, "bound", None)
+    starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
 
     rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
                                                      "_line", "_file").collect()
@@ -1107,9 +1322,12 @@ def _malformed_records(spark, part_dir: str, state: _State,
     records, new_keys = [], []
     for r in sorted(rows, key=lambda r: (r["_file"] or "", r["_line"] or "")):
         file, line = r["_file"] or "?", r["_line"] or ""
+        found = numbers.get(file, {}).get(line, [])
+        if (file, line) not in seen and file in starts:  # the lines of this text before the part read
+            seen[(file, line)] = sum(1 for _, at in found if at < starts[file])
         occurrence = seen[(file, line)]
         seen[(file, line)] += 1
-        nums = numbers.get(file, {}).get(line, [])
+        nums = [no for no, _ in found]
         where = f"{_plain_path(file)}:{nums[occurrence]}" if occurrence < len(nums) else _plain_path(file)
         try:
             obj = json.loads(line)
@@ -1141,19 +1359,22 @@ def _plain_path(uri: str) -> str:
     return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
 
 
-def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[int]]:
-    """Where each of ``lines`` occurs in a JSON Lines file (1-based line numbers)."""
+def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[tuple[int, int]]]:
+    """Where each of ``lines`` occurs in a JSON Lines file: ``(line number, 1-based; byte
+    offset of the line's start, in the uncompressed text)`` each, in file order."""
     path = Path(_plain_path(uri))
-    found: dict[str, list[int]] = defaultdict(list)
+    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
     if not path.exists() or path.suffix == ".parquet":
         return found
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rb") as fh:
+            at = 0
             for no, raw in enumerate(fh, start=1):
                 text = raw.decode("utf-8", "replace").rstrip("\r\n")
                 if text in lines:
-                    found[text].append(no)
+                    found[text].append((no, at))
+                at += len(raw)
     except (OSError, EOFError, zlib.error):
         pass
     return found
@@ -1397,6 +1618,22 @@ def _version_list(hist) -> list[dict[str, Any]]:
                     "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
                     "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None})
     return out
+
+
+def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int | None) -> list[dict[str, Any]]:
+    """The versions (of ``_version_list``) whose schema file this run writes: on a first run
+    (``last`` ``None``) every version with a table model; then those that began after the
+    checkpoint ``last`` (new), those that ended after it (their ``valid_to_seq`` changed),
+    and any whose file is missing from ``OUT/_schemas`` — a committed file of a version that
+    began and ended by ``last`` holds what this run would write (``_run``: the history
+    records events after the checkpoint only; the type-mapping options and the dialect are
+    the output's, ``check_run_options``)."""
+    todo = [v for v in versions if v["model"] is not None]
+    if last is None:
+        return todo
+    have = {n for n, is_dir in fs.list("_schemas") if not is_dir}
+    return [v for v in todo if v["from"] > last or (v["to"] is not None and v["to"] > last)
+            or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
 
 
 def _plan_moves(fs: "OutputFS", staging: str, run_id: str,
