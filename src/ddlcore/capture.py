@@ -1,6 +1,7 @@
-"""What every capture needs, written once: the output directory's lock, its change log with
-byte-exact checkpoints, the capture's own schema history, table filters, progress on the
-terminal, and signal handling.
+"""What every capture needs, written once: the capture object's face (``Capture``), the output
+directory's lock, its change log with byte-exact checkpoints and the run's counts, the
+capture's own schema history, table filters, reconnecting with backoff, warnings, progress on
+the terminal, signal handling and the end of a capture command.
 
 Owns: the files of a capture's output directory ``DIR`` and how they stay consistent::
 
@@ -41,7 +42,7 @@ from .changelog import ChangeEvent, ChangeLogWriter
 from .errors import DdlCoreError
 from .model import Table, TableId
 
-__all__ = ["CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
+__all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
            "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history",
            "install_signal_handlers", "run_capture_command",
            "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
@@ -514,6 +515,77 @@ class ChangeLogOutput:
             if self.history is not None:
                 self.history.close()
                 self.history = None
+
+
+# ============================================================================ the capture object
+
+
+class Capture:
+    """What every capture object is, apart from reading its source (``run_capture_command``
+    drives it): a subclass passes its output directory, its ``CaptureStats`` and the
+    ``ChangeLogOutput`` settings to ``__init__`` and implements ``_run()`` (returns the stats).
+
+    * ``run()``: ``DIR`` made and locked (``DirectoryLock``) for the length of ``_run()``;
+      ``stats.seconds`` timed.
+    * ``stop()`` (another thread, a signal handler) / ``stopping``: ask the run to end at the
+      next event, keeping the last checkpoint.
+    * ``checkpoint``: the last checkpoint written (or loaded); ``changelog_path``,
+      ``checkpoint_path``.
+    * For the subclass: ``_log`` (``ChangeLogOutput``: the change log, counts, history,
+      checkpoints), ``_warn`` (``WarningLog`` into ``stats.warnings``, ``on_warning``), ``_stop``
+      (a ``threading.Event``).  ``error``: the capture's exception class (``CaptureError`` or a
+      subclass), raised by the lock and the change log too."""
+
+    error: ClassVar[type[Exception]] = CaptureError
+
+    def __init__(self, out: Path | str, stats: CaptureStats, *, on_warning: Callable[[str], None] | None = None,
+                 checkpoint_interval: float = 0.0, on_checkpoint: Callable[[Any], None] | None = None,
+                 stop_after_events: int | None = None):
+        import threading
+
+        self.out = Path(out)
+        self.stats = stats
+        self._stop = threading.Event()
+        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
+        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=stats.warnings)
+        #: the change log, its counts, the history and the checkpoints
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=stats, warn=self._warn,
+                                    interval=checkpoint_interval, on_checkpoint=on_checkpoint,
+                                    stop_after_events=stop_after_events, error=self.error)
+
+    def stop(self) -> None:
+        """Ask the run to end (thread- and signal-safe)."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self._stop.is_set()
+
+    @property
+    def checkpoint(self) -> Any:
+        """The last checkpoint written (or loaded)."""
+        return self._log.checkpointed
+
+    @property
+    def changelog_path(self) -> Path:
+        return self.out / CHANGELOG_NAME
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.out / CHECKPOINT_NAME
+
+    def run(self) -> Any:
+        t0 = time.monotonic()
+        self.out.mkdir(parents=True, exist_ok=True)
+        with DirectoryLock(self.out / LOCK_NAME, self.error):
+            try:
+                return self._run()
+            finally:
+                self.stats.seconds = time.monotonic() - t0
+
+    def _run(self) -> Any:
+        raise NotImplementedError
 
 
 # ============================================================================ history, filters

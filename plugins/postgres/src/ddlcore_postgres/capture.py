@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import re
 import select
-import threading
 import time
 import uuid
 from contextlib import closing
@@ -53,9 +52,8 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME, CaptureFilter,
-                             CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
-                             Progress as _Progress, WarningLog, remove_history as _remove_history)
+from ddlcore.capture import (HISTORY_NAME, CaptureFilter, CaptureHistory, CheckpointFile, Progress as _Progress,
+                             remove_history as _remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
@@ -303,27 +301,24 @@ class _Stop(Exception):
 # ============================================================================ the capture
 
 
-class PostgresCapture:
+class PostgresCapture(_core.Capture):
     """One capture of one database into one output directory (module docstring).
 
     ``run()`` snapshots (first run only), streams, and returns ``CaptureStats``; ``stop()``
     (another thread, a signal handler) ends the run at the next message, keeping the last
-    complete transaction's checkpoint."""
+    complete transaction's checkpoint (``ddlcore.capture.Capture``)."""
+
+    error = CaptureError
+    stats: CaptureStats
 
     def __init__(self, options: CaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        # a checkpoint written confirms its LSN to the slot (``_confirm``)
+        super().__init__(options.out, CaptureStats(), on_warning=on_warning,
+                         checkpoint_interval=options.checkpoint_interval, on_checkpoint=self._confirm,
+                         stop_after_events=options.stop_after_events)
         self.options = options
-        self.out = Path(options.out)
-        self.stats = CaptureStats()
         self.server: ServerInfo | None = None
         self.filter: CaptureFilter | None = None
-        self._stop = threading.Event()
-        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
-        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
-        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``);
-        #: a checkpoint written confirms its LSN to the slot (``_confirm``)
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
-                                    interval=options.checkpoint_interval, on_checkpoint=self._confirm,
-                                    stop_after_events=options.stop_after_events, error=CaptureError)
         self._progress: _Progress | None = None
         self._source: dict[str, Any] | None = None
         # stream state
@@ -341,39 +336,6 @@ class PostgresCapture:
         self._end_token: str | None = None
         self._confirmed: str | None = None
         self._drift_reported: set[tuple] = set()
-
-    # -- public -------------------------------------------------------------------------------
-
-    def stop(self) -> None:
-        """Ask the run to end (thread- and signal-safe)."""
-        self._stop.set()
-
-    @property
-    def stopping(self) -> bool:
-        """``stop()`` was called."""
-        return self._stop.is_set()
-
-    @property
-    def checkpoint(self) -> Checkpoint | None:
-        """The last checkpoint written (or loaded)."""
-        return self._log.checkpointed
-
-    @property
-    def changelog_path(self) -> Path:
-        return self.out / CHANGELOG_NAME
-
-    @property
-    def checkpoint_path(self) -> Path:
-        return self.out / CHECKPOINT_NAME
-
-    def run(self) -> CaptureStats:
-        t0 = time.monotonic()
-        self.out.mkdir(parents=True, exist_ok=True)
-        with _DirectoryLock(self.out / LOCK_NAME, CaptureError):
-            try:
-                return self._run()
-            finally:
-                self.stats.seconds = time.monotonic() - t0
 
     def _run(self) -> CaptureStats:
         self.server = self._read_server()
