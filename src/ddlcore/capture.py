@@ -1,6 +1,7 @@
-"""What every capture needs, written once: the output directory's lock, its change log with
-byte-exact checkpoints, the capture's own schema history, table filters, progress on the
-terminal, and signal handling.
+"""What every capture needs, written once: the capture object's face (``Capture``), the output
+directory's lock, its change log with byte-exact checkpoints and the run's counts, the
+capture's own schema history, table filters, reconnecting with backoff, warnings, progress on
+the terminal, signal handling and the end of a capture command.
 
 Owns: the files of a capture's output directory ``DIR`` and how they stay consistent::
 
@@ -41,8 +42,9 @@ from .changelog import ChangeEvent, ChangeLogWriter
 from .errors import DdlCoreError
 from .model import Table, TableId
 
-__all__ = ["CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
-           "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history", "install_signal_handlers",
+__all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
+           "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history",
+           "install_signal_handlers", "run_capture_command",
            "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
 
 CHANGELOG_NAME = "changelog.jsonl"
@@ -82,6 +84,13 @@ class CaptureStats:
     @property
     def events(self) -> int:
         return sum(self.ops.values())
+
+    def summary(self) -> str:
+        """``captured N events (op n, ...) in S s (R/s); seq Q`` — the line every capture
+        command prints at the end, before its own position."""
+        ops = ", ".join(f"{k} {v:,}" for k, v in sorted(self.ops.items())) or "none"
+        rate = self.events / self.seconds if self.seconds > 0 else 0.0
+        return f"captured {self.events:,} events ({ops}) in {self.seconds:.1f} s ({rate:,.0f}/s); seq {self.last_seq}"
 
     def to_json(self) -> dict[str, Any]:
         return {"events": self.events, "ops": dict(self.ops), "transactions": self.transactions,
@@ -217,13 +226,16 @@ class CheckpointState(Protocol):
     """What ``ChangeLogOutput`` needs of a capture's checkpoint value (a frozen dataclass;
     every other field — the source position: a binlog file and offset, an LSN, a commit_ts;
     the filters, the epoch — is the capture's own): ``seq`` (the last committed seq),
-    ``changelog_bytes`` (the change log's length then), ``position`` (the source position as
+    ``changelog_bytes`` (the change log's length then), ``include`` / ``exclude`` (the
+    filters it was made with), ``position`` (the source position as
     text, for reports), ``save(path)`` (atomically: ``CheckpointFile``).  An optional
     ``phase``: a checkpoint whose ``phase`` is not ``"streaming"`` (a first run's snapshot,
     which a restart starts over) is never cut back to by ``finish``."""
 
     seq: int
     changelog_bytes: int
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
 
     @property
     def position(self) -> str: ...
@@ -257,8 +269,9 @@ class ChangeLogOutput:
     source position to resume from; ``seq`` and ``changelog_bytes`` are filled in here):
 
     * ``resume(state)``: go on after a loaded checkpoint (``open`` at it; ``stats.last_seq``
-      and ``stats.resumed_from`` from it); ``start(state)``: a first run — an empty change log,
-      ``state`` (seq 0, 0 bytes) saved as the checkpoint.
+      and ``stats.resumed_from`` from it; its filters stay); ``check_new()`` then
+      ``start(state)``: a first run — an empty change log (unless it holds data no checkpoint
+      covers: ``error``), ``state`` (seq 0, 0 bytes) saved as the checkpoint.
     * ``commit(state)`` at every source transaction boundary: everything emitted so far is
       committed and ``state`` is pending; a checkpoint is written when ``interval`` seconds
       passed since the last one.  Counts ``stats.transactions`` (``transaction=False``: a
@@ -373,14 +386,30 @@ class ChangeLogOutput:
 
     # -- checkpoints --------------------------------------------------------------------------
 
-    def resume(self, state: Any) -> None:
+    def resume(self, state: Any, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> None:
         """Continue after the checkpoint ``state`` (loaded from ``checkpoint_path``): the change
-        log opened and cut back to it (``open``: ``error`` when it is shorter)."""
+        log opened and cut back to it (``open``: ``error`` when it is shorter).  ``include`` /
+        ``exclude``: the filters this run was given; the checkpoint's (``state.include`` /
+        ``state.exclude``) stay in force, with a warning when they differ."""
         self.open(state.seq, state.changelog_bytes)
         self.checkpointed = state
         if self.stats is not None:
             self.stats.last_seq = state.seq
             self.stats.resumed_from = state.position
+        include, exclude = tuple(include), tuple(exclude)
+        if (include or exclude) and (include, exclude) != (tuple(state.include), tuple(state.exclude)) \
+                and self.warn is not None:
+            self.warn(f"resuming with the checkpoint's filters include={list(state.include)} "
+                      f"exclude={list(state.exclude)} (the options given differ)")
+
+    def check_new(self) -> None:
+        """Before a first run writes anything (or removes a history): a change log with data
+        but no checkpoint file is not a capture's output (or its checkpoint was removed) —
+        ``error``, rather than overwrite it."""
+        log = self.path
+        if not self.checkpoint_path.exists() and log.exists() and log.stat().st_size > 0:
+            raise self.error(f"{log} exists but {self.checkpoint_path} does not: not a capture's output "
+                             f"directory (or its checkpoint was removed); refusing to overwrite")
 
     def start(self, state: Any) -> None:
         """A first run (or one starting over): an empty change log, and ``state`` — seq 0, 0
@@ -486,6 +515,77 @@ class ChangeLogOutput:
             if self.history is not None:
                 self.history.close()
                 self.history = None
+
+
+# ============================================================================ the capture object
+
+
+class Capture:
+    """What every capture object is, apart from reading its source (``run_capture_command``
+    drives it): a subclass passes its output directory, its ``CaptureStats`` and the
+    ``ChangeLogOutput`` settings to ``__init__`` and implements ``_run()`` (returns the stats).
+
+    * ``run()``: ``DIR`` made and locked (``DirectoryLock``) for the length of ``_run()``;
+      ``stats.seconds`` timed.
+    * ``stop()`` (another thread, a signal handler) / ``stopping``: ask the run to end at the
+      next event, keeping the last checkpoint.
+    * ``checkpoint``: the last checkpoint written (or loaded); ``changelog_path``,
+      ``checkpoint_path``.
+    * For the subclass: ``_log`` (``ChangeLogOutput``: the change log, counts, history,
+      checkpoints), ``_warn`` (``WarningLog`` into ``stats.warnings``, ``on_warning``), ``_stop``
+      (a ``threading.Event``).  ``error``: the capture's exception class (``CaptureError`` or a
+      subclass), raised by the lock and the change log too."""
+
+    error: ClassVar[type[Exception]] = CaptureError
+
+    def __init__(self, out: Path | str, stats: CaptureStats, *, on_warning: Callable[[str], None] | None = None,
+                 checkpoint_interval: float = 0.0, on_checkpoint: Callable[[Any], None] | None = None,
+                 stop_after_events: int | None = None):
+        import threading
+
+        self.out = Path(out)
+        self.stats = stats
+        self._stop = threading.Event()
+        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
+        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=stats.warnings)
+        #: the change log, its counts, the history and the checkpoints
+        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=stats, warn=self._warn,
+                                    interval=checkpoint_interval, on_checkpoint=on_checkpoint,
+                                    stop_after_events=stop_after_events, error=self.error)
+
+    def stop(self) -> None:
+        """Ask the run to end (thread- and signal-safe)."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self._stop.is_set()
+
+    @property
+    def checkpoint(self) -> Any:
+        """The last checkpoint written (or loaded)."""
+        return self._log.checkpointed
+
+    @property
+    def changelog_path(self) -> Path:
+        return self.out / CHANGELOG_NAME
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.out / CHECKPOINT_NAME
+
+    def run(self) -> Any:
+        t0 = time.monotonic()
+        self.out.mkdir(parents=True, exist_ok=True)
+        with DirectoryLock(self.out / LOCK_NAME, self.error):
+            try:
+                return self._run()
+            finally:
+                self.stats.seconds = time.monotonic() - t0
+
+    def _run(self) -> Any:
+        raise NotImplementedError
 
 
 # ============================================================================ history, filters
@@ -659,3 +759,31 @@ def install_signal_handlers(stop: Callable[[], None], stopping: Callable[[], boo
             signal.signal(sig, h)
 
     return restore
+
+
+def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Callable[[Any], str]) -> None:
+    """The end of every ``ddlcore capture ...`` command: ``cap.run()`` with SIGINT / SIGTERM
+    calling ``cap.stop()`` (``install_signal_handlers``; ``cap.stopping`` says a stop was
+    asked); an error — ``CaptureError`` as its message, any other (a connection lost after the
+    retries, a server error: the checkpoint is safe) with its type — printed on ``console``
+    (rich, stderr) and exit status 1; else ``summary(stats)`` on ``console`` and, ``as_json``,
+    ``stats.to_json()`` on stdout."""
+    import sys
+
+    import click
+    from rich.markup import escape
+
+    restore = install_signal_handlers(cap.stop, lambda: cap.stopping)
+    try:
+        stats = cap.run()
+    except CaptureError as exc:
+        console.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
+        sys.exit(1)
+    except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
+        console.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc).strip())}", highlight=False)
+        sys.exit(1)
+    finally:
+        restore()
+    console.print(summary(stats), highlight=False)
+    if as_json:
+        click.echo(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))

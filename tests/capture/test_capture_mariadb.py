@@ -249,11 +249,12 @@ def test_refuses_a_directory_that_is_not_a_capture(mariadb, tmp_path):
 
 
 def test_a_second_capture_on_the_same_directory_is_refused(mariadb, tmp_path):
-    from ddlcore_mysql.capture import CaptureError, _DirectoryLock
+    from ddlcore.capture import DirectoryLock
+    from ddlcore_mysql.capture import CaptureError
 
     out = tmp_path / "out"
     out.mkdir()
-    with _DirectoryLock(out / "capture.lock"):
+    with DirectoryLock(out / "capture.lock"):
         with pytest.raises(CaptureError, match="another capture is running"):
             run_capture(mariadb, out, snapshot="never")
     assert run_capture(mariadb, out, snapshot="never").ops == {"source": 1}

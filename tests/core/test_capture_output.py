@@ -25,6 +25,8 @@ class Cp:
     changelog_bytes: int = 0
     pos: str = "0"
     phase: str = "streaming"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
 
     @property
     def position(self) -> str:
@@ -214,3 +216,26 @@ def test_an_unreadable_or_foreign_checkpoint_file_is_an_error_naming_it(tmp_path
     path.write_text('{"kind": "mine"}')
     with pytest.raises(CaptureError, match=f"{path}: unreadable checkpoint"):
         Mine.load(path)
+
+
+def test_a_new_run_refuses_a_change_log_no_checkpoint_covers_and_a_resumed_one_keeps_its_filters(tmp_path):
+    log = tmp_path / core.CHANGELOG_NAME
+    log.write_text('{"seq": 1}\n')
+    out, _ = _out(tmp_path)
+    with pytest.raises(CaptureError, match="exists but .*checkpoint.json does not.*refusing to overwrite"):
+        out.check_new()
+    assert log.read_text() == '{"seq": 1}\n'
+    log.write_text("")
+    out.check_new()  # empty: a first run may start
+    out.start(Cp(include=("db.*",)))
+    out.finish()
+
+    warned: list[str] = []
+    again, _ = _out(tmp_path, warn=warned.append)
+    again.check_new()  # a checkpoint is there: fine
+    again.resume(Cp(include=("db.*",)), include=("db.*",))
+    assert warned == []
+    again.close()
+    again.resume(Cp(include=("db.*",)), include=("other.*",))
+    assert warned == ["resuming with the checkpoint's filters include=['db.*'] exclude=[] (the options given differ)"]
+    again.finish()

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 import uuid
 import warnings
@@ -45,8 +44,8 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
-                             Progress as _Progress, WarningLog, remove_history as _remove_history)
+from ddlcore.capture import (HISTORY_NAME, CaptureHistory, CheckpointFile, Progress as _Progress,
+                             remove_history as _remove_history)
 from ddlcore.changelog import SourceInfo, encode_value
 from ddlcore.model import TableId
 
@@ -70,12 +69,6 @@ CHECKPOINT_FORMAT = 1
 SQL_MODE_ANSI_QUOTES = 1 << 2
 SQL_MODE_NO_BACKSLASH_ESCAPES = 1 << 20
 CAPTURE_TOOL = "ddlcore capture mysql"
-
-CHANGELOG_NAME = "changelog.jsonl"
-CHECKPOINT_NAME = "checkpoint.json"
-HISTORY_NAME = "history.sqlite"
-LOG_NAME = "capture.log"
-LOCK_NAME = "capture.lock"
 
 
 class CaptureError(_core.CaptureError):
@@ -372,24 +365,21 @@ class _Stop(Exception):
     """Internal: leave the stream loop (stop requested)."""
 
 
-class MySqlCapture:
+class MySqlCapture(_core.Capture):
     """One capture of one source into one output directory (see the module docstring).
 
     ``run()`` snapshots (first run only), streams, and returns ``CaptureStats``; ``stop()``
     (from another thread or a signal handler) ends the run at the next event, keeping the last
-    committed transaction's checkpoint."""
+    committed transaction's checkpoint (``ddlcore.capture.Capture``)."""
+
+    error = CaptureError
+    stats: CaptureStats
 
     def __init__(self, options: CaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        super().__init__(options.out, CaptureStats(), on_warning=on_warning,
+                         checkpoint_interval=options.checkpoint_interval,
+                         stop_after_events=options.stop_after_events)
         self.options = options
-        self.out = Path(options.out)
-        self.stats = CaptureStats()
-        self._stop = threading.Event()
-        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
-        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
-        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``)
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
-                                    interval=options.checkpoint_interval,
-                                    stop_after_events=options.stop_after_events, error=CaptureError)
         self._progress: _Progress | None = None
         self._drift_seen: set[tuple] = set()
         self.server: ServerInfo | None = None
@@ -407,30 +397,7 @@ class MySqlCapture:
         """The last seq written to the change log."""
         return self._log.seq
 
-    def stop(self) -> None:
-        """Ask the run to end (thread- and signal-safe)."""
-        self._stop.set()
-
-    @property
-    def checkpoint(self) -> Checkpoint | None:
-        """The last checkpoint written (or loaded)."""
-        return self._log.checkpointed
-
-    @property
-    def changelog_path(self) -> Path:
-        return self.out / CHANGELOG_NAME
-
-    @property
-    def checkpoint_path(self) -> Path:
-        return self.out / CHECKPOINT_NAME
-
-    def run(self) -> CaptureStats:
-        t0 = time.monotonic()
-        self.out.mkdir(parents=True, exist_ok=True)
-        with _DirectoryLock(self.out / LOCK_NAME, CaptureError):
-            return self._run(t0)
-
-    def _run(self, t0: float) -> CaptureStats:
+    def _run(self) -> CaptureStats:
         opts = self.options
         with opts.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
             self.server = ServerInfo.read(cur)
@@ -456,7 +423,6 @@ class MySqlCapture:
             self._progress.update(self.stats, "done", force=True)
             self._progress.stop()
             self._log.finish()  # checkpoint, cut an unfinished transaction, close the history
-            self.stats.seconds = time.monotonic() - t0
         return self.stats
 
     # -- setup --------------------------------------------------------------------------------
@@ -477,18 +443,12 @@ class MySqlCapture:
         opts, s = self.options, self.server
         assert s is not None
         cp = Checkpoint.load(self.checkpoint_path)
-        log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, opts.include, opts.exclude)  # cut to it (CaptureError when shorter)
             if opts.start:
                 self._warn(f"--start {opts.start} ignored: resuming from the checkpoint at {cp.position}")
             return cp
-        if cp is None and log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's "
-                               f"output directory (or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         # a fresh start (or a snapshot interrupted before it completed: start over)
         _remove_history(self.out / HISTORY_NAME)
         base = Checkpoint(0, "", 0, 0, "snapshot", s.parser_options(), tuple(opts.include),
@@ -1156,7 +1116,3 @@ def _query_text(ev: Any) -> str:
     except (AttributeError, UnicodeDecodeError, IndexError, LookupError):
         return q
 
-
-def _install_signal_handlers(cap: MySqlCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)

@@ -12,9 +12,7 @@ committed transaction); 2 usage errors.
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 
 import click
 
@@ -65,7 +63,9 @@ def mysql_capture_command(host: str, port: int, socket: str | None, user: str, p
     binlog_row_metadata=FULL adds drift checks of column names and ENUM/SET labels."""
     from rich.console import Console
 
-    from .capture import CaptureError, CaptureOptions, ConnectionSettings, MySqlCapture, _install_signal_handlers
+    from ddlcore.capture import run_capture_command
+
+    from .capture import CaptureOptions, ConnectionSettings, MySqlCapture
 
     from rich.markup import escape
 
@@ -86,21 +86,6 @@ def mysql_capture_command(host: str, port: int, socket: str | None, user: str, p
         raise click.UsageError(str(exc)) from None
     cap = MySqlCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
                                                                  highlight=False))
-    restore = _install_signal_handlers(cap)
-    try:
-        stats = cap.run()
-    except CaptureError as exc:
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
-    except Exception as exc:  # connection lost, server error: the checkpoint is safe
-        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
-        sys.exit(1)
-    finally:
-        restore()
-    ops = ", ".join(f"{k} {v:,}" for k, v in sorted(stats.ops.items())) or "none"
-    rate = stats.events / stats.seconds if stats.seconds > 0 else 0.0
-    err.print(f"captured {stats.events:,} events ({ops}) in {stats.seconds:.1f} s ({rate:,.0f}/s); "
-              f"seq {stats.last_seq}, next position {cap.checkpoint.position if cap.checkpoint else '-'}"
-              + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else ""), highlight=False)
-    if as_json:
-        click.echo(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))
+    run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
+        f"{stats.summary()}, next position {cap.checkpoint.position if cap.checkpoint else '-'}"
+        + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else "")))

@@ -47,9 +47,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
 
 from ddlcore import raw
-from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME,
-                             CaptureError, CaptureFilter, CaptureHistory, CaptureStats, ChangeLogOutput, CheckpointFile,
-                             DirectoryLock, Progress, WarningLog, install_signal_handlers, remove_history)
+from ddlcore.capture import (HISTORY_NAME, Capture, CaptureError, CaptureFilter, CaptureHistory,
+                             CaptureStats, CheckpointFile, Progress, remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
@@ -456,46 +455,23 @@ class _KafkaSource:
 # ============================================================================ the capture
 
 
-class TidbCapture:
+class TidbCapture(Capture):
     """One capture of a TiDB Binlog stream into one output directory.  ``run()`` returns
     ``TidbCaptureStats``; ``stop()`` (another thread, a signal handler) ends the run at the next
-    message, keeping the last complete message's checkpoint."""
+    message, keeping the last complete message's checkpoint (``ddlcore.capture.Capture``)."""
+
+    stats: TidbCaptureStats
 
     def __init__(self, options: TidbCaptureOptions, *, on_warning: Callable[[str], None] | None = None):
-        import threading
-
+        super().__init__(options.out, TidbCaptureStats(), on_warning=on_warning,
+                         checkpoint_interval=options.checkpoint_interval)
         self.options = options
-        self.out = Path(options.out)
-        self.stats = TidbCaptureStats()
-        self._stop = threading.Event()
-        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
-        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
-        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``)
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
-                                    interval=options.checkpoint_interval)
         self._drift_cache: dict[tuple, str | None] = {}
         # commit_ts written by this run, the last WRITTEN_WINDOW of them (out-of-order check)
         self._written_ts: set[int] = set()
         self._written_order: deque[int] = deque()
         self._resume_ts = 0
         self.pb = binlog_pb2()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @property
-    def checkpoint(self) -> TidbCheckpoint | None:
-        """The last checkpoint written (or loaded)."""
-        return self._log.checkpointed
-
-    def run(self) -> TidbCaptureStats:
-        t0 = time.monotonic()
-        self.out.mkdir(parents=True, exist_ok=True)
-        with DirectoryLock(self.out / LOCK_NAME):
-            try:
-                return self._run()
-            finally:
-                self.stats.seconds = time.monotonic() - t0
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -505,21 +481,14 @@ class TidbCapture:
 
     def _prepare(self) -> TidbCheckpoint:
         o = self.options
-        cp_path = self.out / CHECKPOINT_NAME
-        log = self.out / CHANGELOG_NAME
-        cp = TidbCheckpoint.load(cp_path)
+        cp = TidbCheckpoint.load(self.checkpoint_path)
         if cp is not None:
             if cp.reading and cp.reading != self._reading() and o.from_file is None:
                 raise CaptureError(f"{self.out} was captured from {cp.reading}, not {self._reading()}: "
                                    f"use a new output directory")
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (o.include or o.exclude) and (o.include, o.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, o.include, o.exclude)  # cut to it (CaptureError when shorter)
             return cp
-        if log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {cp_path} does not: not a capture's output directory "
-                               f"(or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         remove_history(self.out / HISTORY_NAME)
         epoch = str(uuid.uuid4())
         start_ts = o.commit_ts or 0
@@ -701,7 +670,3 @@ class TidbCapture:
         self._drift_cache[key] = reason
         return reason
 
-
-def install_tidb_signal_handlers(cap: TidbCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return install_signal_handlers(cap.stop, cap._stop.is_set)

@@ -10,7 +10,6 @@ complete message); 2 usage errors.
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -51,10 +50,10 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
     from rich.console import Console
     from rich.markup import escape
 
-    from ddlcore.capture import CaptureError
+    from ddlcore.capture import CaptureError, run_capture_command
 
     err = Console(stderr=True)
-    from .tidb_capture import TidbCapture, TidbCaptureOptions, install_tidb_signal_handlers
+    from .tidb_capture import TidbCapture, TidbCaptureOptions
 
     try:
         options = TidbCaptureOptions(out=out, from_file=from_file, brokers=brokers, topic=topic,
@@ -70,21 +69,7 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
     except CaptureError as exc:  # the message module is missing: say how to install it
         err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
         sys.exit(1)
-    restore = install_tidb_signal_handlers(cap)
-    try:
-        stats = cap.run()
-    except CaptureError as exc:
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
-    except Exception as exc:  # broker or file errors: the checkpoint is safe
-        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc))}", highlight=False)
-        sys.exit(1)
-    finally:
-        restore()
-    ops = ", ".join(f"{k} {v:,}" for k, v in sorted(stats.ops.items())) or "none"
-    err.print(f"captured {stats.events:,} events ({ops}) from {stats.messages:,} messages in {stats.seconds:.1f} s; "
-              f"{stats.duplicates:,} duplicate(s) dropped; seq {stats.last_seq}, commit_ts "
-              f"{cap.checkpoint.commit_ts if cap.checkpoint else '-'}"
-              + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else ""), highlight=False)
-    if as_json:
-        click.echo(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))
+    run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
+        f"{stats.summary()}, commit_ts {cap.checkpoint.commit_ts if cap.checkpoint else '-'}; "
+        f"{stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped"
+        + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else "")))

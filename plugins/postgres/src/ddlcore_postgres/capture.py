@@ -44,7 +44,6 @@ from __future__ import annotations
 import json
 import re
 import select
-import threading
 import time
 import uuid
 from contextlib import closing
@@ -53,9 +52,8 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from ddlcore import capture as _core
-from ddlcore.capture import (CHANGELOG_NAME, CHECKPOINT_NAME, HISTORY_NAME, LOCK_NAME, LOG_NAME, CaptureFilter,
-                             CaptureHistory, ChangeLogOutput, CheckpointFile, DirectoryLock as _DirectoryLock,
-                             Progress as _Progress, WarningLog, remove_history as _remove_history)
+from ddlcore.capture import (HISTORY_NAME, CaptureFilter, CaptureHistory, CheckpointFile, Progress as _Progress,
+                             remove_history as _remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
@@ -303,27 +301,24 @@ class _Stop(Exception):
 # ============================================================================ the capture
 
 
-class PostgresCapture:
+class PostgresCapture(_core.Capture):
     """One capture of one database into one output directory (module docstring).
 
     ``run()`` snapshots (first run only), streams, and returns ``CaptureStats``; ``stop()``
     (another thread, a signal handler) ends the run at the next message, keeping the last
-    complete transaction's checkpoint."""
+    complete transaction's checkpoint (``ddlcore.capture.Capture``)."""
+
+    error = CaptureError
+    stats: CaptureStats
 
     def __init__(self, options: CaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        # a checkpoint written confirms its LSN to the slot (``_confirm``)
+        super().__init__(options.out, CaptureStats(), on_warning=on_warning,
+                         checkpoint_interval=options.checkpoint_interval, on_checkpoint=self._confirm,
+                         stop_after_events=options.stop_after_events)
         self.options = options
-        self.out = Path(options.out)
-        self.stats = CaptureStats()
         self.server: ServerInfo | None = None
         self.filter: CaptureFilter | None = None
-        self._stop = threading.Event()
-        #: warnings: capture.log, stats.warnings, on_warning (else the progress console)
-        self._warn = WarningLog(self.out / LOG_NAME, on_warning, warnings=self.stats.warnings)
-        #: the change log, its counts, the history and the checkpoints (``ddlcore.capture``);
-        #: a checkpoint written confirms its LSN to the slot (``_confirm``)
-        self._log = ChangeLogOutput(self.out / CHANGELOG_NAME, stats=self.stats, warn=self._warn,
-                                    interval=options.checkpoint_interval, on_checkpoint=self._confirm,
-                                    stop_after_events=options.stop_after_events, error=CaptureError)
         self._progress: _Progress | None = None
         self._source: dict[str, Any] | None = None
         # stream state
@@ -341,39 +336,6 @@ class PostgresCapture:
         self._end_token: str | None = None
         self._confirmed: str | None = None
         self._drift_reported: set[tuple] = set()
-
-    # -- public -------------------------------------------------------------------------------
-
-    def stop(self) -> None:
-        """Ask the run to end (thread- and signal-safe)."""
-        self._stop.set()
-
-    @property
-    def checkpoint(self) -> Checkpoint | None:
-        """The last checkpoint written (or loaded)."""
-        return self._log.checkpointed
-
-    @property
-    def _seq(self) -> int:
-        """The last seq written to the change log."""
-        return self._log.seq
-
-    @property
-    def changelog_path(self) -> Path:
-        return self.out / CHANGELOG_NAME
-
-    @property
-    def checkpoint_path(self) -> Path:
-        return self.out / CHECKPOINT_NAME
-
-    def run(self) -> CaptureStats:
-        t0 = time.monotonic()
-        self.out.mkdir(parents=True, exist_ok=True)
-        with _DirectoryLock(self.out / LOCK_NAME, CaptureError):
-            try:
-                return self._run()
-            finally:
-                self.stats.seconds = time.monotonic() - t0
 
     def _run(self) -> CaptureStats:
         self.server = self._read_server()
@@ -443,19 +405,13 @@ class PostgresCapture:
         (the change log opened empty)."""
         opts = self.options
         cp = Checkpoint.load(self.checkpoint_path)
-        log = self.changelog_path
         if cp is not None and cp.phase == "streaming":
             if cp.slot != opts.slot or cp.publication != opts.publication:
                 raise CaptureError(f"{self.out} was captured from slot {cp.slot} / publication {cp.publication}, "
                                    f"not {opts.slot} / {opts.publication}")
-            self._log.resume(cp)  # the change log cut to it (CaptureError when it is shorter)
-            if (opts.include or opts.exclude) and (opts.include, opts.exclude) != (cp.include, cp.exclude):
-                self._warn(f"resuming with the checkpoint's filters include={list(cp.include)} "
-                           f"exclude={list(cp.exclude)} (the options given differ)")
+            self._log.resume(cp, opts.include, opts.exclude)  # cut to it (CaptureError when shorter)
             return cp
-        if cp is None and log.exists() and log.stat().st_size > 0:
-            raise CaptureError(f"{log} exists but {self.checkpoint_path} does not: not a capture's output "
-                               f"directory (or its checkpoint was removed); refusing to overwrite")
+        self._log.check_new()
         _remove_history(self.out / HISTORY_NAME)
         if cp is not None and cp.phase == "snapshot" and cp.slot:
             self._drop_slot(cp.slot)  # the interrupted first run's slot: a new snapshot needs a new one
@@ -791,7 +747,7 @@ class PostgresCapture:
         table = None
         history = self._log.history
         if history is not None and history.available:
-            table = history.table_at(TableId(s.database, rel.namespace, rel.name), self._seq)
+            table = history.table_at(TableId(s.database, rel.namespace, rel.name), self._log.seq)
         layout = build_layout(rel, table, type_name=self._type_name, user_types=self._types, where=where,
                               column_list=self._column_list(rel.namespace, rel.name))
         self._layouts[rel.relid] = (self._log.schema_seq, layout)
@@ -997,7 +953,3 @@ def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
     """Run one capture (``PostgresCapture(options, **kw).run()``)."""
     return PostgresCapture(options, **kw).run()
 
-
-def install_signal_handlers(cap: PostgresCapture) -> Callable[[], None]:
-    """SIGTERM / SIGINT → ``cap.stop()`` (``ddlcore.capture.install_signal_handlers``)."""
-    return _core.install_signal_handlers(cap.stop, cap._stop.is_set)

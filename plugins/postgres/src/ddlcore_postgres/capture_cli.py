@@ -11,7 +11,6 @@ checkpoint holds the last complete transaction); 2 usage errors.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -87,7 +86,9 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
                if not value]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)}")
-    from .capture import CaptureError, CaptureOptions, PostgresCapture, install_signal_handlers
+    from ddlcore.capture import run_capture_command
+
+    from .capture import CaptureOptions, PostgresCapture
 
     try:
         options = CaptureOptions(conn_settings, slot=slot, publication=publication, out=out, snapshot=snapshot,
@@ -98,24 +99,9 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
         raise click.UsageError(str(exc)) from None
     cap = PostgresCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
                                                                     highlight=False))
-    restore = install_signal_handlers(cap)
-    try:
-        stats = cap.run()
-    except CaptureError as exc:
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
-    except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
-        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc).strip())}", highlight=False)
-        sys.exit(1)
-    finally:
-        restore()
-    ops = ", ".join(f"{k} {v:,}" for k, v in sorted(stats.ops.items())) or "none"
-    rate = stats.events / stats.seconds if stats.seconds > 0 else 0.0
-    err.print(f"captured {stats.events:,} events ({ops}) in {stats.seconds:.1f} s ({rate:,.0f}/s); "
-              f"seq {stats.last_seq}, next LSN {cap.checkpoint.lsn if cap.checkpoint else '-'}"
-              + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else ""), highlight=False)
-    if as_json:
-        click.echo(json.dumps(stats.to_json(), indent=2, ensure_ascii=False))
+    run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
+        f"{stats.summary()}, next LSN {cap.checkpoint.lsn if cap.checkpoint else '-'}"
+        + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else "")))
 
 
 def _install(settings, install: bool, err) -> None:
