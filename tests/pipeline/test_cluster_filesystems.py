@@ -105,7 +105,7 @@ def test_a_commit_killed_after_its_commit_point_is_rolled_forward_through_hadoop
     assert [r["_seq"] for r in rows_of(spark, target / "k", "orders", 1) + rows_of(spark, target / "k", "orders", 2)] \
         == [3, 4, 6, 7]
     assert (target / "k" / "_history.sqlite").exists()
-    assert _names(target / "k" / "_state") == ["checkpoint.json", "log.json"]
+    assert _names(target / "k" / "_state") == ["checkpoint.json", "inputs.json", "log.json"]
 
 
 def test_a_file_uri_is_the_local_directory(spark, tmp_path, monkeypatch):
