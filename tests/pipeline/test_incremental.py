@@ -28,16 +28,24 @@ class Reads:
 
     def __init__(self, monkeypatch):
         self.calls: list[tuple[bool, list[str], int]] = []
+        self.settings: list[dict[str, str]] = []  # what the session's settings were while reading
         real = pl._read_events
 
         def spy(spark, inputs, **k):
             self.calls.append((k.get("history_only", False), list(inputs[0]), len(getattr(inputs, "tails", ()))))
+            self.settings.append({key: spark.conf.get(key, None) for key in pl._INTERPRETED})
             return real(spark, inputs, **k)
 
         monkeypatch.setattr(pl, "_read_events", spy)
 
     def clear(self) -> None:
         self.calls.clear()
+        self.settings.clear()
+
+    @property
+    def interpreted(self) -> bool:
+        """Every read of the run was planned without code generation."""
+        return bool(self.settings) and all(s == pl._INTERPRETED for s in self.settings)
 
     @property
     def ddl_pass(self) -> bool:
@@ -86,8 +94,11 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
     with open(path, "a") as fh:
         for ev in log.events[-2:]:
             fh.write(json.dumps(ev) + "\n")
+    before = {key: spark.conf.get(key, None) for key in pl._INTERPRETED}
     second = pl.run_pipeline(path, out, spark=spark)
     assert reads.tails_only and not reads.ddl_pass
+    # a small increment is run without code generation, and the session is left as it was
+    assert reads.interpreted and {key: spark.conf.get(key, None) for key in pl._INTERPRETED} == before
     assert second.rows == 2 and second.quarantined == 0 and second.previous_seq == first.last_seq
     assert json.loads((out / "_state" / "log.json").read_text())["identity"]["epoch"] == "epoch-1"
 
@@ -107,8 +118,10 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
             fh.write(json.dumps(ev) + "\n")
         fh.write("{not json\n")
         fh.write('{"seq": 99, "op": "c", "database": "shop", "table": "t", "after": ["1"')
+    monkeypatch.setattr(pl, "_INTERPRETED_MAX_BYTES", 10)    # a large increment: compiled as usual
     third = pl.run_pipeline(path, out, spark=spark)
-    assert reads.tails_only and reads.ddl_pass
+    monkeypatch.setattr(pl, "_INTERPRETED_MAX_BYTES", 4 << 20)
+    assert reads.tails_only and reads.ddl_pass and not reads.interpreted
     assert third.ddl == 1 and third.rows == 1 and third.quarantined == 2
     lines = path.read_text().splitlines()
     where = sorted(int(r["reason"][len(str(path)) + 1:].split(":", 1)[0])
@@ -206,7 +219,7 @@ def test_a_gzip_file_is_read_whole_and_loses_nothing(spark, tmp_path, monkeypatc
     log.row("c", "t", after=[2, "b", 2])
     gz.write_bytes(gzip.compress(log.write().read_bytes()))
     res = pl.run_pipeline(gz, out, spark=spark)
-    assert reads.files == {str(gz)} and reads.ddl_pass
+    assert reads.files == {str(gz)} and reads.ddl_pass and not reads.interpreted
     assert res.rows == 1 and res.events == 1
 
 

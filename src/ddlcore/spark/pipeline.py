@@ -296,6 +296,9 @@ class _Inputs(tuple):
     #: every input is such a tail and none holds a line that may be a ``ddl``/``source`` event
     #: (``_MAYBE_HISTORY``, over the bytes): the DDL pass would find nothing
     no_history: bool = False
+    #: some input is read whole (not a tail); the bytes of the tails
+    whole: bool = True
+    tail_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -464,6 +467,7 @@ def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str,
     whole = bool(parquet)  # some input is read whole
     history = False  # some tail may hold a ddl or source event
     continued = False
+    tail_bytes = 0
     for i, name in enumerate(text):
         hpath = jvm.org.apache.hadoop.fs.Path(name)
         if is_uri(name) or codecs.getCodec(hpath) is not None:
@@ -491,6 +495,7 @@ def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str,
                 continue
             rel = f"{_tail_dir(run_id)}/{i}.jsonl"
             history = _copy_range(fh, start, size, fs, rel) or history
+            tail_bytes += size - start
         origin = hpath.getFileSystem(conf).makeQualified(hpath).toUri().toString()
         read.append(fs.str(rel))
         tails.append(_Tail(fs.str(rel), f"/{run_id}.tail/{i}.jsonl", origin, start))
@@ -499,7 +504,34 @@ def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str,
     out.tails = tuple(tails)
     out.continued = continued
     out.no_history = not whole and not history
+    out.whole, out.tail_bytes = whole, tail_bytes
     return out, new_marks
+
+
+#: an incremental run that reads tails of at most this many bytes in all (about 16,000 events
+#: of the benchmark's) runs without Spark's code generation (``_INTERPRETED``)
+_INTERPRETED_MAX_BYTES = 4 << 20
+#: the session settings of such a run: expressions are interpreted, not compiled.  Generating
+#: and compiling the code of the conversion plans (thousands of expression nodes each) costs
+#: seconds per job, more than interpreting them over a few thousand rows; from a few tens of
+#: thousands of rows on, compiled code is faster (docs/pipeline.md, Performance)
+_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
+def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
+    """Set the session's SQL ``settings``; returns the function that puts the previous values
+    back (unset where there was none)."""
+    saved = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+
+    def restore() -> None:
+        for k, v in saved.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+    return restore
 
 
 def _tail_dir(run_id: str) -> str:
@@ -920,6 +952,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     staging = f"{state.staging}/{run_id}"
     rows_dir = f"{state.staging}/{run_id}.rows"
     local_tmp = None
+    restore_settings: Callable[[], None] = lambda: None
 
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
@@ -930,7 +963,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         inputs, marks = _incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
         if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
-                f"{len(inputs.tails)} from where the last run ended")
+                f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
+        if not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
+            restore_settings = _session_settings(spark, _INTERPRETED)
+            say("a small increment: expressions are interpreted (no code generation)")
 
         # -- DDL and source events → history (driver) -------------------------------------------
         say("reading the DDL events of the change log")
@@ -1224,6 +1260,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             fs.copy_from_local(str(hist_path), f"{staging}/_history.sqlite")
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
+        restore_settings()
         if local_tmp is not None:
             shutil.rmtree(local_tmp, ignore_errors=True)
 
