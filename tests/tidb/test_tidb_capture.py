@@ -380,15 +380,24 @@ def test_sigkilled_capture_resumes_to_the_uninterrupted_change_log(tmp_path):
         return [sys.executable, "-m", "ddlcore.cli", "capture", "tidb", "--from-file", str(path),
                 "--out", str(out), "--no-progress", "--checkpoint-interval", "0.01"]
 
-    # the reference: one uninterrupted run, timed, so that kills fall inside a run on a busy
-    # machine and on an idle one alike (the first at 60% of it, later ones at random)
+    # the reference: one uninterrupted run, timed, so that the later kills fall inside a run on
+    # a busy machine and on an idle one alike (at random moments within its time)
     t0 = time.monotonic()
     subprocess.run(cmd(tmp_path / "ref"), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     span = time.monotonic() - t0
     kills = 0
+    log = tmp_path / "killed" / "changelog.jsonl"
     for attempt in range(40):
+        start = log.stat().st_size if log.exists() else 0
         proc = subprocess.Popen(cmd(tmp_path / "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(span * 0.6 if attempt == 0 else rng.uniform(0.3 * span, span))
+        if attempt == 0:
+            # the first kill as soon as the run has written something: inside the run whatever
+            # the machine's load (a kill at a share of the reference's time missed the run when
+            # the reference was slowed down by a load spike and this run was not)
+            while proc.poll() is None and (log.stat().st_size if log.exists() else 0) <= start:
+                time.sleep(0.002)
+        else:
+            time.sleep(rng.uniform(0.3 * span, span))
         if proc.poll() is not None:
             assert proc.returncode == 0, proc.stderr.read().decode()
             break

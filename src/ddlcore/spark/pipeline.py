@@ -51,6 +51,7 @@ ever see files of committed runs (up to the few renames of a roll-forward in pro
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import gzip
 import hashlib
@@ -1046,9 +1047,23 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                            F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
                 "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
             events_df = events_df.unionByName(rp)
+        # a source column named like a pipeline column (``_op``, ...): its version's rows are
+        # quarantined with this reason, never mixed up with the pipeline's own columns
+        collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
+                       f"of {v['table']} collide with the pipeline's own columns: rows not written")
+                   for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+        # the versions that can get rows in this run (in force past the checkpoint, or a replay
+        # target), in conversion groups: the rows are staged by group, so a log of thousands of
+        # table versions stages a few dozen directories, not thousands
+        live = sorted({k for k, v in enumerate(versions)
+                       if v["model"] is not None and not v["blocked"] and k not in collide
+                       and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
+        groups = _conversion_groups(live, versions)
+        gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
+                           "g_part INT, g_grp INT")
         vdf = _local_frame(
             spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
-              v["from"], v["to"], v["reason"]) for k, v in enumerate(versions)],
+              v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
             "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
         rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
         is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
@@ -1073,19 +1088,24 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                   .when(F.col("_part") == _PART_UNKNOWN,
                         F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
                   .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
-        (tagged.withColumn("_part", part)
-         .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after",
-                 "_part", reason.alias("_reason"),
-                 F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                 F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"))
-         .write.mode("overwrite").partitionBy("_part").parquet(fs.str(rows_dir)))
+        staged = (tagged.withColumn("_part", part)
+                  .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
+                  .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
+                          "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
+                          .alias("_grp"), reason.alias("_reason"),
+                          F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
+                          F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
+        # one open file per staged directory and task, instead of sorting each task's rows by
+        # directory first
+        with _conf(spark, _CONCURRENT_WRITERS, str(len(groups) + _KINDS + 1)):
+            staged.write.mode("overwrite").partitionBy("_grp").parquet(fs.str(rows_dir))
         max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
                        if m is not None), default=None)
         if last is not None and max_seq is not None and max_seq < last:
             raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
                                 f"it is not the log this output was written from (a new capture restarts seq "
                                 f"at 1); write it to a new output directory")
-        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_part="))
+        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
         result.events = fresh.get.get("events") or 0
         last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
         result.last_seq = last_seq
@@ -1094,13 +1114,13 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         new_malformed: list[str] = []
         records = list(failed_ddl) + bad_history
         if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_part={_PART_INVALID}"), state,
+            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
                                                           inputs)
             records += malformed
         if records:
             quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
         for k in (k for k in parts if k < 0 and k != _PART_INVALID):
-            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
+            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
                 "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                 F.col("_line").alias("event")))
         if strict and quarantined:
@@ -1108,50 +1128,41 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             raise PipelineError(first.reason, first.seq)
 
         # -- convert and write each table version ----------------------------------------------
-        todo = [k for k in parts if k >= 0]
-        todo.sort(key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
-                                 versions[k]["table"], versions[k]["version"]))
         bad_dirs: list[str] = []
-        collide = [k for k in todo if _meta_collision(versions[k]["model"])]
-        for k in collide:  # a source column named like a pipeline column: said, never mixed up
-            v = versions[k]
-            cols = sorted(set(v["model"].column_names) & set(META_COLUMNS))
-            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_part={k}")).select(
-                "seq", "position", "op", "database", "schema", "table",
-                F.lit(f"column name(s) {', '.join(cols)} of {v['table']} collide with the pipeline's "
-                      f"own columns: rows not written").alias("reason"),
-                F.to_json(F.struct("seq", "position", "op", "database", "schema", "table", "before",
-                                   "after")).alias("event")))
-        todo = [k for k in todo if k not in collide]
+        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
+        # rows that cannot be converted are subtracted below
+        staged_counts: dict[tuple[int, str], int] = {}
+        if any(g >= 0 for g in parts):
+            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
+                      .groupBy("_part", "op").count().collect()):
+                staged_counts[(r["_part"], r["op"])] = r["count"]
+        todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
+            versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
         case_sensitive = any(_case_collision(versions[k]["model"]) for k in todo)
         saved_case = spark.conf.get("spark.sql.caseSensitive", "false")
         if case_sensitive:  # column names differing only in case (PostgreSQL): written as they are
             spark.conf.set("spark.sql.caseSensitive", "true")
-
-        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
-        # rows that cannot be converted are subtracted below
-        staged_counts: dict[tuple[int, str], int] = {}
-        if todo:
-            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_part") >= 0)
-                      .groupBy("_part", "op").count().collect()):
-                staged_counts[(r["_part"], r["op"])] = r["count"]
         # versions whose conversion and output schema are the same (the same columns and table
         # defaults: sharded or copied tables, and versions whose change left the columns alone)
-        # are converted by one plan and written by one job, partitioned by version
-        groups = _conversion_groups(todo, versions)
+        # are converted by one plan and written by one job, partitioned by version; each reads
+        # its group's staged directory
+        with_rows = set(todo)
+        group_of = {k: g for g, members in enumerate(groups) for k in members}
+        groups = [[k for k in members if k in with_rows] for members in groups]
+        order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: todo.index(groups[g][0]))
 
-        def convert(i: int, group: list[int]) -> tuple[list[int], str | None]:
+        def convert(i: int, g: int) -> tuple[list[int], str | None]:
+            group = groups[g]
             v = versions[group[0]]
             say(f"converting {_label(v)} version {v['version']}"
                 + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
-                + f" ({i + 1}/{len(groups)})")
+                + f" ({i + 1}/{len(order)})")
             bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
-            vdirs = [f"{rows_dir}/_part={k}" for k in group]
             # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
             # version whose rows carry one image only is planned with that image alone
             members = set(group)
             ops = {o for (k, o), n in staged_counts.items() if n and k in members}
-            rows = spark.read.option("basePath", fs.str(rows_dir)).parquet(*[fs.str(d) for d in vdirs])
+            rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
             if len(group) == 1:
                 target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
                 partition_by = None
@@ -1174,7 +1185,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         # quarter of a second per version on a busy 2-core machine)
         gc.freeze()
         try:
-            for group, bad in _map_concurrently(convert, groups, max(1, concurrent_jobs),
+            for group, bad in _map_concurrently(convert, order, max(1, concurrent_jobs),
                                                 spark.sparkContext.cancelAllJobs):
                 if bad:
                     bad_dirs.append(bad)
@@ -1457,7 +1468,7 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
                 continue
         elif in_force is not None and not in_force["blocked"]:
             continue  # a schema was known at its seq (dropped, or in force): not replayable
-        if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create"):
+        if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create") or _meta_collision(nxt["model"]):
             continue
         lines.append((r["event"], k))
         keys.add(_record_key(r))
@@ -1521,6 +1532,27 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
             on_abort()
             wait(pending)
             raise
+
+
+#: Spark's setting for writing a partitioned output without sorting each task's rows by
+#: partition first (up to this many files open per task)
+_CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+#: the number of staged partitions that are not a conversion group (``_PART_*``)
+_KINDS = 5
+
+
+@contextlib.contextmanager
+def _conf(spark, key: str, value: str):
+    """``spark.conf`` ``key`` set to ``value`` inside the block, then restored."""
+    saved = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if saved is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, saved)
 
 
 def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
