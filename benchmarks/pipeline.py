@@ -156,7 +156,7 @@ class LogWriter:
 
 
 def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=True, before=True,
-                       partition_by=None):
+                       partition_by=None, partitions=1):
     """``ddlcore.spark.pipeline._write_version`` with a per-row Python UDF as the converter
     (``RowConverter.try_convert`` on each image, absent markers listed as the pipeline lists
     them); the same output columns and field metadata.  Rows that cannot be converted are not
@@ -167,7 +167,7 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
 
     from ddlcore.raw import ABSENT, from_text
     from ddlcore.spark import RowConverter
-    from ddlcore.spark.pipeline import META_COLUMNS, META_METADATA
+    from ddlcore.spark.pipeline import _CONCURRENT_WRITERS, META_COLUMNS, META_METADATA, _conf
 
     conv = RowConverter(table, sopts, dialect=dialect)
     positional = StructType([StructField(f"_{i}", f.dataType) for i, f in enumerate(conv.struct_type.fields, 1)])
@@ -200,7 +200,11 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
           for p, n, md in fields],
         *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
         *([F.col(partition_by)] if partition_by else [])).write.mode("overwrite")
-    (writer.partitionBy(partition_by) if partition_by else writer).parquet(str(target))
+    if partition_by:  # as the pipeline writes: one open file per version and task
+        with _conf(rows.sparkSession, _CONCURRENT_WRITERS, str(partitions + 1)):
+            writer.partitionBy(partition_by).parquet(str(target))
+    else:
+        writer.parquet(str(target))
     if tally.get.get("_bad"):
         raise RuntimeError(f"the UDF baseline found {tally.get['_bad']} rows it cannot convert in {table.id}")
     return False

@@ -1098,7 +1098,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         # one open file per staged directory and task, instead of sorting each task's rows by
         # directory first
         with _conf(spark, _CONCURRENT_WRITERS, str(len(groups) + _KINDS + 1)):
-            staged.write.mode("overwrite").partitionBy("_grp").parquet(fs.str(rows_dir))
+            (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
+             .partitionBy("_grp").parquet(fs.str(rows_dir)))
         max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
                        if m is not None), default=None)
         if last is not None and max_seq is not None and max_seq < last:
@@ -1170,7 +1171,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
             has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
                                      after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
-                                     partition_by=partition_by)
+                                     partition_by=partition_by, partitions=len(group))
             # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
             # version's expressions are freed only by the cycle collector — and until then they
             # pin the version's (large) expression trees in the driver JVM: a long log would
@@ -1537,6 +1538,10 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
 #: Spark's setting for writing a partitioned output without sorting each task's rows by
 #: partition first (up to this many files open per task)
 _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+#: Parquet options of the staged rows, read once by their conversion job: no dictionary
+#: encoding and no column statistics (the raw texts are mostly distinct: building the
+#: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
+_STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statistics.enabled": "false"}
 #: the number of staged partitions that are not a conversion group (``_PART_*``)
 _KINDS = 5
 
@@ -1556,13 +1561,15 @@ def _conf(spark, key: str, value: str):
 
 
 def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
-                   before: bool = True, partition_by: str | None = None) -> bool:
+                   before: bool = True, partition_by: str | None = None, partitions: int = 1) -> bool:
     """Convert and write the staged row events of one table version (``rows``, with their
     version in ``_part``): its good rows as Parquet into ``target`` (one Spark job, counting
     the bad rows as it goes), and, only if some row cannot be converted, those rows with
     ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
     row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
-    columns (one conversion for all), written to ``target/_part=<version>/``.
+    columns (one conversion for all), written to ``target/_part=<version>/``; ``partitions``:
+    how many versions they are (each task keeps that many files open instead of sorting its
+    rows by version).
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
@@ -1627,7 +1634,11 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
                          *([F.col(partition_by)] if partition_by else []))
     writer = out_df.write.mode("overwrite")
-    (writer.partitionBy(partition_by) if partition_by else writer).parquet(str(target))
+    if partition_by:  # one open file per version and task, not a sort of the task's rows by version
+        with _conf(rows.sparkSession, _CONCURRENT_WRITERS, str(partitions + 1)):
+            writer.partitionBy(partition_by).parquet(str(target))
+    else:
+        writer.parquet(str(target))
     metrics = tally.get
     has_bad = bool(metrics.get("_bad"))
     if has_bad:
