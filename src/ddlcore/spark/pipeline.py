@@ -518,6 +518,11 @@ _INTERPRETED_MAX_BYTES = 4 << 20
 _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
+#: a conversion group of at most this many staged rows is converted with its expressions
+#: interpreted (``_INTERPRETED``), also in a full run
+_INTERPRETED_MAX_ROWS = 5_000
+
+
 def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
     """Set the session's SQL ``settings``; returns the function that puts the previous values
     back (unset where there was none)."""
@@ -1186,8 +1191,22 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         # quarter of a second per version on a busy 2-core machine)
         gc.freeze()
         try:
-            for group, bad in _map_concurrently(convert, order, max(1, concurrent_jobs),
-                                                spark.sparkContext.cancelAllJobs):
+            # groups of few rows first, with expressions interpreted: generating and compiling a
+            # conversion plan's code costs more than interpreting it over a few thousand rows
+            size = {g: sum(n for (k, _), n in staged_counts.items() if k in set(groups[g])) for g in order}
+            small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
+            phases = [(small, _INTERPRETED), ([g for g in order if size[g] > _INTERPRETED_MAX_ROWS], {})]
+            converted = []
+            for phase, settings in phases:
+                if not phase:
+                    continue
+                put_back = _session_settings(spark, settings)
+                try:
+                    converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
+                                                        spark.sparkContext.cancelAllJobs))
+                finally:
+                    put_back()
+            for group, bad in converted:
                 if bad:
                     bad_dirs.append(bad)
                 if len(group) > 1:
