@@ -140,3 +140,34 @@ def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path
     assert second.rows == 2 and second.quarantined == 1
     assert list(second.quarantine_reasons) == ["malformed event"]
     assert second.counts == {("shop", "s0", 1, "c"): 1, ("shop", "s1", 1, "c"): 1}
+
+
+def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, monkeypatch):
+    """Groups of few rows are converted with Spark's expressions interpreted
+    (``_INTERPRETED_MAX_ROWS``), larger ones compiled: both write the same rows, counts and
+    quarantine reasons (this log's groups are small: the second run forces them compiled)."""
+    path = sharded_log(tmp_path).write()
+    seen: list[str | None] = []
+    real = pl._write_version
+
+    def recorded(rows, *a, **k):
+        seen.append(rows.sparkSession.conf.get("spark.sql.codegen.factoryMode", None))
+        return real(rows, *a, **k)
+
+    monkeypatch.setattr(pl, "_write_version", recorded)
+    interpreted = pl.run_pipeline(path, tmp_path / "interpreted", spark=spark)
+    assert seen and set(seen) == {"NO_CODEGEN"}
+    seen.clear()
+    monkeypatch.setattr(pl, "_INTERPRETED_MAX_ROWS", -1)
+    compiled = pl.run_pipeline(path, tmp_path / "compiled", spark=spark)
+    assert seen and "NO_CODEGEN" not in seen
+    assert spark.conf.get("spark.sql.codegen.factoryMode", None) != "NO_CODEGEN"  # put back
+    assert interpreted.counts == compiled.counts and interpreted.rows == compiled.rows == 10
+    assert interpreted.quarantine_reasons == compiled.quarantine_reasons == {"cannot convert": 1}
+    a, b = _files(tmp_path / "interpreted"), _files(tmp_path / "compiled")
+    assert sorted(a) == sorted(b)
+    for rel in a:
+        assert _rows(spark, a[rel]) == _rows(spark, b[rel])
+    qa, qb = ([json.loads(line) for f in (tmp_path / d / "_quarantine").glob("*.json") for line in f.read_text().splitlines()]
+              for d in ("interpreted", "compiled"))
+    assert qa == qb
