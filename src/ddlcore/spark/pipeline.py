@@ -1193,7 +1193,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         try:
             # groups of few rows first, with expressions interpreted: generating and compiling a
             # conversion plan's code costs more than interpreting it over a few thousand rows
-            size = {g: sum(n for (k, _), n in staged_counts.items() if k in set(groups[g])) for g in order}
+            size: dict[int, int] = defaultdict(int)
+            for (k, _), n in staged_counts.items():
+                size[group_of[k]] += n
             small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
             phases = [(small, _INTERPRETED), ([g for g in order if size[g] > _INTERPRETED_MAX_ROWS], {})]
             converted = []
