@@ -44,7 +44,7 @@ from .model import Table, TableId
 
 __all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
            "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history",
-           "install_signal_handlers", "run_capture_command",
+           "install_signal_handlers", "run_capture_command", "shorten", "distribution_version",
            "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
 
 CHANGELOG_NAME = "changelog.jsonl"
@@ -101,6 +101,24 @@ class CaptureStats:
 
 
 # ============================================================================ files
+
+
+def shorten(text: str, n: int = 200) -> str:
+    """``text`` with its white space runs made single spaces, cut to at most ``n`` characters
+    (ending in ``...`` when cut): a statement quoted in a warning."""
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[:n - 3] + "..."
+
+
+def distribution_version(name: str) -> str | None:
+    """The installed version of the distribution ``name`` (e.g. ``"ddlcore-mysql"``: the
+    capture's version in its source events), ``None`` in a source tree that is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        return None
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

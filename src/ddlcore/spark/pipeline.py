@@ -539,6 +539,16 @@ def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
     return restore
 
 
+@contextlib.contextmanager
+def _settings(spark, settings: dict[str, str]):
+    """The session's SQL ``settings`` inside the block, then put back (``_session_settings``)."""
+    put_back = _session_settings(spark, settings)
+    try:
+        yield
+    finally:
+        put_back()
+
+
 def _tail_dir(run_id: str) -> str:
     """Where a run's copies of change-log tails are staged (relative to the output)."""
     return f"_state/staging/{run_id}.tail"
@@ -659,6 +669,7 @@ _EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", 
 
 #: staged row partitions (``_part``) that are not a table version
 _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
+_PART_KINDS = (_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE)
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
                       "`table` STRING, reason STRING, event STRING")
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
@@ -703,8 +714,6 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
     through Hadoop's FileSystem; by default — the check ``ddlcore run`` makes before it starts
     Spark — it is read from a local output directory only (a URI of another filesystem is
     checked by the run itself)."""
-    import dataclasses
-
     from ..errors import DialectNotFound
     from ..plugins import get_dialect
     from .options import SparkOptions
@@ -885,7 +894,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                 spark.conf.unset(PARQUET_TIMESTAMPS[0])
             else:
                 spark.conf.set(PARQUET_TIMESTAMPS[0], saved_ts)
-    except (Py4JJavaError, PySparkException) as exc:
+    except (Py4JJavaError, PySparkException):
         problem = _unreadable_input(inputs)
         if problem is not None:
             raise PipelineError(problem) from None
@@ -1036,7 +1045,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
-        # -- row events → table version in force at their seq, staged by version ----------------
+        # -- row events → table version in force at their seq, staged by conversion group -------
         say("tagging row events with their table version")
         seen, fresh = Observation("all events"), Observation("new events")
         # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
@@ -1102,7 +1111,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                           F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
         # one open file per staged directory and task, instead of sorting each task's rows by
         # directory first
-        with _conf(spark, _CONCURRENT_WRITERS, str(len(groups) + _KINDS + 1)):
+        with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
             (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
              .partitionBy("_grp").parquet(fs.str(rows_dir)))
         max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
@@ -1144,10 +1153,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 staged_counts[(r["_part"], r["op"])] = r["count"]
         todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
             versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
-        case_sensitive = any(_case_collision(versions[k]["model"]) for k in todo)
-        saved_case = spark.conf.get("spark.sql.caseSensitive", "false")
-        if case_sensitive:  # column names differing only in case (PostgreSQL): written as they are
-            spark.conf.set("spark.sql.caseSensitive", "true")
+        # column names differing only in case (PostgreSQL): written as they are
+        case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
+                else {})
         # versions whose conversion and output schema are the same (the same columns and table
         # defaults: sharded or copied tables, and versions whose change left the columns alone)
         # are converted by one plan and written by one job, partitioned by version; each reads
@@ -1155,7 +1163,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         with_rows = set(todo)
         group_of = {k: g for g, members in enumerate(groups) for k in members}
         groups = [[k for k in members if k in with_rows] for members in groups]
-        order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: todo.index(groups[g][0]))
+        rank = {k: i for i, k in enumerate(todo)}
+        order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: rank[groups[g][0]])
 
         def convert(i: int, g: int) -> tuple[list[int], str | None]:
             group = groups[g]
@@ -1197,17 +1206,13 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             for (k, _), n in staged_counts.items():
                 size[group_of[k]] += n
             small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-            phases = [(small, _INTERPRETED), ([g for g in order if size[g] > _INTERPRETED_MAX_ROWS], {})]
+            large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
             converted = []
-            for phase, settings in phases:
-                if not phase:
-                    continue
-                put_back = _session_settings(spark, settings)
-                try:
-                    converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
-                                                        spark.sparkContext.cancelAllJobs))
-                finally:
-                    put_back()
+            for phase, settings in ((small, _INTERPRETED), (large, {})):
+                if phase:
+                    with _settings(spark, {**case, **settings}):
+                        converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
+                                                            spark.sparkContext.cancelAllJobs))
             for group, bad in converted:
                 if bad:
                     bad_dirs.append(bad)
@@ -1217,8 +1222,6 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                         group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
         finally:
             gc.unfreeze()
-            if case_sensitive:
-                spark.conf.set("spark.sql.caseSensitive", saved_case)
         bad_counts: dict[tuple[int, str], int] = defaultdict(int)
         if bad_dirs:
             for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
@@ -1563,22 +1566,6 @@ _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
 _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statistics.enabled": "false"}
-#: the number of staged partitions that are not a conversion group (``_PART_*``)
-_KINDS = 5
-
-
-@contextlib.contextmanager
-def _conf(spark, key: str, value: str):
-    """``spark.conf`` ``key`` set to ``value`` inside the block, then restored."""
-    saved = spark.conf.get(key, None)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        if saved is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, saved)
 
 
 def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
@@ -1656,7 +1643,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                          *([F.col(partition_by)] if partition_by else []))
     writer = out_df.write.mode("overwrite")
     if partition_by:  # one open file per version and task, not a sort of the task's rows by version
-        with _conf(rows.sparkSession, _CONCURRENT_WRITERS, str(partitions + 1)):
+        with _settings(rows.sparkSession, {_CONCURRENT_WRITERS: str(partitions + 1)}):
             writer.partitionBy(partition_by).parquet(str(target))
     else:
         writer.parquet(str(target))

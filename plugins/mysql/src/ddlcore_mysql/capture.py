@@ -45,7 +45,8 @@ from typing import Any, Callable, ClassVar, Iterable
 
 from ddlcore import capture as _core
 from ddlcore.capture import (HISTORY_NAME, CaptureHistory, CheckpointFile, Progress as _Progress,
-                             remove_history as _remove_history)
+                             distribution_version, remove_history as _remove_history,
+                             shorten)
 from ddlcore.changelog import SourceInfo, encode_value
 from ddlcore.model import TableId
 
@@ -306,7 +307,7 @@ class ServerInfo:
                                     "binlog_format": self.binlog_format,
                                     "binlog_row_image": self.binlog_row_image,
                                     "binlog_row_metadata": self.binlog_row_metadata},
-                          capture={"tool": CAPTURE_TOOL, "version": _version()})
+                          capture={"tool": CAPTURE_TOOL, "version": distribution_version("ddlcore-mysql")})
 
     @classmethod
     def read(cls, cur: Any) -> "ServerInfo":
@@ -855,7 +856,7 @@ class MySqlCapture(_core.Capture):
             if table is not None and history is not None and history.available \
                     and history.table_at(TableId(db, None, table), self._seq) is None:
                 self._warn(f"statement-format DML at {position} on {db}.{table}, a table the schema history "
-                           f"does not know (a temporary table?), skipped: {_short(text)}")
+                           f"does not know (a temporary table?), skipped: {shorten(text)}")
                 continue
             captured.append(f"{db}.{table}" if table else f"{db}.?")
         if not captured:
@@ -868,11 +869,11 @@ class MySqlCapture(_core.Capture):
                 f"statement-format DML on captured table {what} at {position} (a session with "
                 f"binlog_format=STATEMENT, or MIXED logging a statement): the rows it changed are not in the "
                 f"binlog; the capture stopped before it, at the last complete transaction. Statement: "
-                f"{_short(text)} — run with --on-statement-dml quarantine to record it as a quarantined "
+                f"{shorten(text)} — run with --on-statement-dml quarantine to record it as a quarantined "
                 f"event and go on, or resnapshot the table")
         table = targets[0][1] if targets and len(targets) == 1 else None
         self._log.emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
-        self._warn(f"statement-format DML on {what} at {position} written as a quarantined stmt event: {_short(text)}")
+        self._warn(f"statement-format DML on {what} at {position} written as a quarantined stmt event: {shorten(text)}")
 
     def _on_rows(self, ev: Any, op: str, position: str) -> None:
         assert self.filter is not None
@@ -939,15 +940,6 @@ class MySqlCapture(_core.Capture):
             self._warn(w.message)
 
 
-def _version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ddlcore-mysql")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return None
-
-
 def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
     """Run one capture (``MySqlCapture(options, **kw).run()``)."""
     return MySqlCapture(options, **kw).run()
@@ -994,11 +986,6 @@ def _dml_targets(text: str, schema: str | None) -> list[tuple[str | None, str]] 
         if m is not None:
             return [_table_ref(m.group(1), schema)]
     return None
-
-
-def _short(text: str, n: int = 200) -> str:
-    t = " ".join(text.split())
-    return t if len(t) <= n else t[:n - 3] + "..."
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -48,7 +48,8 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 from ddlcore import raw
 from ddlcore.capture import (HISTORY_NAME, Capture, CaptureError, CaptureFilter, CaptureHistory,
-                             CaptureStats, CheckpointFile, Progress, remove_history)
+                             CaptureStats, CheckpointFile, Progress, distribution_version,
+                             remove_history)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
@@ -502,12 +503,11 @@ class TidbCapture(Capture):
         cluster = o.topic[: -len("_obinlog")] if o.topic and o.topic.endswith("_obinlog") else None
         server = ({"cluster_id": cluster, "topic": o.topic, "partition": o.partition} if o.topic
                   else {"cluster_id": None, "file": str(o.from_file)})
-        from .capture import _version
 
         return SourceInfo(dialect="mysql", epoch=epoch, flavor="tidb", server=server,
                           parser_options=dict(TIDB_PARSER_OPTIONS),
                           settings={"time_zone": o.time_zone, "format": "TiDB Binlog slave.binlog (Drainer kafka)"},
-                          capture={"tool": CAPTURE_TOOL, "version": _version()})
+                          capture={"tool": CAPTURE_TOOL, "version": distribution_version("ddlcore-mysql")})
 
     def _run(self) -> TidbCaptureStats:
         o = self.options

@@ -53,7 +53,8 @@ from typing import Any, Callable, ClassVar
 
 from ddlcore import capture as _core
 from ddlcore.capture import (HISTORY_NAME, CaptureFilter, CaptureHistory, CheckpointFile, Progress as _Progress,
-                             remove_history as _remove_history)
+                             distribution_version, remove_history as _remove_history,
+                             shorten)
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
@@ -272,7 +273,7 @@ class ServerInfo:
                           server={"system_identifier": self.system_identifier, "version": self.version},
                           parser_options={"search_path": list(self.search_path)},
                           settings=dict(self.settings),
-                          capture={"tool": CAPTURE_TOOL, "version": _version()})
+                          capture={"tool": CAPTURE_TOOL, "version": distribution_version("ddlcore-postgres")})
 
     @classmethod
     def read(cls, conn: Any) -> "ServerInfo":
@@ -819,7 +820,7 @@ class PostgresCapture(_core.Capture):
                                f"the last complete transaction before it") from None
         if doc.error:
             self._warn(f"the event trigger could not describe the tables of {doc.tag} at {position} "
-                       f"({doc.error}); the DDL text alone is recorded: {_short(doc.query)}")
+                       f"({doc.error}); the DDL text alone is recorded: {shorten(doc.query)}")
         extra: dict[str, Any] = {"tx": self._tx, "search_path": list(doc.search_path)}
         if doc.catalog is not None:
             extra["catalog"] = doc.catalog
@@ -933,20 +934,6 @@ def _schema_statements(cur: Any) -> list[str]:
                 text += f" {checks}"
             out.append(text)
     return out
-
-
-def _short(text: str, n: int = 200) -> str:
-    t = " ".join(text.split())
-    return t if len(t) <= n else t[:n - 3] + "..."
-
-
-def _version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ddlcore-postgres")
-    except PackageNotFoundError:  # pragma: no cover - a source tree without install
-        return None
 
 
 def capture(options: CaptureOptions, **kw: Any) -> CaptureStats:
