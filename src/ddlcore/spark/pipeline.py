@@ -1566,6 +1566,60 @@ _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
 _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statistics.enabled": "false"}
+#: Parquet options of the output: no dictionary for the columns whose values are all distinct
+#: (Parquet's writer would build each one's dictionary up to its size limit, then fall back to
+#: plain encoding and re-encode the values it held)
+_OUTPUT_PARQUET = {f"parquet.enable.dictionary#{c}": "false" for c in ("_seq", "_position")}
+
+
+#: the staged columns a conversion job carries through to its output
+_KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
+
+
+def _converted(rows, conv, *, after: bool = True, before: bool = True):
+    """The staged row events ``rows`` with both images converted by ``conv`` (a
+    ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
+    each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
+    fields ``_1`` …), ``_bad`` (a value of either image failed).  ``after``/``before``: as for
+    ``_write_version``.
+
+    The plan's shape is part of the speed: every projection but the two of the values is
+    fused into whole-stage code (no higher-order function; see
+    ``convert._interpreted_projection``), tested by tests/pipeline/test_pipeline_groups.py."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructField, StructType
+
+    # each conversion is built once over a column named ``_raw`` and applied to each image in
+    # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
+    # projection, so the plan is the same as with two copies)
+    # each raw value is projected as a column of its own first (``raw_items``), so that the
+    # rules refer to it by name: plans a good deal smaller than with the array access inline
+    names = [f"_x{i}" for i in range(len(conv.rules))]
+    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw", absent_as_null=True), names)]
+    values = conv.value_struct("_raw", names)
+    failed = conv.failed("_raw", "_v", names)
+    keep = _KEEP
+    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
+                                        enumerate(conv.struct_type.fields, start=1)]))
+    no_names = F.lit(None).cast("array<string>")
+    if after:
+        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
+                               F.col("after").alias("_raw"))
+                   .select(*keep, "before", "_xa", "_raw", *items)
+                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"), failed.alias("_fa")))
+    else:
+        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
+    if before:
+        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
+                                  F.col("before").alias("_raw"))
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+    else:
+        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
+                                 F.col("_fa").alias("_bad"))
+    return conv_df
 
 
 def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
@@ -1587,42 +1641,12 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    from pyspark.sql.types import StructField, StructType
-
     from . import RowConverter
     from .convert import ERRORS_TYPE
 
     conv = RowConverter(table, sopts, dialect=dialect)
-    # each conversion is built once over a column named ``_raw`` and applied to each image in
-    # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
-    # projection, so the plan is the same as with two copies)
-    # each raw value is projected as a column of its own first (``raw_items``), so that the
-    # rules refer to it by name: plans a good deal smaller than with the array access inline
-    names = [f"_x{i}" for i in range(len(conv.rules))]
-    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
-    values = conv.value_struct("_raw", names)
-    failed = conv.failed("_raw", "_v", names)
-    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
-    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
-                                        enumerate(conv.struct_type.fields, start=1)]))
-    no_names = F.lit(None).cast("array<string>")
-    if after:
-        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
-                               conv.present("after").alias("_raw"))
-                   .select(*keep, "before", "_xa", "_raw", *items)
-                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"), failed.alias("_fa")))
-    else:
-        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
-    if before:
-        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
-                                  conv.present("before").alias("_raw"))
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
-    else:
-        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
-                                 F.col("_fa").alias("_bad"))
+    conv_df = _converted(rows, conv, after=after, before=before)
+    keep = _KEEP
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
@@ -1641,7 +1665,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
             F.when(has_before, F.col("_xb"))]
     out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
                          *([F.col(partition_by)] if partition_by else []))
-    writer = out_df.write.mode("overwrite")
+    writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
     if partition_by:  # one open file per version and task, not a sort of the task's rows by version
         with _settings(rows.sparkSession, {_CONCURRENT_WRITERS: str(partitions + 1)}):
             writer.partitionBy(partition_by).parquet(str(target))
