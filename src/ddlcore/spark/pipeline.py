@@ -957,6 +957,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
     from . import RowConverter
+    from .small import DriverIncrement
 
     fs = state.fs
     last = state.last_seq()
@@ -981,14 +982,16 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         if not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
+        # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
+        small = None if replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last)
 
         # -- DDL and source events → history (driver) -------------------------------------------
         say("reading the DDL events of the change log")
         # the candidates are filtered on the driver: a Spark filter on the parsed fields would
         # be merged with the text pre-filter, and the generated code would then parse every
         # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = [] if inputs.no_history else _read_events(spark, inputs, history_only=True).where(
-            "_valid").select("seq", "op", "_line", "_file").collect()
+        candidates = [] if inputs.no_history else small.history_candidates() if small is not None else _read_events(
+            spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
         events = []
         bad_history: list[tuple] = []
         for r in candidates:
@@ -1045,230 +1048,237 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
-        # -- row events → table version in force at their seq, staged by conversion group -------
-        say("tagging row events with their table version")
-        seen, fresh = Observation("all events"), Observation("new events")
-        # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
-        # still counts for the check below
-        skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
-        everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
-            seen, F.max("seq").alias("max_seq"))
-        events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
-                     .withColumn("_replay", F.lit(None).cast("INT")))
-        if replay_lines:
-            rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
-            rp = rp.select("_line", F.lit("replay").alias("_file"),
-                           F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
-                "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
-            events_df = events_df.unionByName(rp)
-        # a source column named like a pipeline column (``_op``, ...): its version's rows are
-        # quarantined with this reason, never mixed up with the pipeline's own columns
-        collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
-                       f"of {v['table']} collide with the pipeline's own columns: rows not written")
-                   for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
-        # the versions that can get rows in this run (in force past the checkpoint, or a replay
-        # target), in conversion groups: the rows are staged by group, so a log of thousands of
-        # table versions stages a few dozen directories, not thousands
-        live = sorted({k for k, v in enumerate(versions)
-                       if v["model"] is not None and not v["blocked"] and k not in collide
-                       and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
-        groups = _conversion_groups(live, versions)
-        gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
-                           "g_part INT, g_grp INT")
-        vdf = _local_frame(
-            spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
-              v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
-            "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
-        rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
-        is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
-        fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
-        cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
-                & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
-                & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
-        tagged = rows.join(F.broadcast(vdf), cond, "left")
-        op = F.col("op")
-        part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
-                .when(~F.col("_valid"), F.lit(_PART_INVALID))
-                .when(op == "stmt", F.lit(_PART_STMT))
-                .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
-                .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
-                .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
-                .otherwise(F.col("v_part")))
-        where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
-        reason = (F.when(F.col("_part") == _PART_STMT,
-                         F.concat(F.lit("statement-format DML: the change log does not carry its rows: "),
-                                  F.substring(F.col("ddl"), 1, 300)))
-                  .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit("capture: "), F.col("quarantine")))
-                  .when(F.col("_part") == _PART_UNKNOWN,
-                        F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
-                  .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
-        staged = (tagged.withColumn("_part", part)
-                  .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
-                  .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
-                          "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
-                          .alias("_grp"), reason.alias("_reason"),
-                          F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                          F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
-        # one open file per staged directory and task, instead of sorting each task's rows by
-        # directory first
-        with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
-            (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
-             .partitionBy("_grp").parquet(fs.str(rows_dir)))
-        max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
-                       if m is not None), default=None)
-        if last is not None and max_seq is not None and max_seq < last:
-            raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
-                                f"it is not the log this output was written from (a new capture restarts seq "
-                                f"at 1); write it to a new output directory")
-        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
-        result.events = fresh.get.get("events") or 0
-        last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
-        result.last_seq = last_seq
-
-        quarantined = []
-        new_malformed: list[str] = []
-        records = list(failed_ddl) + bad_history
-        if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
-                                                          inputs)
-            records += malformed
-        if records:
-            quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
-        for k in (k for k in parts if k < 0 and k != _PART_INVALID):
-            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
-                "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
-                F.col("_line").alias("event")))
-        if strict and quarantined:
-            first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
-            raise PipelineError(first.reason, first.seq)
-
-        # -- convert and write each table version ----------------------------------------------
-        bad_dirs: list[str] = []
-        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
-        # rows that cannot be converted are subtracted below
-        staged_counts: dict[tuple[int, str], int] = {}
-        if any(g >= 0 for g in parts):
-            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
-                      .groupBy("_part", "op").count().collect()):
-                staged_counts[(r["_part"], r["op"])] = r["count"]
-        todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
-            versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
-        # column names differing only in case (PostgreSQL): written as they are
-        case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
-                else {})
-        # versions whose conversion and output schema are the same (the same columns and table
-        # defaults: sharded or copied tables, and versions whose change left the columns alone)
-        # are converted by one plan and written by one job, partitioned by version; each reads
-        # its group's staged directory
-        with_rows = set(todo)
-        group_of = {k: g for g, members in enumerate(groups) for k in members}
-        groups = [[k for k in members if k in with_rows] for members in groups]
-        rank = {k: i for i, k in enumerate(todo)}
-        order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: rank[groups[g][0]])
-
-        def convert(i: int, g: int) -> tuple[list[int], str | None]:
-            group = groups[g]
-            v = versions[group[0]]
-            say(f"converting {_label(v)} version {v['version']}"
-                + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
-                + f" ({i + 1}/{len(order)})")
-            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
-            # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
-            # version whose rows carry one image only is planned with that image alone
-            members = set(group)
-            ops = {o for (k, o), n in staged_counts.items() if n and k in members}
-            rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
-            if len(group) == 1:
-                target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
-                partition_by = None
-            else:
-                target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
-            has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
-                                     after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
-                                     partition_by=partition_by, partitions=len(group))
-            # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
-            # version's expressions are freed only by the cycle collector — and until then they
-            # pin the version's (large) expression trees in the driver JVM: a long log would
-            # exhaust the driver's heap.  Collect now.
-            gc.collect()
-            return group, (bad_dir if has_bad else None)
-
-        group_dirs: dict[int, str] = {}
-        # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
-        # of the collector's reach until the versions are written: each version's
-        # ``gc.collect()`` then walks only what was made since (milliseconds instead of a
-        # quarter of a second per version on a busy 2-core machine)
-        gc.freeze()
-        try:
-            # groups of few rows first, with expressions interpreted: generating and compiling a
-            # conversion plan's code costs more than interpreting it over a few thousand rows
-            size: dict[int, int] = defaultdict(int)
-            for (k, _), n in staged_counts.items():
-                size[group_of[k]] += n
-            small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-            large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
-            converted = []
-            for phase, settings in ((small, _INTERPRETED), (large, {})):
-                if phase:
-                    with _settings(spark, {**case, **settings}):
-                        converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
-                                                            spark.sparkContext.cancelAllJobs))
-            for group, bad in converted:
-                if bad:
-                    bad_dirs.append(bad)
-                if len(group) > 1:
-                    for k in group:
-                        v = versions[k]
-                        group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
-        finally:
-            gc.unfreeze()
-        bad_counts: dict[tuple[int, str], int] = defaultdict(int)
-        if bad_dirs:
-            for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
-                bad_counts[(r["_part"], r["op"])] += r["count"]
-        for k in todo:
-            v = versions[k]
-            for o in ROW_OPS:
-                n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
-                if n:
-                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
-                    result.rows += n
-            result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
-        if bad_dirs:
-            converted_bad = spark.read.parquet(*bad_dirs)
-            if strict:
-                first = converted_bad.orderBy("seq").limit(1).collect()[0]
-                raise PipelineError(first.reason, first.seq)
-            # the events' raw text, read back from the change log for these events only
-            lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
-                "seq", "position", "op", F.col("_line").alias("event"))
+        # -- a small increment: tagged, converted and written on the driver, no Spark job
+        # (ddlcore.spark.small; docs/pipeline.md, "Incremental runs")
+        if small is not None:
+            group_dirs, new_malformed, deletes = small.run(
+                result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
+                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=strict, say=say)
+        else:
+            # -- row events → table version in force at their seq, staged by conversion group -------
+            say("tagging row events with their table version")
+            seen, fresh = Observation("all events"), Observation("new events")
+            # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
+            # still counts for the check below
+            skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
+            everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
+                seen, F.max("seq").alias("max_seq"))
+            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
+                         .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
-                lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
-                    F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
-                    "e.seq", "e.position", "e.op", "event"))
-            quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
-                "seq", "position", "op", "database", "schema", "table", "reason", "event"))
+                rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
+                rp = rp.select("_line", F.lit("replay").alias("_file"),
+                               F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
+                    "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
+                events_df = events_df.unionByName(rp)
+            # a source column named like a pipeline column (``_op``, ...): its version's rows are
+            # quarantined with this reason, never mixed up with the pipeline's own columns
+            collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
+                           f"of {v['table']} collide with the pipeline's own columns: rows not written")
+                       for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+            # the versions that can get rows in this run (in force past the checkpoint, or a replay
+            # target), in conversion groups: the rows are staged by group, so a log of thousands of
+            # table versions stages a few dozen directories, not thousands
+            live = sorted({k for k, v in enumerate(versions)
+                           if v["model"] is not None and not v["blocked"] and k not in collide
+                           and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
+            groups = _conversion_groups(live, versions)
+            gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
+                               "g_part INT, g_grp INT")
+            vdf = _local_frame(
+                spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
+                  v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
+                "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
+            rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
+            is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
+            fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
+            cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
+                    & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
+                    & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
+            tagged = rows.join(F.broadcast(vdf), cond, "left")
+            op = F.col("op")
+            part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
+                    .when(~F.col("_valid"), F.lit(_PART_INVALID))
+                    .when(op == "stmt", F.lit(_PART_STMT))
+                    .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
+                    .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
+                    .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
+                    .otherwise(F.col("v_part")))
+            where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
+            reason = (F.when(F.col("_part") == _PART_STMT,
+                             F.concat(F.lit("statement-format DML: the change log does not carry its rows: "),
+                                      F.substring(F.col("ddl"), 1, 300)))
+                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit("capture: "), F.col("quarantine")))
+                      .when(F.col("_part") == _PART_UNKNOWN,
+                            F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
+                      .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
+            staged = (tagged.withColumn("_part", part)
+                      .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
+                      .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
+                              "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
+                              .alias("_grp"), reason.alias("_reason"),
+                              F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
+                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
+            # one open file per staged directory and task, instead of sorting each task's rows by
+            # directory first
+            with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
+                (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
+                 .partitionBy("_grp").parquet(fs.str(rows_dir)))
+            max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
+                           if m is not None), default=None)
+            if last is not None and max_seq is not None and max_seq < last:
+                raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
+                                    f"it is not the log this output was written from (a new capture restarts seq "
+                                    f"at 1); write it to a new output directory")
+            parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
+            result.events = fresh.get.get("events") or 0
+            last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
+            result.last_seq = last_seq
 
-        # -- quarantine ------------------------------------------------------------------------
-        if quarantined:
-            bad = _union(quarantined).persist()
+            quarantined = []
+            new_malformed: list[str] = []
+            records = list(failed_ddl) + bad_history
+            if _PART_INVALID in parts:
+                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
+                                                              inputs)
+                records += malformed
+            if records:
+                quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
+            for k in (k for k in parts if k < 0 and k != _PART_INVALID):
+                quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
+                    "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
+                    F.col("_line").alias("event")))
+            if strict and quarantined:
+                first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
+                raise PipelineError(first.reason, first.seq)
+
+            # -- convert and write each table version ----------------------------------------------
+            bad_dirs: list[str] = []
+            # rows per version and op, from the staged rows (one scan of the ``op`` column); the
+            # rows that cannot be converted are subtracted below
+            staged_counts: dict[tuple[int, str], int] = {}
+            if any(g >= 0 for g in parts):
+                for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
+                          .groupBy("_part", "op").count().collect()):
+                    staged_counts[(r["_part"], r["op"])] = r["count"]
+            todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
+                versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
+            # column names differing only in case (PostgreSQL): written as they are
+            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
+                    else {})
+            # versions whose conversion and output schema are the same (the same columns and table
+            # defaults: sharded or copied tables, and versions whose change left the columns alone)
+            # are converted by one plan and written by one job, partitioned by version; each reads
+            # its group's staged directory
+            with_rows = set(todo)
+            group_of = {k: g for g, members in enumerate(groups) for k in members}
+            groups = [[k for k in members if k in with_rows] for members in groups]
+            rank = {k: i for i, k in enumerate(todo)}
+            order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: rank[groups[g][0]])
+
+            def convert(i: int, g: int) -> tuple[list[int], str | None]:
+                group = groups[g]
+                v = versions[group[0]]
+                say(f"converting {_label(v)} version {v['version']}"
+                    + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
+                    + f" ({i + 1}/{len(order)})")
+                bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
+                # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
+                # version whose rows carry one image only is planned with that image alone
+                members = set(group)
+                ops = {o for (k, o), n in staged_counts.items() if n and k in members}
+                rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
+                if len(group) == 1:
+                    target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                    partition_by = None
+                else:
+                    target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
+                has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                                         after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
+                                         partition_by=partition_by, partitions=len(group))
+                # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
+                # version's expressions are freed only by the cycle collector — and until then they
+                # pin the version's (large) expression trees in the driver JVM: a long log would
+                # exhaust the driver's heap.  Collect now.
+                gc.collect()
+                return group, (bad_dir if has_bad else None)
+
+            group_dirs: dict[int, str] = {}
+            # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
+            # of the collector's reach until the versions are written: each version's
+            # ``gc.collect()`` then walks only what was made since (milliseconds instead of a
+            # quarter of a second per version on a busy 2-core machine)
+            gc.freeze()
             try:
-                for r in bad.groupBy("reason").count().collect():
-                    short = _short_reason(r.reason)
-                    result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
-                    result.quarantined += r["count"]
-                # every field in every record, null ones too (Spark's JSON writer drops them by default)
-                (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
-                 .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
+                # groups of few rows first, with expressions interpreted: generating and compiling a
+                # conversion plan's code costs more than interpreting it over a few thousand rows
+                size: dict[int, int] = defaultdict(int)
+                for (k, _), n in staged_counts.items():
+                    size[group_of[k]] += n
+                small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
+                large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
+                converted = []
+                for phase, settings in ((small, _INTERPRETED), (large, {})):
+                    if phase:
+                        with _settings(spark, {**case, **settings}):
+                            converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
+                                                                spark.sparkContext.cancelAllJobs))
+                for group, bad in converted:
+                    if bad:
+                        bad_dirs.append(bad)
+                    if len(group) > 1:
+                        for k in group:
+                            v = versions[k]
+                            group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
             finally:
-                bad.unpersist()
-        deletes: list[str] = []
-        if replay_keys:
-            kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
-            result.replayed = len(old_quarantine) - len(kept)
-            fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
-                json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
-            deletes = sorted({r["_path"] for r in old_quarantine})
+                gc.unfreeze()
+            bad_counts: dict[tuple[int, str], int] = defaultdict(int)
+            if bad_dirs:
+                for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
+                    bad_counts[(r["_part"], r["op"])] += r["count"]
+            for k in todo:
+                v = versions[k]
+                for o in ROW_OPS:
+                    n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
+                    if n:
+                        result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                        result.rows += n
+                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+            if bad_dirs:
+                converted_bad = spark.read.parquet(*bad_dirs)
+                if strict:
+                    first = converted_bad.orderBy("seq").limit(1).collect()[0]
+                    raise PipelineError(first.reason, first.seq)
+                # the events' raw text, read back from the change log for these events only
+                lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
+                    "seq", "position", "op", F.col("_line").alias("event"))
+                if replay_lines:
+                    lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
+                        F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
+                        "e.seq", "e.position", "e.op", "event"))
+                quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
+                    "seq", "position", "op", "database", "schema", "table", "reason", "event"))
+
+            # -- quarantine ------------------------------------------------------------------------
+            if quarantined:
+                bad = _union(quarantined).persist()
+                try:
+                    for r in bad.groupBy("reason").count().collect():
+                        short = _short_reason(r.reason)
+                        result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
+                        result.quarantined += r["count"]
+                    # every field in every record, null ones too (Spark's JSON writer drops them by default)
+                    (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
+                     .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
+                finally:
+                    bad.unpersist()
+            deletes: list[str] = []
+            if replay_keys:
+                kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
+                result.replayed = len(old_quarantine) - len(kept)
+                fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
+                    json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
+                deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
         schema_dir = f"{staging}/_schemas"
