@@ -1684,6 +1684,12 @@ _GROUPS = "_groups"
 _IDENTITY_FIELDS = ("database", "schema", "name")
 
 
+def _shape(model: dict[str, Any]) -> str:
+    """What a version's conversion and ``struct_type`` depend on: its table model's JSON
+    (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
+    return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
+
+
 def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
     """``todo`` (version indexes) grouped by what their conversion and output schema depend
     on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
@@ -1696,10 +1702,7 @@ def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[
         if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
             groups[f"alone {k}"] = [k]
             continue
-        model = versions[k]["model"].to_json()
-        key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
-                         default=str)
-        groups.setdefault(key, []).append(k)
+        groups.setdefault(_shape(versions[k]["model"].to_json()), []).append(k)
     return list(groups.values())
 
 
@@ -1751,7 +1754,8 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopt
     temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
     output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
     4.7 s that way; docs/pipeline.md, Performance).  The ``struct_type`` is ``struct_type``'s,
-    the one ``RowConverter`` builds (without the converter's functions)."""
+    the one ``RowConverter`` builds (without the converter's functions), built once per model
+    shape (``_shape``: versions of sharded tables share it, as they share a conversion plan)."""
     if not schemas:
         return
     from .schema import struct_type
@@ -1760,13 +1764,17 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopt
     try:
         tree = Path(local, "_schemas")
         tree.mkdir()  # the umask's mode, not mkdtemp's 0700
+        structs: dict[str, Any] = {}
         for v in schemas:
+            model = v["model"].to_json()
+            shape = _shape(model)
+            if shape not in structs:
+                structs[shape] = struct_type(v["model"], dialect, options=sopts).jsonValue()
             (tree / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
                 "database": v["database"], "schema": v["schema"], "table": v["table"],
                 "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
                 "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
-                "struct_type": struct_type(v["model"], dialect, options=sopts).jsonValue(),
-                "model": v["model"].to_json()}, indent=2), encoding="utf-8")
+                "struct_type": structs[shape], "model": model}, indent=2), encoding="utf-8")
         fs.mkdirs(rel.rpartition("/")[0])
         fs.put_tree(str(tree), rel)
     finally:
