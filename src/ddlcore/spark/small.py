@@ -272,8 +272,10 @@ class DriverIncrement:
     the lines left out as read before (the check that the log reaches the checkpoint);
     ``inputs``: the run's ``_Inputs``."""
 
-    def __init__(self, events: list[_Event], max_seq: int | None, inputs, last: int | None):
+    def __init__(self, events: list[_Event], max_seq: int | None, inputs, last: int | None,
+                 old_history: list[_Event] = ()):
         self.events = events
+        self.old_history = list(old_history)
         self.max_seq = max_seq
         self.inputs = inputs
         self.last = last
@@ -289,6 +291,7 @@ class DriverIncrement:
             return None
         bound = inputs.bound
         events: list[_Event] = []
+        old_history: list[_Event] = []  # lines left out as read before, that the DDL pass reads
         seqs: list[int] = []
         try:
             for tail in inputs.tails:
@@ -296,6 +299,10 @@ class DriverIncrement:
                     old, top = _old(line, last)
                     if old:
                         seqs.append(top)
+                        if _MAYBE_HISTORY.search(line):
+                            ev = _spark_event(line, tail.origin)
+                            if bound is None or ev.seq is None or ev.seq <= bound.seq:
+                                old_history.append(ev)
                         continue
                     ev = _spark_event(line, tail.origin)
                     if bound is not None and ev.seq is not None and ev.seq > bound.seq:
@@ -305,12 +312,13 @@ class DriverIncrement:
                     events.append(ev)
         except _Unsure:
             return None
-        return cls(events, max(seqs, default=None), inputs, last)
+        return cls(events, max(seqs, default=None), inputs, last, old_history)
 
     def history_candidates(self) -> list[_Event]:
         """The DDL pass's candidates (``_run``): the valid events that may be ``ddl`` or
-        ``source`` events (``_MAYBE_HISTORY``), with ``seq``, ``op``, ``_line``, ``_file``."""
-        return [ev for ev in self.events if ev.valid and _MAYBE_HISTORY.search(ev.line)]
+        ``source`` events (``_MAYBE_HISTORY``), with ``seq``, ``op``, ``_line``, ``_file``; the
+        DDL pass reads every line, also those before the checkpoint."""
+        return [ev for ev in self.old_history + self.events if ev.valid and _MAYBE_HISTORY.search(ev.line)]
 
     # -- the run --------------------------------------------------------------------------------
 
