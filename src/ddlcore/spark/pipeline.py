@@ -675,6 +675,24 @@ _EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", 
 #: staged row partitions (``_part``) that are not a table version
 _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
 _PART_KINDS = (_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE)
+#: the quarantine reasons the tagging and conversion build (the Spark path in ``_run`` and
+#: ``_write_version``, the driver-side path in ``ddlcore.spark.small``): a statement-format DML
+#: event (then its first ``STMT_TEXT_CHARS`` characters), a row the capture marked (then the
+#: capture's reason), a row of a table with no version in force (the table's dotted name
+#: between the two parts), a row that cannot be converted (``conversion_reason``)
+STMT_REASON, STMT_TEXT_CHARS = "statement-format DML: the change log does not carry its rows: ", 300
+CAPTURE_REASON = "capture: "
+UNKNOWN_TABLE_REASON = ("unknown table: no schema of ", " in force at this seq")
+CANNOT_CONVERT = "cannot convert: "
+
+
+def conversion_reason(errors: list[tuple[str | None, str | None, str | None]]) -> str:
+    """The quarantine reason of a row that cannot be converted, from its errors ``(column,
+    raw value's text form, reason)`` (column ``None``: the row's arity), after image first:
+    ``cannot convert: status (9): enum index out of range; row (3): expected 4 raw values, got
+    3``.  The Spark path builds the same text in the JVM (``_write_version``)."""
+    return CANNOT_CONVERT + "; ".join(f"{'row' if c is None else c} ({'null' if v is None else v}): {r or ''}"
+                                      for c, v, r in errors)
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
                       "`table` STRING, reason STRING, event STRING")
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
@@ -1111,11 +1129,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     .otherwise(F.col("v_part")))
             where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
             reason = (F.when(F.col("_part") == _PART_STMT,
-                             F.concat(F.lit("statement-format DML: the change log does not carry its rows: "),
-                                      F.substring(F.col("ddl"), 1, 300)))
-                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit("capture: "), F.col("quarantine")))
+                             F.concat(F.lit(STMT_REASON), F.substring(F.col("ddl"), 1, STMT_TEXT_CHARS)))
+                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
                       .when(F.col("_part") == _PART_UNKNOWN,
-                            F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
+                            F.concat(F.lit(UNKNOWN_TABLE_REASON[0]), where, F.lit(UNKNOWN_TABLE_REASON[1])))
                       .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
             staged = (tagged.withColumn("_part", part)
                       .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
@@ -1377,13 +1394,19 @@ def _malformed_records(spark, part_dir: str, state: _State,
     the lines of its checkpointed prefix count: a line past it is being written (or was torn
     by a kill, and the capture's restart truncates it).  Returns the records and the keys of
     the seq-less lines quarantined now."""
+    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
+                                                     "_line", "_file").collect()
+    return malformed_from_rows(rows, state, inputs)
+
+
+def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ())) -> tuple[list[tuple], list[str]]:
+    """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
+    ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
+    ``_line`` the raw text, ``_file`` its file's URI)."""
     from ..changelog import validate
 
     bound = getattr(inputs, "bound", None)
     starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
-
-    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
-                                                     "_line", "_file").collect()
     if bound is not None:
         durable = None
         kept = []
@@ -1669,7 +1692,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                         F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
-            F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
+            F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(
                 "_errs", lambda e: F.concat(F.coalesce(e["column"], F.lit("row")), F.lit(" ("),
                                             F.coalesce(e["value"], F.lit("null")), F.lit("): "),
                                             F.coalesce(e["reason"], F.lit("")))))).alias("reason"))
