@@ -253,10 +253,15 @@ def _apply_plan(plan: dict[str, Any], state: _State) -> None:
 
 
 def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
-    """Idempotent renames (a source already moved is skipped)."""
-    for src, dst in moves:
-        if fs.exists(src):
-            fs.replace(src, dst)
+    """The moves of a commit plan (``_plan_moves``: ``[src, dst]`` a file, ``[src, dst, "dir"]``
+    a whole directory), idempotent: a source moved already is skipped, and a directory move that
+    an object store left half done (it copies file by file) is finished file by file
+    (``OutputFS.move_dir``)."""
+    for move in moves:
+        if len(move) > 2 and move[2] == "dir":
+            fs.move_dir(move[0], move[1])
+        else:
+            fs.move(move[0], move[1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -974,7 +979,6 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
-    from . import RowConverter
     from .small import DriverIncrement
 
     fs = state.fs
@@ -990,6 +994,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
+    restore_names = _session_settings(spark, _file_names(run_id))
     try:
         # -- only the bytes of the change-log files past what the committed runs read -----------
         given = len(inputs[0])
@@ -1298,21 +1303,15 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
-        schema_dir = f"{staging}/_schemas"
         schemas = _schemas_to_write(fs, versions, last)
         say(f"writing {len(schemas)} schema file(s)")
-        for v in schemas:
-            conv = RowConverter(v["model"], sopts, dialect=name)
-            fs.write_text(f"{schema_dir}/{schema_file(v['database'], v['schema'], v['table'], v['version'])}", json.dumps({
-                "database": v["database"], "schema": v["schema"], "table": v["table"],
-                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
-                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
-                "struct_type": conv.struct_type.jsonValue(), "model": v["model"].to_json()}, indent=2))
+        _write_schemas(fs, f"{staging}/_schemas", schemas, sopts, name)
         if local_tmp is not None:  # the history's copy goes with the run's files
             fs.copy_from_local(str(hist_path), f"{staging}/_history.sqlite")
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
         restore_settings()
+        restore_names()
         if local_tmp is not None:
             shutil.rmtree(local_tmp, ignore_errors=True)
 
@@ -1320,7 +1319,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     say("committing")
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(fs, result)
-    moves = _plan_moves(fs, staging, run_id, group_dirs)
+    _assemble(fs, staging, run_id, group_dirs)
+    moves = _plan_moves(fs, staging)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
@@ -1707,6 +1707,12 @@ _GROUPS = "_groups"
 _IDENTITY_FIELDS = ("database", "schema", "name")
 
 
+def _shape(model: dict[str, Any]) -> str:
+    """What a version's conversion and ``struct_type`` depend on: its table model's JSON
+    (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
+    return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
+
+
 def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
     """``todo`` (version indexes) grouped by what their conversion and output schema depend
     on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
@@ -1719,10 +1725,7 @@ def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[
         if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
             groups[f"alone {k}"] = [k]
             continue
-        model = versions[k]["model"].to_json()
-        key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
-                         default=str)
-        groups.setdefault(key, []).append(k)
+        groups.setdefault(_shape(versions[k]["model"].to_json()), []).append(k)
     return list(groups.values())
 
 
@@ -1757,27 +1760,155 @@ def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int 
             or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
 
 
-def _plan_moves(fs: "OutputFS", staging: str, run_id: str,
-                group_dirs: dict[int, str] | None = None) -> list[list[str]]:
-    """Staged data files → their place in the output (paths relative to it; each data file
-    named after the run, so files of different runs never collide); schema files and the
-    history's copy replace their namesakes.  ``group_dirs``: the output directory of each
-    version written by a job of several versions (its files are in
-    ``_GROUPS/<first>/_part=<version>/``)."""
-    moves = []
-    for f in fs.walk_files(staging):
-        rel = f[len(staging) + 1:]
-        parent, _, name = rel.rpartition("/")
-        if name.startswith(("_SUCCESS", ".")) or name.endswith(".crc"):
+def _file_names(run_id: str) -> dict[str, str]:
+    """The session settings of a run's writes: every file Spark writes is named after the run
+    (``<run>-part-NNNNN-<job uuid>-c000.snappy.parquet``: Spark 4 takes the Hadoop property
+    ``mapreduce.output.basename``, SPARK-49991), and no job writes a ``_SUCCESS`` marker — so a
+    staged version directory holds exactly the files its output directory gets, and the commit
+    moves it whole (``_plan_moves``) instead of renaming each file to add the run id."""
+    return {"mapreduce.output.basename": f"{run_id}-part",
+            "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
+
+
+def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopts: dict[str, Any],
+                   dialect: str) -> None:
+    """The schema file of each version of ``schemas`` (``_version_list`` entries) into the
+    directory ``rel`` of the output, which does not exist yet: written with Python into a local
+    temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
+    output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
+    4.7 s that way; docs/pipeline.md, Performance).  The ``struct_type`` is ``struct_type``'s,
+    the one ``RowConverter`` builds (without the converter's functions), built once per model
+    shape (``_shape``: versions of sharded tables share it, as they share a conversion plan)."""
+    if not schemas:
+        return
+    from .schema import struct_type
+
+    local = tempfile.mkdtemp(prefix="ddlcore-schemas-")
+    try:
+        tree = Path(local, "_schemas")
+        tree.mkdir()  # the umask's mode, not mkdtemp's 0700
+        structs: dict[str, Any] = {}
+        for v in schemas:
+            model = v["model"].to_json()
+            shape = _shape(model)
+            if shape not in structs:
+                structs[shape] = struct_type(v["model"], dialect, options=sopts).jsonValue()
+            (tree / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
+                "database": v["database"], "schema": v["schema"], "table": v["table"],
+                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
+                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                "struct_type": structs[shape], "model": model}, indent=2), encoding="utf-8")
+        fs.mkdirs(rel.rpartition("/")[0])
+        fs.put_tree(str(tree), rel)
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _make_dirs(fs: "OutputFS", dirs: set[str]) -> None:
+    """Make the directories ``dirs`` of the output (relative paths; the parent of each is in
+    ``dirs`` or exists): each top-most one with every one below it at once, made locally and
+    moved in (``OutputFS.put_tree``) — not a Hadoop ``mkdirs`` each, which on a local output
+    runs a ``chmod`` process each."""
+    if not dirs:
+        return
+    below: dict[str, list[str]] = defaultdict(list)
+    for d in dirs:
+        top = d
+        while top.rpartition("/")[0] in dirs:
+            top = top.rpartition("/")[0]
+        below[top].append(d)
+    local = tempfile.mkdtemp(prefix="ddlcore-dirs-")
+    try:
+        for i, (top, inside) in enumerate(sorted(below.items())):
+            tree = Path(local, str(i))
+            tree.mkdir()
+            for d in inside:
+                if d != top:
+                    (tree / d[len(top) + 1:]).mkdir(parents=True, exist_ok=True)
+            fs.put_tree(str(tree), top)
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _assemble(fs: "OutputFS", staging: str, run_id: str, group_dirs: dict[int, str]) -> None:
+    """Before the commit point, give the run's staging directory ``staging`` the output's
+    layout, so that the commit can move whole directories (``_plan_moves``): the versions
+    written by a job of several (``_GROUPS/<first>/_part=<version>/``) are renamed to their own
+    directory (``group_dirs``: version → its directory), one rename each, the directories above
+    them made at once (``_make_dirs``); a file not named after the run (``<run>-...``: one the
+    driver wrote, such as the quarantine's kept records, or Spark's where ``_file_names`` did
+    not apply) is renamed to be, and a ``_SUCCESS`` marker is deleted.  Schema files and the
+    history's copy keep their names (they replace their namesakes).  A crash here leaves only
+    staging files: the next run deletes them."""
+    entries = fs.walk(staging)
+    cut = len(staging) + 1
+    for path, is_dir in entries:
+        rel = path[cut:]
+        name = rel.rpartition("/")[2]
+        if is_dir or name.startswith(".") or rel.split("/", 1)[0] in ("_schemas", "_history.sqlite"):
             continue
-        head = rel.split("/", 1)[0]
-        if head in ("_schemas", "_history.sqlite"):
-            dst = rel
-        elif head == _GROUPS:  # _GROUPS/<first>/_part=<version>/<name>
-            dst = f"{(group_dirs or {})[int(rel.split('/')[2].split('=', 1)[1])]}/{run_id}-{name}"
-        else:
-            dst = f"{parent}/{run_id}-{name}" if parent else f"{run_id}-{name}"
-        moves.append([f, dst])
+        if name == "_SUCCESS":
+            fs.delete(path)
+        elif not name.startswith(f"{run_id}-"):
+            fs.move(path, f"{path.rpartition('/')[0]}/{run_id}-{name}")
+    dirs = {path for path, is_dir in entries if is_dir} | {staging}
+    parts: dict[str, str] = {}
+    for path, is_dir in entries:
+        bits = path[cut:].split("/")
+        if is_dir and len(bits) == 3 and bits[0] == _GROUPS and bits[2].startswith("_part="):
+            parts[path] = f"{staging}/{group_dirs[int(bits[2].split('=', 1)[1])]}"
+    missing: set[str] = set()
+    for dst in parts.values():
+        d = dst.rpartition("/")[0]
+        while d not in dirs and d not in missing:
+            missing.add(d)
+            d = d.rpartition("/")[0]
+    _make_dirs(fs, missing)
+    for src, dst in parts.items():
+        fs.move_dir(src, dst)
+
+
+def _plan_moves(fs: "OutputFS", staging: str) -> list[list[str]]:
+    """The commit's moves (paths relative to the output): the run's staging directory
+    (``_assemble``d into the output's layout, every data file named after the run, so files of
+    different runs never collide) merged into the output.  A staged directory whose destination
+    does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a handful of
+    directories, not a file each —; one that exists is descended into; a file is moved by
+    itself, ``[src, dst]`` (rows appended to an existing version directory; a schema file or the
+    history's copy replacing its namesake).  Names beginning with ``.`` (a local filesystem's
+    ``.crc`` side files, moved with their file) and the emptied ``_GROUPS`` directory are left
+    out.  Raises ``PipelineError`` where a staged file and an output directory (or the other
+    way round) have the same path, or a row file is left in ``_GROUPS``."""
+    entries = fs.walk(staging)
+    cut = len(staging) + 1
+    left = [p for p, is_dir in entries if not is_dir and p[cut:].startswith(f"{_GROUPS}/")
+            and not p.rpartition("/")[2].startswith(".")]
+    if left:
+        raise PipelineError(f"{left[0]}: staged rows of a table version with no output directory")
+    children: dict[str, list[tuple[str, bool]]] = defaultdict(list)
+    for path, is_dir in entries:
+        parent, _, name = path[cut:].rpartition("/")
+        children[parent].append((name, is_dir))
+    moves: list[list[str]] = []
+
+    def merge(rel: str) -> None:  # ``rel`` exists in the output, as a directory
+        kids = children.get(rel, [])
+        there = dict(fs.list(rel)) if any(is_dir for _, is_dir in kids) else {}
+        for name, is_dir in kids:
+            if name.startswith(".") or (not rel and name == _GROUPS):
+                continue
+            sub = f"{rel}/{name}" if rel else name
+            if name in there and there[name] != is_dir:
+                raise PipelineError(f"cannot commit {staging}/{sub}: {sub} is a "
+                                    f"{'file' if is_dir else 'directory'} in the output")
+            if not is_dir:
+                moves.append([f"{staging}/{sub}", sub])
+            elif name in there:
+                merge(sub)
+            else:
+                moves.append([f"{staging}/{sub}", sub, "dir"])
+
+    merge("")
     return moves
 
 
