@@ -232,3 +232,41 @@ def test_lines_spark_reads_otherwise_leave_the_run_to_spark():
     ev = small._spark_event(sure[0], f)
     assert ev.valid and ev.fields["after"] == ["1", "a", '{"$b64":"AAE="}', None, "1.5"]
     assert not small._spark_event(sure[3], f).valid
+
+
+def _strict_errors(spark, log: Path, out: Path, monkeypatch) -> list[tuple]:
+    """``(seq, reason)`` of the error a ``--strict`` run stops with, by the Spark path, then by
+    the driver's."""
+    errors = []
+    for limit in (-1, 4 << 20):
+        monkeypatch.setattr(small, "MAX_BYTES", limit)
+        said: list[str] = []
+        with pytest.raises(pl.PipelineError) as exc:
+            pl.run_pipeline(log, out, spark=spark, strict=True, progress=said.append)
+        assert any("on the driver" in m for m in said) == (limit > 0)
+        errors.append((exc.value.seq, exc.value.reason))
+    return errors
+
+
+def test_strict_stops_at_the_same_event_both_ways(spark, tmp_path, monkeypatch):
+    lines = _lines(EXAMPLES / "shop" / "changelog.jsonl")
+    n = len(lines)
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines[:29]))
+    out = tmp_path / "out"
+    pl.run_pipeline(log, out, spark=spark)
+    with open(log, "a") as fh:
+        fh.write("".join(ln + "\n" for ln in lines[29:] + [
+            _event(n + 1, op="c", database="shop", table="purchases", after=[1]),   # wrong arity
+            _event(n + 2, op="c", database="shop", table="nowhere", after=[1]),     # unknown table
+        ]))
+    errors = _strict_errors(spark, log, out, monkeypatch)
+    # the tagging's quarantine is checked before any conversion, as in the Spark path
+    assert errors[0] == errors[1] == (n + 2, "unknown table: no schema of shop.nowhere in force at this seq")
+    with open(log, "a") as fh:
+        fh.write(_event(n + 3, op="ddl", database="shop", ddl="CREATE TABLE nowhere (id int)") + "\n")
+    lines_now = log.read_text().splitlines()
+    log.write_text("".join(ln + "\n" for ln in lines_now if '"nowhere", "after"' not in ln))
+    errors = _strict_errors(spark, log, out, monkeypatch)
+    assert errors[0] == errors[1] and errors[0][0] == n + 1 and errors[0][1].startswith("cannot convert: row (1)")
+    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 29  # nothing committed

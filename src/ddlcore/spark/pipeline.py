@@ -1002,11 +1002,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
                 f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
-        if not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
-            restore_settings = _session_settings(spark, _INTERPRETED)
-            say("a small increment: expressions are interpreted (no code generation)")
         # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
         small = None if replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last)
+        if small is None and not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
+            restore_settings = _session_settings(spark, _INTERPRETED)
+            say("a small increment: expressions are interpreted (no code generation)")
 
         # -- DDL and source events → history (driver) -------------------------------------------
         say("reading the DDL events of the change log")

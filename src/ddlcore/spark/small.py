@@ -333,8 +333,6 @@ class DriverIncrement:
         ``(group_dirs, new malformed keys, deletes)`` as the commit takes them.  Raises
         ``PipelineError`` for a log that ends before the checkpoint and, with ``strict``, at
         the first event that cannot be interpreted (nothing written)."""
-        from . import RowConverter
-
         last = self.last
         fs = state.fs
         if self.max_seq is not None and self.max_seq < last:
@@ -365,41 +363,14 @@ class DriverIncrement:
         for ev, part, _ in tagged:
             if part >= 0:
                 by_version[part].append(ev)
-        todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
-                                                 versions[k]["table"], versions[k]["version"]))
-        # the Spark path converts the versions of a conversion group with one plan: the images
-        # it converts are those of the group's ops, and a version alone in its job writes a file
-        # even when none of its rows could be converted
-        group_ops: dict[int, set[str]] = {}
-        alone: set[int] = set()
-        for members in pl._conversion_groups(_live(versions, last), versions):
-            with_rows = [k for k in members if k in by_version]
-            group_ops.update(dict.fromkeys(with_rows, {ev.op for k in with_rows for ev in by_version[k]}))
-            if len(with_rows) == 1:
-                alone.add(with_rows[0])
-        bad: list[tuple] = []
-        for k in todo:
-            v = versions[k]
-            conv = RowConverter(v["model"], sopts, dialect=dialect)
-            ops = group_ops.get(k, {ev.op for ev in by_version[k]})
-            rows, bad_rows = _convert(conv, by_version[k], after=bool(ops & {"c", "r", "u"}),
-                                      before=bool(ops & {"d", "u"}))
-            bad += [(ev, reason, k) for ev, reason in bad_rows]
-            if rows or k in alone or k not in group_ops:
-                _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}",
-                               output_struct(conv), rows)
-            counts: dict[str, int] = defaultdict(int)
-            for ev in by_version[k]:
-                counts[ev.op] += 1
-            for ev, _ in bad_rows:
-                counts[ev.op] -= 1
-            for o in pl.ROW_OPS:
-                if counts.get(o):
-                    result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = counts[o]
-                    result.rows += counts[o]
-            result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
+
+        def write(v: dict, struct, rows: list[dict]) -> None:
+            _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}",
+                           struct, rows)
+
+        bad = _convert_versions(by_version, versions, last, sopts, dialect, result, write)
         if strict and bad:
-            ev, reason, _ = min(bad, key=lambda b: b[0].seq)
+            ev, reason = min(bad, key=lambda b: b[0].seq)
             raise pl.PipelineError(reason, ev.seq)
         if bad:
             lines: dict[tuple, list[str]] = defaultdict(list)
@@ -407,7 +378,7 @@ class DriverIncrement:
                 key = (ev.seq, ev.fields["position"], ev.op)
                 if None not in key:
                     lines[key].append(ev.line)
-            for ev, reason, _ in bad:
+            for ev, reason in bad:
                 f = ev.fields
                 for line in lines.get((ev.seq, f["position"], ev.op), [None]):
                     records.append((ev.seq, f["position"], ev.op, f["database"], f["schema"], f["table"], reason, line))
@@ -421,6 +392,62 @@ class DriverIncrement:
                 json.dumps(dict(zip(pl._QUARANTINE_FIELDS, r)), ensure_ascii=False, separators=(",", ":")) + "\n"
                 for r in records))
         return {}, new_malformed, []
+
+
+def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict], last: int | None, sopts: dict,
+                      dialect: str, result, write) -> list[tuple[_Event, str]]:
+    """Convert each version's row events (``by_version``: version index → events, in file
+    order), have ``write(version, StructType, rows)`` write its good rows, and count them into
+    ``result`` (``counts``, ``rows``, ``versions_written``) as the Spark path does.  Returns the
+    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
+    from . import RowConverter
+
+    todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
+                                             versions[k]["table"], versions[k]["version"]))
+    # the Spark path converts the versions of a conversion group with one plan, in one job:
+    # the images it converts are those of the group's ops, a version alone in its job writes
+    # a file even when none of its rows could be converted, and when some row of the job
+    # failed, every row of the job with an error in either image is quarantined
+    group_of: dict[int, int] = {}
+    group_ops: dict[int, set[str]] = {}
+    alone: set[int] = set()
+    for g, members in enumerate(pl._conversion_groups(_live(versions, last), versions)):
+        with_rows = [k for k in members if k in by_version]
+        group_of.update(dict.fromkeys(with_rows, g))
+        group_ops[g] = {ev.op for k in with_rows for ev in by_version[k]}
+        if len(with_rows) == 1:
+            alone.add(with_rows[0])
+    def group(k: int) -> Any:  # a version of no group (not live: never with rows) is alone
+        return group_of.get(k, ("alone", k))
+
+    errored: dict[int, list[tuple[_Event, str]]] = {}
+    failed_groups: set = set()
+    for k in todo:
+        v = versions[k]
+        conv = RowConverter(v["model"], sopts, dialect=dialect)
+        g = group(k)
+        ops = group_ops.get(g) or {ev.op for ev in by_version[k]}
+        rows, errored[k], failed = _convert(conv, by_version[k], after=bool(ops & {"c", "r", "u"}),
+                                            before=bool(ops & {"d", "u"}))
+        if failed:
+            failed_groups.add(g)
+        if rows or k in alone or k not in group_of:
+            write(v, output_struct(conv), rows)
+    bad: list[tuple[_Event, str]] = [b for k in todo if group(k) in failed_groups for b in errored[k]]
+    for k in todo:
+        v = versions[k]
+        counts: dict[str, int] = defaultdict(int)
+        for ev in by_version[k]:
+            counts[ev.op] += 1
+        if group(k) in failed_groups:
+            for ev, _ in errored[k]:
+                counts[ev.op] -= 1
+        for o in pl.ROW_OPS:
+            if counts.get(o):
+                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = counts[o]
+                result.rows += counts[o]
+        result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
+    return bad
 
 
 def _by_seq(record: tuple) -> tuple:
@@ -501,17 +528,19 @@ def _image(conv, texts: list | None, values: list | None, on: bool) -> tuple[lis
     return list(row), absent, errors, bool(errs)
 
 
-def _convert(conv, events: list[_Event], *, after: bool, before: bool) -> tuple[list[dict], list[tuple[_Event, str]]]:
+def _convert(conv, events: list[_Event], *, after: bool,
+             before: bool) -> tuple[list[dict], list[tuple[_Event, str]], bool]:
     """The rows ``_write_version`` writes for one version's events (dicts of the output
-    columns), and its bad rows ``(event, reason)``."""
+    columns), the rows with an error in either image ``(event, reason)``, and whether some row
+    failed (an error in an image the plan converts: ``after`` / ``before``)."""
     n = len(conv.rules)
     names = conv.names
-    out, failed, bad = [], False, []
+    out, failed, errored = [], False, []
     for ev in events:
         a, xa, ea, fa = _image(conv, ev.fields["after"], ev.values["after"], after)
         b, xb, eb, fb = _image(conv, ev.fields["before"], ev.values["before"], before)
         if ea or eb:
-            bad.append((ev, pl.conversion_reason(ea + eb)))
+            errored.append((ev, pl.conversion_reason(ea + eb)))
         if fa or fb:
             failed = True
             continue
@@ -524,8 +553,7 @@ def _convert(conv, events: list[_Event], *, after: bool, before: bool) -> tuple[
                     "_before": (dict(zip(names, b if b is not None else [None] * n)) if has_before else None),
                     "_before_absent": xb if has_before else None})
         out.append(row)
-    # the Spark path quarantines the rows with errors only when some row failed
-    return out, (bad if failed else [])
+    return out, errored, failed
 
 
 def output_struct(conv):
