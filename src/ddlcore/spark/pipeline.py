@@ -38,11 +38,13 @@ table, reason, event`` (the event's raw text), every key present even when null.
 
 Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
 API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
-``OUT/_state/staging/<run>/`` (rows that cannot be
-converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
-written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
-move and to delete, the new checkpoint, fsynced), moves the files into place, deletes the
-replaced quarantine files, writes the checkpoint and removes ``pending.json``.
+``OUT/_state/staging/<run>/``, every file named after the run (``_file_names``; rows that
+cannot be converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine
+file is written); when every write has succeeded it gives the staging directory the output's layout (``_assemble``), writes
+``OUT/_state/pending.json`` (the moves — a whole directory where its destination is new, else
+file by file, ``_plan_moves`` — the files to delete, the new checkpoint, fsynced), moves them
+into place, deletes the replaced quarantine files, writes the checkpoint and removes
+``pending.json``.
 A run killed before ``pending.json`` exists leaves only staging files, removed by the next
 run, which redoes the work; a run killed after it is rolled forward by the next run before it
 reads anything.  So no row is lost or written twice, and readers of a table directory only
