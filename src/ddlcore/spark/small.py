@@ -14,8 +14,9 @@ When it applies (``DriverIncrement.read``): the run is incremental and reads tai
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
-(``ddlcore.raw.text_form``), or a line Spark reads as no event at all (not JSON, a torn
-line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
+(``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
+fraction digits: the payload in the source's notation, which both faces parse), or a line Spark
+reads as no event at all (not JSON, a torn line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
 a float Java writes in another notation; ...) leaves the whole run to the Spark path.
 """
 
@@ -60,7 +61,7 @@ _LITERALS = ("true", "false", "null", "NaN", "Infinity")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 #: the event fields as Spark reads them: kind of value (``long``, ``str``, ``bool``,
 #: ``strings``: an array of texts, ``raw``: an array of raw values' text forms, ``json``: any
-#: JSON value as its text)
+#: JSON value, kept as parsed: only whether it is null matters here)
 _FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "database": "str", "table": "str",
            "ddl": "str", "before": "raw", "after": "raw", "schema": "str", "tx": "str", "row": "long",
            "quarantine": "str", "snapshot": "bool", "search_path": "strings", "catalog": "json", "source": "json"}
