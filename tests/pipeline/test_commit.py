@@ -226,3 +226,19 @@ def test_a_local_tree_is_put_in_place_at_once(fs, tmp_path):
     root = tmp_path / "o"
     assert _tree(root) == {"x/tree/a/f.json": "{}"} and (root / "x" / "tree" / "a" / "b").is_dir()
     assert not local.exists()
+
+
+@pytest.mark.parametrize("root", ["o", "o[1]"])
+def test_names_are_the_listed_names(spark, tmp_path, root):
+    """``names`` (a glob and the text of its paths) lists what ``list`` lists, also under a
+    root whose name holds glob characters (then it lists, as ``list`` does)."""
+    fs = OutputFS(spark, str(tmp_path / root))
+    base = tmp_path / root
+    for name in ("d/a", "d/_part=1/x", "d/.a.crc", "d/b%2Ec"):
+        (base / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / name).write_text("x")
+    try:
+        assert fs.names("d") == [n for n, _ in fs.list("d")] == ["_part=1", "a", "b%2Ec"]  # .crc: hidden
+        assert fs.names("d/_part=1") == ["x"] and fs.names("nothing") == [] and "d" in fs.names()
+    finally:
+        fs.close()

@@ -1298,7 +1298,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             if replay_keys:
                 kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
                 result.replayed = len(old_quarantine) - len(kept)
-                fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
+                fs.write_text(f"{staging}/_quarantine/{run_id}-part-kept.json", "".join(
                     json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
                 deletes = sorted({r["_path"] for r in old_quarantine})
 
@@ -1319,8 +1319,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     say("committing")
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(fs, result)
-    _assemble(fs, staging, run_id, group_dirs)
-    moves = _plan_moves(fs, staging)
+    _assemble(fs, staging, group_dirs)
+    moves = _plan_moves(fs, staging, run_id)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
@@ -1755,7 +1755,7 @@ def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int 
     todo = [v for v in versions if v["model"] is not None]
     if last is None:
         return todo
-    have = {n for n, is_dir in fs.list("_schemas") if not is_dir}
+    have = set(fs.names("_schemas"))
     return [v for v in todo if v["from"] > last or (v["to"] is not None and v["to"] > last)
             or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
 
@@ -1830,83 +1830,80 @@ def _make_dirs(fs: "OutputFS", dirs: set[str]) -> None:
         shutil.rmtree(local, ignore_errors=True)
 
 
-def _assemble(fs: "OutputFS", staging: str, run_id: str, group_dirs: dict[int, str]) -> None:
+def _assemble(fs: "OutputFS", staging: str, group_dirs: dict[int, str]) -> None:
     """Before the commit point, give the run's staging directory ``staging`` the output's
-    layout, so that the commit can move whole directories (``_plan_moves``): the versions
-    written by a job of several (``_GROUPS/<first>/_part=<version>/``) are renamed to their own
-    directory (``group_dirs``: version → its directory), one rename each, the directories above
-    them made at once (``_make_dirs``); a file not named after the run (``<run>-...``: one the
-    driver wrote, such as the quarantine's kept records, or Spark's where ``_file_names`` did
-    not apply) is renamed to be, and a ``_SUCCESS`` marker is deleted.  Schema files and the
-    history's copy keep their names (they replace their namesakes).  A crash here leaves only
-    staging files: the next run deletes them."""
-    entries = fs.walk(staging)
-    cut = len(staging) + 1
-    for path, is_dir in entries:
-        rel = path[cut:]
-        name = rel.rpartition("/")[2]
-        if is_dir or name.startswith(".") or rel.split("/", 1)[0] in ("_schemas", "_history.sqlite"):
-            continue
-        if name == "_SUCCESS":
-            fs.delete(path)
-        elif not name.startswith(f"{run_id}-"):
-            fs.move(path, f"{path.rpartition('/')[0]}/{run_id}-{name}")
-    dirs = {path for path, is_dir in entries if is_dir} | {staging}
+    layout, so that the commit can move whole directories (``_plan_moves``): each version
+    written by a job of several (``_GROUPS/<first>/_part=<version>/``) is renamed to its own
+    directory (``group_dirs``: version → its directory, relative to the output), one rename
+    each, and the directories above them that the staging directory lacks are made at once
+    (``_make_dirs``).  Only the group directories and the parents of these destinations are
+    listed (``OutputFS.names``), never every staged file.  A
+    crash here leaves only staging files: the next run deletes them.  Raises
+    ``PipelineError`` for staged rows of a version with no directory in ``group_dirs``."""
+    groups = f"{staging}/{_GROUPS}"
     parts: dict[str, str] = {}
-    for path, is_dir in entries:
-        bits = path[cut:].split("/")
-        if is_dir and len(bits) == 3 and bits[0] == _GROUPS and bits[2].startswith("_part="):
-            parts[path] = f"{staging}/{group_dirs[int(bits[2].split('=', 1)[1])]}"
+    for first in fs.names(groups):
+        for name in fs.names(f"{groups}/{first}"):
+            if name.startswith("_part="):  # a partition directory of Spark's
+                k = int(name.split("=", 1)[1])
+                if k not in group_dirs:
+                    raise PipelineError(f"{groups}/{first}/{name}: staged rows of table version {k} "
+                                        f"with no output directory")
+                parts[f"{groups}/{first}/{name}"] = f"{staging}/{group_dirs[k]}"
+    listed: dict[str, set[str]] = {}
+    found: dict[str, bool] = {staging: True}
+
+    def exists(d: str) -> bool:  # in the staging directory, from listings of its parents
+        if d not in found:
+            parent, _, name = d.rpartition("/")
+            if exists(parent) and parent not in listed:
+                listed[parent] = set(fs.names(parent))
+            found[d] = name in listed.get(parent, ())
+        return found[d]
+
+    if len(set(parts.values())) < len(parts) or any(exists(d) for d in parts.values()):
+        raise PipelineError(f"{staging}: a table version staged twice")  # pragma: no cover - a bug
     missing: set[str] = set()
     for dst in parts.values():
         d = dst.rpartition("/")[0]
-        while d not in dirs and d not in missing:
+        while d not in missing and not exists(d):
             missing.add(d)
             d = d.rpartition("/")[0]
     _make_dirs(fs, missing)
-    for src, dst in parts.items():
-        fs.move_dir(src, dst)
+    for src, dst in parts.items():  # none of them exists: a rename each, without a check
+        fs.rename_new(src, dst)
 
 
-def _plan_moves(fs: "OutputFS", staging: str) -> list[list[str]]:
+def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
     """The commit's moves (paths relative to the output): the run's staging directory
-    (``_assemble``d into the output's layout, every data file named after the run, so files of
-    different runs never collide) merged into the output.  A staged directory whose destination
-    does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a handful of
-    directories, not a file each —; one that exists is descended into; a file is moved by
-    itself, ``[src, dst]`` (rows appended to an existing version directory; a schema file or the
-    history's copy replacing its namesake).  Names beginning with ``.`` (a local filesystem's
-    ``.crc`` side files, moved with their file) and the emptied ``_GROUPS`` directory are left
-    out.  Raises ``PipelineError`` where a staged file and an output directory (or the other
-    way round) have the same path, or a row file is left in ``_GROUPS``."""
-    entries = fs.walk(staging)
-    cut = len(staging) + 1
-    left = [p for p, is_dir in entries if not is_dir and p[cut:].startswith(f"{_GROUPS}/")
-            and not p.rpartition("/")[2].startswith(".")]
-    if left:
-        raise PipelineError(f"{left[0]}: staged rows of a table version with no output directory")
-    children: dict[str, list[tuple[str, bool]]] = defaultdict(list)
-    for path, is_dir in entries:
-        parent, _, name = path[cut:].rpartition("/")
-        children[parent].append((name, is_dir))
+    (``_assemble``d into the output's layout) merged into the output.  A staged directory whose
+    destination does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a
+    handful of directories, not a file each —; one that exists is descended into; a file is
+    moved by itself, ``[src, dst]``: rows appended to an existing version directory, a schema
+    file or the history's copy replacing its namesake.  Data and quarantine files are named
+    after the run (``<run>-...``; Spark's by ``_file_names``, the driver's by their writers),
+    so files of different runs never collide; one moved by itself without that prefix gets it.
+    Names beginning with ``.`` (a local filesystem's ``.crc`` side files, moved with their
+    file) or ``_SUCCESS`` and the emptied ``_GROUPS`` directory are left out.  Only staged
+    directories whose destination exists are listed (and their destinations, by name)."""
     moves: list[list[str]] = []
 
-    def merge(rel: str) -> None:  # ``rel`` exists in the output, as a directory
-        kids = children.get(rel, [])
-        there = dict(fs.list(rel)) if any(is_dir for _, is_dir in kids) else {}
+    def merge(rel: str) -> None:  # ``rel`` is a directory in the staging area and in the output
+        kids = fs.list(f"{staging}/{rel}".rstrip("/"))
+        there = set(fs.names(rel)) if any(is_dir for _, is_dir in kids) else set()
         for name, is_dir in kids:
-            if name.startswith(".") or (not rel and name == _GROUPS):
+            if name.startswith(".") or name == "_SUCCESS" or (not rel and name == _GROUPS):
                 continue
             sub = f"{rel}/{name}" if rel else name
-            if name in there and there[name] != is_dir:
-                raise PipelineError(f"cannot commit {staging}/{sub}: {sub} is a "
-                                    f"{'file' if is_dir else 'directory'} in the output")
-            if not is_dir:
+            if is_dir:
+                if name in there:
+                    merge(sub)
+                else:
+                    moves.append([f"{staging}/{sub}", sub, "dir"])
+            elif not rel or rel.split("/", 1)[0] == "_schemas" or name.startswith(f"{run_id}-"):
                 moves.append([f"{staging}/{sub}", sub])
-            elif name in there:
-                merge(sub)
             else:
-                moves.append([f"{staging}/{sub}", sub, "dir"])
+                moves.append([f"{staging}/{sub}", f"{rel}/{run_id}-{name}"])
 
     merge("")
     return moves
