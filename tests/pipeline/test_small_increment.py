@@ -10,6 +10,7 @@ columns collide with the pipeline's, rows before the checkpoint, MySQL and Postg
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -122,6 +123,10 @@ def _both_ways(spark, tmp_path: Path, monkeypatch, first: list[str], increment: 
     assert any("on the driver" in m for m in said), said
     assert spark.sparkContext.statusTracker().getJobIdsForGroup(None) == jobs_before  # no Spark job
     assert_same_output(spark, out_small, out_spark, "", "")
+    # every data and quarantine file is named after the run that wrote it (the commit's rule)
+    named = [f.name for files in _row_files(out_small).values() for f in files]
+    named += [f.name for f in (out_small / "_quarantine").glob("*.json")]
+    assert named and all(re.match(r"\d{8}T\d{6}-[0-9a-f]{8}-", n) for n in named), named
     for field in ("events", "rows", "quarantined", "ddl", "counts", "quarantine_reasons", "last_seq",
                   "previous_seq", "versions_written", "dialect"):
         assert getattr(res_small, field) == getattr(res_spark, field), field

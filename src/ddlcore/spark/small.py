@@ -14,8 +14,9 @@ When it applies (``DriverIncrement.read``): the run is incremental and reads tai
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
-(``ddlcore.raw.text_form``), or a line Spark reads as no event at all (not JSON, a torn
-line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
+(``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
+fraction digits: the payload in the source's notation, which both faces parse), or a line Spark
+reads as no event at all (not JSON, a torn line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
 a float Java writes in another notation; ...) leaves the whole run to the Spark path.
 """
 
@@ -60,7 +61,7 @@ _LITERALS = ("true", "false", "null", "NaN", "Infinity")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 #: the event fields as Spark reads them: kind of value (``long``, ``str``, ``bool``,
 #: ``strings``: an array of texts, ``raw``: an array of raw values' text forms, ``json``: any
-#: JSON value as its text)
+#: JSON value, kept as parsed: only whether it is null matters here)
 _FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "database": "str", "table": "str",
            "ddl": "str", "before": "raw", "after": "raw", "schema": "str", "tx": "str", "row": "long",
            "quarantine": "str", "snapshot": "bool", "search_path": "strings", "catalog": "json", "source": "json"}
@@ -365,8 +366,8 @@ class DriverIncrement:
                 by_version[part].append(ev)
 
         def write(v: dict, struct, rows: list[dict]) -> None:
-            _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}",
-                           struct, rows)
+            _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
+                           f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows)
 
         bad = _convert_versions(by_version, versions, last, sopts, dialect, result, write)
         if strict and bad:
@@ -388,7 +389,7 @@ class DriverIncrement:
                 short = pl._short_reason(r[6])
                 result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + 1
             result.quarantined += len(records)
-            fs.write_text(f"{staging}/_quarantine/part-00000-{uuid.uuid4()}-c000.json", "".join(
+            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json", "".join(
                 json.dumps(dict(zip(pl._QUARANTINE_FIELDS, r)), ensure_ascii=False, separators=(",", ":")) + "\n"
                 for r in records))
         return {}, new_malformed, []
@@ -572,8 +573,8 @@ def output_struct(conv):
                       + [StructField(n, meta_types[n], True, pl.META_METADATA[n]) for n in pl.META_COLUMNS])
 
 
-def _write_parquet(fs, rel_dir: str, struct, rows: list[dict]) -> None:
-    """``rows`` as one Parquet file in the output's ``rel_dir`` (through ``fs``: Hadoop's
+def _write_parquet(fs, rel: str, struct, rows: list[dict]) -> None:
+    """``rows`` as the Parquet file ``rel`` of the output (through ``fs``: Hadoop's
     FileSystem), written by pyarrow as Spark writes it: the Arrow types of Spark's (INT64
     ``TIMESTAMP(MICROS)``, decimals as INT32/INT64 by precision, 3-level lists), Snappy, and
     Spark's footer (``ROW_METADATA_KEY``, ``SPARK_VERSION_KEY``), no Arrow schema."""
@@ -589,7 +590,7 @@ def _write_parquet(fs, rel_dir: str, struct, rows: list[dict]) -> None:
                           store_decimal_as_integer=True) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata({ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
-    stream = fs.fs.create(fs.path(f"{rel_dir}/part-00000-{uuid.uuid4()}-c000.snappy.parquet"), True)
+    stream = fs.fs.create(fs.path(rel), True)
     try:
         stream.write(bytearray(buf.getvalue()))
     finally:
