@@ -144,7 +144,8 @@ def test_a_change_log_only_hadoop_reaches_is_read_as_a_local_one(spark, tmp_path
 
 def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forward(spark, tmp_path, monkeypatch):
     """``pending.json`` written before the driver went through Hadoop held absolute local
-    paths: a run after an upgrade still rolls it forward."""
+    paths, and a move per file (no directory moves): a run after an upgrade still rolls it
+    forward."""
     log = shop_log(tmp_path)
     out = tmp_path / "out"
     real = pl._apply_moves
@@ -159,7 +160,9 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
     pending = out / "_state" / "pending.json"
     plan = json.loads(pending.read_text())
     assert plan["moves"] and all(not p.startswith("/") for m in plan["moves"] for p in m)
-    plan["moves"] = [[str(out / s), str(out / d)] for s, d in plan["moves"]]  # as the earlier version wrote it
+    staged = out / "_state" / "staging" / plan["run"]
+    plan["moves"] = [[str(f), str(out / f.relative_to(staged))]  # as the earlier version wrote it
+                     for f in sorted(staged.rglob("*")) if f.is_file() and not f.name.startswith(".")]
     plan["run_json_path"] = str(out / "_run.json")
     pending.write_text(json.dumps(plan))
     assert pl.run_pipeline(log.write(), out, spark=spark).events == 0

@@ -22,6 +22,16 @@ from .test_pipeline import Log  # noqa: E402
 from .test_pipeline_no_loss import base, quarantine, source  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def spark_path(monkeypatch):
+    """These tests are about how the Spark path reads the tails (``_read_events``): small
+    increments go there, not to the driver-side path (tests/pipeline/test_small_increment.py
+    checks that both write the same)."""
+    from ddlcore.spark import small
+
+    monkeypatch.setattr(small, "MAX_BYTES", -1)
+
+
 class Reads:
     """Records what each ``_read_events`` call of a run was given: ``(history_only, JSON
     Lines files, tail copies)``."""

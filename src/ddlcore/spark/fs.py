@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 from typing import Iterator
 
 __all__ = ["OutputFS", "is_uri"]
@@ -134,32 +135,61 @@ class OutputFS:
         return path[len(self._root_path) + 1:]
 
     def list(self, rel: str = "") -> list[tuple[str, bool]]:
-        """``(name, is_directory)`` of the entries directly in ``rel`` (none when it is missing)."""
+        """``(name, is_directory)`` of the entries directly in ``rel`` (none when it is missing).
+        On the local filesystem the text of each status runs an ``ls`` process (Hadoop loads
+        its permissions lazily, without its native library): where the names are enough,
+        ``names`` is much cheaper."""
         p = self.path(rel)
         if not self.fs.exists(p):
             return []
         return sorted((r.rpartition("/")[2], d) for r, d in self._statuses(self.fs.listStatus(p)))
 
-    def walk_files(self, rel: str = "") -> Iterator[str]:
-        """Every file under ``rel``, recursively, relative to the root (sorted): one glob per
-        directory level (``rel/*``, ``rel/*/*``, ...), a few gateway calls each."""
+    def names(self, rel: str = "") -> list[str]:
+        """The names of the entries directly in ``rel`` (none when it is missing), sorted: one
+        glob (``rel/*``) and the text of its paths, a few gateway calls whatever the number of
+        entries, and no status text (``list``)."""
+        if _GLOB & set(self._root_path + "/" + str(rel)):
+            return [name for name, _ in self.list(rel)]
+        found = self.fs.globStatus(self.path(f"{str(rel).rstrip('/')}/*" if rel else "*"))
+        if found is None or len(found) == 0:
+            return []
+        text = str(self._jvm.org.apache.commons.lang3.ArrayUtils.toString(
+            self._jvm.org.apache.hadoop.fs.FileUtil.stat2Paths(found)))
+        # "{P/a,P/b}" where P is the directory's qualified path (names never hold "," + P)
+        parent = self.path(rel).toString().rstrip("/") + "/"
+        items = text[1:-1].split("," + parent)
+        if not items[0].startswith(parent) or any("/" in i for i in items[1:]):  # pragma: no cover
+            return [name for name, _ in self.list(rel)]  # a path whose text is not the expected one
+        items[0] = items[0][len(parent):]
+        return sorted(items)
+
+    def walk(self, rel: str = "") -> list[tuple[str, bool]]:
+        """Every entry under ``rel``, recursively — ``(path relative to the root,
+        is_directory)``, sorted; none when ``rel`` is missing: one glob per directory level
+        (``rel/*``, ``rel/*/*``, ...), a few gateway calls each, whatever the number of files."""
         p = self.path(rel)
         if not self.fs.exists(p):
-            return iter(())
-        if _GLOB & set(self._root_path + "/" + str(rel)):  # not a glob: file by file
-            found = []
-            it = self.fs.listFiles(p, True)
-            while it.hasNext():
-                found.append(self.rel(it.next().getPath()))
-            return iter(sorted(found))
-        found, pattern = [], str(rel).rstrip("/")
+            return []
+        found: list[tuple[str, bool]] = []
+        if _GLOB & set(self._root_path + "/" + str(rel)):  # not a glob: directory by directory
+            todo = [p]
+            while todo:
+                entries = self._statuses(self.fs.listStatus(todo.pop()))
+                found += entries
+                todo += [self.path(r) for r, is_dir in entries if is_dir]
+            return sorted(found)
+        pattern = str(rel).rstrip("/")
         for _ in range(64):
             pattern = f"{pattern}/*" if pattern else "*"
             entries = self._statuses(self.fs.globStatus(self.path(pattern)))
-            found += [r for r, is_dir in entries if not is_dir]
+            found += entries
             if not any(is_dir for _, is_dir in entries):
                 break
-        return iter(sorted(found))
+        return sorted(found)
+
+    def walk_files(self, rel: str = "") -> Iterator[str]:
+        """Every file under ``rel``, recursively, relative to the root (sorted; ``walk``)."""
+        return iter([r for r, is_dir in self.walk(rel) if not is_dir])
 
     def read_text(self, rel: str) -> str | None:
         p = self.path(rel)
@@ -193,21 +223,95 @@ class OutputFS:
         if atomic:
             self._replace(dest, target)
 
-    def replace(self, src: str, dst: str) -> None:
-        """Rename ``src`` to ``dst``, replacing a file there (parent directories made)."""
+    def move(self, src: str, dst: str) -> bool:
+        """Rename the file ``src`` to ``dst``, replacing a file there (``dst``'s parent directories
+        made); ``False`` when ``src`` does not exist — moved already: a roll-forward repeats the
+        moves of a commit.  One rename (two more calls where it fails: is ``src`` gone, or does
+        this filesystem's rename not replace a file?)."""
         parent = str(dst).rpartition("/")[0]
         if parent not in self._made:
             self.fs.mkdirs(self.path(parent))
             self._made.add(parent)
-        self._replace(self.path(src), self.path(dst))
+        s, d = self.path(src), self.path(dst)
+        if self._rename(s, d):  # the local filesystem's rename(2) replaces a file atomically
+            return True
+        if not self.fs.exists(s):
+            return False
+        self._overwrite(s, d)
+        return True
+
+    def move_dir(self, src: str, dst: str) -> bool:
+        """Rename the directory ``src`` to ``dst``, which does not exist yet (its parent does):
+        one rename, whatever the number of files in it — atomic on a local filesystem and HDFS.
+        ``False`` when ``src`` does not exist (moved already: a roll-forward repeats it).  When
+        ``dst`` exists — an object store renames a directory by copying it file by file, so a
+        crash can leave part of it there — the files of ``src`` are moved into it one by one
+        (``move``) and ``src`` is deleted: never the directory itself, which Hadoop's rename
+        would put *inside* ``dst``.  Files whose names begin with ``.`` (a local filesystem's
+        ``.crc`` side files) are left to the rename of their file."""
+        s, d = self.path(src), self.path(dst)
+        if not self.fs.exists(d):
+            if self._rename(s, d):
+                return True
+            if not self.fs.exists(s):
+                return False
+            raise OSError(f"cannot rename {s.toString()} to {d.toString()}")
+        if not self.fs.exists(s):
+            return False
+        base = self.rel(s)
+        for f in self.walk_files(base):
+            if not f.rpartition("/")[2].startswith("."):
+                self.move(f, f"{str(dst).rstrip('/')}/{f[len(base) + 1:]}")
+        self.fs.delete(s, True)
+        return True
+
+    def rename_new(self, src: str, dst: str) -> None:
+        """Rename ``src`` (a file or a directory) to ``dst``, which the caller knows does not
+        exist (from a listing just made; its parent exists): one rename, without ``move_dir``'s
+        check — on the local filesystem ``exists`` of a missing path costs more than the
+        rename (Hadoop builds a ``FileNotFoundException``).  Raises ``OSError`` when the rename
+        fails."""
+        s, d = self.path(src), self.path(dst)
+        if not self._rename(s, d):
+            raise OSError(f"cannot rename {s.toString()} to {d.toString()}")
+
+    def _rename(self, s, d) -> bool:
+        """Hadoop's rename of ``s`` to ``d``: ``False`` where it fails — also where it raises
+        ``FileNotFoundException``, as the local filesystem does for a missing ``s`` (HDFS
+        returns ``False``; Hadoop's filesystem specification allows both)."""
+        from py4j.protocol import Py4JJavaError
+
+        try:
+            return bool(self.fs.rename(s, d))
+        except Py4JJavaError as exc:
+            if exc.java_exception.getClass().getName() != "java.io.FileNotFoundException":
+                raise
+            return False
+
+    def put_tree(self, local: str, rel: str) -> None:
+        """Move the local directory ``local`` — files the driver wrote with Python — to ``rel``,
+        which does not exist yet (its parent does); ``local`` is gone afterwards.  On a local
+        output one rename (Hadoop copies when the two are on different filesystems), elsewhere
+        Hadoop's copy from the local filesystem: the files are made in the JVM, without a
+        gateway call each.  Where many small files are made at once this is much cheaper than
+        ``write_text`` per file: on the local filesystem without Hadoop's native library, every
+        ``create`` and ``mkdirs`` of Hadoop's runs a ``chmod`` process (``setPermission``)."""
+        src = self._Path(Path(local).resolve().as_uri())
+        dst = self.path(rel)
+        if self.scheme == "file" and self.fs.rename(src, dst):
+            return
+        self.fs.copyFromLocalFile(True, False, src, dst)
 
     def _replace(self, s, d) -> None:
         if self.fs.rename(s, d):  # the local filesystem's rename(2) replaces a file atomically
             return
         if not self.fs.exists(s):
             raise FileNotFoundError(f"cannot rename {s.toString()}: it does not exist")
-        # the target exists and this filesystem's rename does not replace (HDFS, object
-        # stores): FileContext's rename with OVERWRITE (atomic on HDFS)
+        self._overwrite(s, d)
+
+    def _overwrite(self, s, d) -> None:
+        """Rename ``s`` over the existing file ``d``, where this filesystem's rename does not
+        replace (HDFS, object stores): FileContext's rename with OVERWRITE (atomic on HDFS)."""
         if self._fc is None:
             self._fc = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(self.root.toUri(), self._conf)
         Rename = self._jvm.org.apache.hadoop.fs.Options.Rename

@@ -38,11 +38,13 @@ table, reason, event`` (the event's raw text), every key present even when null.
 
 Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
 API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
-``OUT/_state/staging/<run>/`` (rows that cannot be
-converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine file is
-written); when every write has succeeded it writes ``OUT/_state/pending.json`` (the files to
-move and to delete, the new checkpoint, fsynced), moves the files into place, deletes the
-replaced quarantine files, writes the checkpoint and removes ``pending.json``.
+``OUT/_state/staging/<run>/``, every file named after the run (``_file_names``; rows that
+cannot be converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine
+file is written); when every write has succeeded it gives the staging directory the output's layout (``_assemble``), writes
+``OUT/_state/pending.json`` (the moves — a whole directory where its destination is new, else
+file by file, ``_plan_moves`` — the files to delete, the new checkpoint, fsynced), moves them
+into place, deletes the replaced quarantine files, writes the checkpoint and removes
+``pending.json``.
 A run killed before ``pending.json`` exists leaves only staging files, removed by the next
 run, which redoes the work; a run killed after it is rolled forward by the next run before it
 reads anything.  So no row is lost or written twice, and readers of a table directory only
@@ -253,10 +255,15 @@ def _apply_plan(plan: dict[str, Any], state: _State) -> None:
 
 
 def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
-    """Idempotent renames (a source already moved is skipped)."""
-    for src, dst in moves:
-        if fs.exists(src):
-            fs.replace(src, dst)
+    """The moves of a commit plan (``_plan_moves``: ``[src, dst]`` a file, ``[src, dst, "dir"]``
+    a whole directory), idempotent: a source moved already is skipped, and a directory move that
+    an object store left half done (it copies file by file) is finished file by file
+    (``OutputFS.move_dir``)."""
+    for move in moves:
+        if len(move) > 2 and move[2] == "dir":
+            fs.move_dir(move[0], move[1])
+        else:
+            fs.move(move[0], move[1])
 
 
 # --------------------------------------------------------------------------------------------
@@ -670,6 +677,24 @@ _EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", 
 #: staged row partitions (``_part``) that are not a table version
 _PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
 _PART_KINDS = (_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE)
+#: the quarantine reasons the tagging and conversion build (the Spark path in ``_run`` and
+#: ``_write_version``, the driver-side path in ``ddlcore.spark.small``): a statement-format DML
+#: event (then its first ``STMT_TEXT_CHARS`` characters), a row the capture marked (then the
+#: capture's reason), a row of a table with no version in force (the table's dotted name
+#: between the two parts), a row that cannot be converted (``conversion_reason``)
+STMT_REASON, STMT_TEXT_CHARS = "statement-format DML: the change log does not carry its rows: ", 300
+CAPTURE_REASON = "capture: "
+UNKNOWN_TABLE_REASON = ("unknown table: no schema of ", " in force at this seq")
+CANNOT_CONVERT = "cannot convert: "
+
+
+def conversion_reason(errors: list[tuple[str | None, str | None, str | None]]) -> str:
+    """The quarantine reason of a row that cannot be converted, from its errors ``(column,
+    raw value's text form, reason)`` (column ``None``: the row's arity), after image first:
+    ``cannot convert: status (9): enum index out of range; row (3): expected 4 raw values, got
+    3``.  The Spark path builds the same text in the JVM (``_write_version``)."""
+    return CANNOT_CONVERT + "; ".join(f"{'row' if c is None else c} ({'null' if v is None else v}): {r or ''}"
+                                      for c, v, r in errors)
 _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
                       "`table` STRING, reason STRING, event STRING")
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
@@ -956,7 +981,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
-    from . import RowConverter
+    from .small import DriverIncrement
 
     fs = state.fs
     last = state.last_seq()
@@ -971,6 +996,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
+    restore_names = _session_settings(spark, _file_names(run_id))
     try:
         # -- only the bytes of the change-log files past what the committed runs read -----------
         given = len(inputs[0])
@@ -978,7 +1004,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
                 f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
-        if not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
+        # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
+        small = None if replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last)
+        if small is None and not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
 
@@ -987,8 +1015,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         # the candidates are filtered on the driver: a Spark filter on the parsed fields would
         # be merged with the text pre-filter, and the generated code would then parse every
         # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = [] if inputs.no_history else _read_events(spark, inputs, history_only=True).where(
-            "_valid").select("seq", "op", "_line", "_file").collect()
+        candidates = [] if inputs.no_history else small.history_candidates() if small is not None else _read_events(
+            spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
         events = []
         bad_history: list[tuple] = []
         for r in candidates:
@@ -1045,247 +1073,247 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
-        # -- row events → table version in force at their seq, staged by conversion group -------
-        say("tagging row events with their table version")
-        seen, fresh = Observation("all events"), Observation("new events")
-        # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
-        # still counts for the check below
-        skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
-        everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
-            seen, F.max("seq").alias("max_seq"))
-        events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
-                     .withColumn("_replay", F.lit(None).cast("INT")))
-        if replay_lines:
-            rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
-            rp = rp.select("_line", F.lit("replay").alias("_file"),
-                           F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
-                "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
-            events_df = events_df.unionByName(rp)
-        # a source column named like a pipeline column (``_op``, ...): its version's rows are
-        # quarantined with this reason, never mixed up with the pipeline's own columns
-        collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
-                       f"of {v['table']} collide with the pipeline's own columns: rows not written")
-                   for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
-        # the versions that can get rows in this run (in force past the checkpoint, or a replay
-        # target), in conversion groups: the rows are staged by group, so a log of thousands of
-        # table versions stages a few dozen directories, not thousands
-        live = sorted({k for k, v in enumerate(versions)
-                       if v["model"] is not None and not v["blocked"] and k not in collide
-                       and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
-        groups = _conversion_groups(live, versions)
-        gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
-                           "g_part INT, g_grp INT")
-        vdf = _local_frame(
-            spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
-              v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
-            "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
-        rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
-        is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
-        fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
-        cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
-                & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
-                & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
-        tagged = rows.join(F.broadcast(vdf), cond, "left")
-        op = F.col("op")
-        part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
-                .when(~F.col("_valid"), F.lit(_PART_INVALID))
-                .when(op == "stmt", F.lit(_PART_STMT))
-                .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
-                .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
-                .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
-                .otherwise(F.col("v_part")))
-        where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
-        reason = (F.when(F.col("_part") == _PART_STMT,
-                         F.concat(F.lit("statement-format DML: the change log does not carry its rows: "),
-                                  F.substring(F.col("ddl"), 1, 300)))
-                  .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit("capture: "), F.col("quarantine")))
-                  .when(F.col("_part") == _PART_UNKNOWN,
-                        F.concat(F.lit("unknown table: no schema of "), where, F.lit(" in force at this seq")))
-                  .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
-        staged = (tagged.withColumn("_part", part)
-                  .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
-                  .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
-                          "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
-                          .alias("_grp"), reason.alias("_reason"),
-                          F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                          F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
-        # one open file per staged directory and task, instead of sorting each task's rows by
-        # directory first
-        with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
-            (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
-             .partitionBy("_grp").parquet(fs.str(rows_dir)))
-        max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
-                       if m is not None), default=None)
-        if last is not None and max_seq is not None and max_seq < last:
-            raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
-                                f"it is not the log this output was written from (a new capture restarts seq "
-                                f"at 1); write it to a new output directory")
-        parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
-        result.events = fresh.get.get("events") or 0
-        last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
-        result.last_seq = last_seq
-
-        quarantined = []
-        new_malformed: list[str] = []
-        records = list(failed_ddl) + bad_history
-        if _PART_INVALID in parts:
-            malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
-                                                          inputs)
-            records += malformed
-        if records:
-            quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
-        for k in (k for k in parts if k < 0 and k != _PART_INVALID):
-            quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
-                "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
-                F.col("_line").alias("event")))
-        if strict and quarantined:
-            first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
-            raise PipelineError(first.reason, first.seq)
-
-        # -- convert and write each table version ----------------------------------------------
-        bad_dirs: list[str] = []
-        # rows per version and op, from the staged rows (one scan of the ``op`` column); the
-        # rows that cannot be converted are subtracted below
-        staged_counts: dict[tuple[int, str], int] = {}
-        if any(g >= 0 for g in parts):
-            for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
-                      .groupBy("_part", "op").count().collect()):
-                staged_counts[(r["_part"], r["op"])] = r["count"]
-        todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
-            versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
-        # column names differing only in case (PostgreSQL): written as they are
-        case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
-                else {})
-        # versions whose conversion and output schema are the same (the same columns and table
-        # defaults: sharded or copied tables, and versions whose change left the columns alone)
-        # are converted by one plan and written by one job, partitioned by version; each reads
-        # its group's staged directory
-        with_rows = set(todo)
-        group_of = {k: g for g, members in enumerate(groups) for k in members}
-        groups = [[k for k in members if k in with_rows] for members in groups]
-        rank = {k: i for i, k in enumerate(todo)}
-        order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: rank[groups[g][0]])
-
-        def convert(i: int, g: int) -> tuple[list[int], str | None]:
-            group = groups[g]
-            v = versions[group[0]]
-            say(f"converting {_label(v)} version {v['version']}"
-                + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
-                + f" ({i + 1}/{len(order)})")
-            bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
-            # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
-            # version whose rows carry one image only is planned with that image alone
-            members = set(group)
-            ops = {o for (k, o), n in staged_counts.items() if n and k in members}
-            rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
-            if len(group) == 1:
-                target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
-                partition_by = None
-            else:
-                target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
-            has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
-                                     after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
-                                     partition_by=partition_by, partitions=len(group))
-            # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
-            # version's expressions are freed only by the cycle collector — and until then they
-            # pin the version's (large) expression trees in the driver JVM: a long log would
-            # exhaust the driver's heap.  Collect now.
-            gc.collect()
-            return group, (bad_dir if has_bad else None)
-
-        group_dirs: dict[int, str] = {}
-        # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
-        # of the collector's reach until the versions are written: each version's
-        # ``gc.collect()`` then walks only what was made since (milliseconds instead of a
-        # quarter of a second per version on a busy 2-core machine)
-        gc.freeze()
-        try:
-            # groups of few rows first, with expressions interpreted: generating and compiling a
-            # conversion plan's code costs more than interpreting it over a few thousand rows
-            size: dict[int, int] = defaultdict(int)
-            for (k, _), n in staged_counts.items():
-                size[group_of[k]] += n
-            small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-            large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
-            converted = []
-            for phase, settings in ((small, _INTERPRETED), (large, {})):
-                if phase:
-                    with _settings(spark, {**case, **settings}):
-                        converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
-                                                            spark.sparkContext.cancelAllJobs))
-            for group, bad in converted:
-                if bad:
-                    bad_dirs.append(bad)
-                if len(group) > 1:
-                    for k in group:
-                        v = versions[k]
-                        group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
-        finally:
-            gc.unfreeze()
-        bad_counts: dict[tuple[int, str], int] = defaultdict(int)
-        if bad_dirs:
-            for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
-                bad_counts[(r["_part"], r["op"])] += r["count"]
-        for k in todo:
-            v = versions[k]
-            for o in ROW_OPS:
-                n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
-                if n:
-                    result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
-                    result.rows += n
-            result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
-        if bad_dirs:
-            converted_bad = spark.read.parquet(*bad_dirs)
-            if strict:
-                first = converted_bad.orderBy("seq").limit(1).collect()[0]
-                raise PipelineError(first.reason, first.seq)
-            # the events' raw text, read back from the change log for these events only
-            lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
-                "seq", "position", "op", F.col("_line").alias("event"))
+        # -- a small increment: tagged, converted and written on the driver, no Spark job
+        # (ddlcore.spark.small; docs/pipeline.md, "Incremental runs")
+        if small is not None:
+            group_dirs, new_malformed, deletes = small.run(
+                result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
+                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=strict, say=say)
+        else:
+            # -- row events → table version in force at their seq, staged by conversion group -------
+            say("tagging row events with their table version")
+            seen, fresh = Observation("all events"), Observation("new events")
+            # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
+            # still counts for the check below
+            skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
+            everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
+                seen, F.max("seq").alias("max_seq"))
+            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
+                         .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
-                lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
-                    F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
-                    "e.seq", "e.position", "e.op", "event"))
-            quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
-                "seq", "position", "op", "database", "schema", "table", "reason", "event"))
+                rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
+                rp = rp.select("_line", F.lit("replay").alias("_file"),
+                               F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
+                    "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
+                events_df = events_df.unionByName(rp)
+            # a source column named like a pipeline column (``_op``, ...): its version's rows are
+            # quarantined with this reason, never mixed up with the pipeline's own columns
+            collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
+                           f"of {v['table']} collide with the pipeline's own columns: rows not written")
+                       for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+            # the versions that can get rows in this run (in force past the checkpoint, or a replay
+            # target), in conversion groups: the rows are staged by group, so a log of thousands of
+            # table versions stages a few dozen directories, not thousands
+            live = sorted({k for k, v in enumerate(versions)
+                           if v["model"] is not None and not v["blocked"] and k not in collide
+                           and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
+            groups = _conversion_groups(live, versions)
+            gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
+                               "g_part INT, g_grp INT")
+            vdf = _local_frame(
+                spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
+                  v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
+                "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
+            rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
+            is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
+            fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
+            cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
+                    & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
+                    & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
+            tagged = rows.join(F.broadcast(vdf), cond, "left")
+            op = F.col("op")
+            part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
+                    .when(~F.col("_valid"), F.lit(_PART_INVALID))
+                    .when(op == "stmt", F.lit(_PART_STMT))
+                    .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
+                    .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
+                    .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
+                    .otherwise(F.col("v_part")))
+            where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
+            reason = (F.when(F.col("_part") == _PART_STMT,
+                             F.concat(F.lit(STMT_REASON), F.substring(F.col("ddl"), 1, STMT_TEXT_CHARS)))
+                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
+                      .when(F.col("_part") == _PART_UNKNOWN,
+                            F.concat(F.lit(UNKNOWN_TABLE_REASON[0]), where, F.lit(UNKNOWN_TABLE_REASON[1])))
+                      .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
+            staged = (tagged.withColumn("_part", part)
+                      .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
+                      .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
+                              "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
+                              .alias("_grp"), reason.alias("_reason"),
+                              F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
+                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
+            # one open file per staged directory and task, instead of sorting each task's rows by
+            # directory first
+            with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
+                (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
+                 .partitionBy("_grp").parquet(fs.str(rows_dir)))
+            max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
+                           if m is not None), default=None)
+            if last is not None and max_seq is not None and max_seq < last:
+                raise PipelineError(f"the change log ends at seq {max_seq}, before this output's checkpoint (seq {last}): "
+                                    f"it is not the log this output was written from (a new capture restarts seq "
+                                    f"at 1); write it to a new output directory")
+            parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
+            result.events = fresh.get.get("events") or 0
+            last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
+            result.last_seq = last_seq
 
-        # -- quarantine ------------------------------------------------------------------------
-        if quarantined:
-            bad = _union(quarantined).persist()
+            quarantined = []
+            new_malformed: list[str] = []
+            records = list(failed_ddl) + bad_history
+            if _PART_INVALID in parts:
+                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
+                                                              inputs)
+                records += malformed
+            if records:
+                quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
+            for k in (k for k in parts if k < 0 and k != _PART_INVALID):
+                quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
+                    "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
+                    F.col("_line").alias("event")))
+            if strict and quarantined:
+                first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
+                raise PipelineError(first.reason, first.seq)
+
+            # -- convert and write each table version ----------------------------------------------
+            bad_dirs: list[str] = []
+            # rows per version and op, from the staged rows (one scan of the ``op`` column); the
+            # rows that cannot be converted are subtracted below
+            staged_counts: dict[tuple[int, str], int] = {}
+            if any(g >= 0 for g in parts):
+                for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
+                          .groupBy("_part", "op").count().collect()):
+                    staged_counts[(r["_part"], r["op"])] = r["count"]
+            todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
+                versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
+            # column names differing only in case (PostgreSQL): written as they are
+            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
+                    else {})
+            # versions whose conversion and output schema are the same (the same columns and table
+            # defaults: sharded or copied tables, and versions whose change left the columns alone)
+            # are converted by one plan and written by one job, partitioned by version; each reads
+            # its group's staged directory
+            with_rows = set(todo)
+            group_of = {k: g for g, members in enumerate(groups) for k in members}
+            groups = [[k for k in members if k in with_rows] for members in groups]
+            rank = {k: i for i, k in enumerate(todo)}
+            order = sorted((g for g, members in enumerate(groups) if members), key=lambda g: rank[groups[g][0]])
+
+            def convert(i: int, g: int) -> tuple[list[int], str | None]:
+                group = groups[g]
+                v = versions[group[0]]
+                say(f"converting {_label(v)} version {v['version']}"
+                    + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
+                    + f" ({i + 1}/{len(order)})")
+                bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
+                # the images the rows carry, by their ops: after (c, r, u), before (d, u); a
+                # version whose rows carry one image only is planned with that image alone
+                members = set(group)
+                ops = {o for (k, o), n in staged_counts.items() if n and k in members}
+                rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
+                if len(group) == 1:
+                    target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                    partition_by = None
+                else:
+                    target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
+                has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                                         after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
+                                         partition_by=partition_by, partitions=len(group))
+                # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
+                # version's expressions are freed only by the cycle collector — and until then they
+                # pin the version's (large) expression trees in the driver JVM: a long log would
+                # exhaust the driver's heap.  Collect now.
+                gc.collect()
+                return group, (bad_dir if has_bad else None)
+
+            group_dirs: dict[int, str] = {}
+            # the objects alive now (parsers, the history, Spark's and py4j's modules) are moved out
+            # of the collector's reach until the versions are written: each version's
+            # ``gc.collect()`` then walks only what was made since (milliseconds instead of a
+            # quarter of a second per version on a busy 2-core machine)
+            gc.freeze()
             try:
-                for r in bad.groupBy("reason").count().collect():
-                    short = _short_reason(r.reason)
-                    result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
-                    result.quarantined += r["count"]
-                # every field in every record, null ones too (Spark's JSON writer drops them by default)
-                (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
-                 .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
+                # groups of few rows first, with expressions interpreted: generating and compiling a
+                # conversion plan's code costs more than interpreting it over a few thousand rows
+                size: dict[int, int] = defaultdict(int)
+                for (k, _), n in staged_counts.items():
+                    size[group_of[k]] += n
+                small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
+                large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
+                converted = []
+                for phase, settings in ((small, _INTERPRETED), (large, {})):
+                    if phase:
+                        with _settings(spark, {**case, **settings}):
+                            converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
+                                                                spark.sparkContext.cancelAllJobs))
+                for group, bad in converted:
+                    if bad:
+                        bad_dirs.append(bad)
+                    if len(group) > 1:
+                        for k in group:
+                            v = versions[k]
+                            group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
             finally:
-                bad.unpersist()
-        deletes: list[str] = []
-        if replay_keys:
-            kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
-            result.replayed = len(old_quarantine) - len(kept)
-            fs.write_text(f"{staging}/_quarantine/part-kept.json", "".join(
-                json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
-            deletes = sorted({r["_path"] for r in old_quarantine})
+                gc.unfreeze()
+            bad_counts: dict[tuple[int, str], int] = defaultdict(int)
+            if bad_dirs:
+                for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
+                    bad_counts[(r["_part"], r["op"])] += r["count"]
+            for k in todo:
+                v = versions[k]
+                for o in ROW_OPS:
+                    n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
+                    if n:
+                        result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                        result.rows += n
+                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+            if bad_dirs:
+                converted_bad = spark.read.parquet(*bad_dirs)
+                if strict:
+                    first = converted_bad.orderBy("seq").limit(1).collect()[0]
+                    raise PipelineError(first.reason, first.seq)
+                # the events' raw text, read back from the change log for these events only
+                lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
+                    "seq", "position", "op", F.col("_line").alias("event"))
+                if replay_lines:
+                    lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
+                        F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
+                        "e.seq", "e.position", "e.op", "event"))
+                quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
+                    "seq", "position", "op", "database", "schema", "table", "reason", "event"))
+
+            # -- quarantine ------------------------------------------------------------------------
+            if quarantined:
+                bad = _union(quarantined).persist()
+                try:
+                    for r in bad.groupBy("reason").count().collect():
+                        short = _short_reason(r.reason)
+                        result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
+                        result.quarantined += r["count"]
+                    # every field in every record, null ones too (Spark's JSON writer drops them by default)
+                    (bad.orderBy(F.col("seq").asc_nulls_first()).coalesce(1).write.mode("overwrite")
+                     .option("ignoreNullFields", "false").json(fs.str(f"{staging}/_quarantine")))
+                finally:
+                    bad.unpersist()
+            deletes: list[str] = []
+            if replay_keys:
+                kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
+                result.replayed = len(old_quarantine) - len(kept)
+                fs.write_text(f"{staging}/_quarantine/{run_id}-part-kept.json", "".join(
+                    json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
+                deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
-        schema_dir = f"{staging}/_schemas"
         schemas = _schemas_to_write(fs, versions, last)
         say(f"writing {len(schemas)} schema file(s)")
-        for v in schemas:
-            conv = RowConverter(v["model"], sopts, dialect=name)
-            fs.write_text(f"{schema_dir}/{schema_file(v['database'], v['schema'], v['table'], v['version'])}", json.dumps({
-                "database": v["database"], "schema": v["schema"], "table": v["table"],
-                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
-                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
-                "struct_type": conv.struct_type.jsonValue(), "model": v["model"].to_json()}, indent=2))
+        _write_schemas(fs, f"{staging}/_schemas", schemas, sopts, name)
         if local_tmp is not None:  # the history's copy goes with the run's files
             fs.copy_from_local(str(hist_path), f"{staging}/_history.sqlite")
     finally:
         gc.collect()  # see ``convert`` above: frees this run's expression trees in the JVM
         restore_settings()
+        restore_names()
         if local_tmp is not None:
             shutil.rmtree(local_tmp, ignore_errors=True)
 
@@ -1293,7 +1321,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     say("committing")
     result.seconds = time.perf_counter() - t0
     run_json = _merge_run_json(fs, result)
-    moves = _plan_moves(fs, staging, run_id, group_dirs)
+    _assemble(fs, staging, group_dirs)
+    moves = _plan_moves(fs, staging, run_id)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
@@ -1367,13 +1396,19 @@ def _malformed_records(spark, part_dir: str, state: _State,
     the lines of its checkpointed prefix count: a line past it is being written (or was torn
     by a kill, and the capture's restart truncates it).  Returns the records and the keys of
     the seq-less lines quarantined now."""
+    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
+                                                     "_line", "_file").collect()
+    return malformed_from_rows(rows, state, inputs)
+
+
+def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ())) -> tuple[list[tuple], list[str]]:
+    """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
+    ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
+    ``_line`` the raw text, ``_file`` its file's URI)."""
     from ..changelog import validate
 
     bound = getattr(inputs, "bound", None)
     starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
-
-    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
-                                                     "_line", "_file").collect()
     if bound is not None:
         durable = None
         kept = []
@@ -1683,7 +1718,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                         F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
-            F.concat(F.lit("cannot convert: "), F.concat_ws("; ", F.transform(
+            F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(
                 "_errs", lambda e: F.concat(F.coalesce(e["column"], F.lit("row")), F.lit(" ("),
                                             F.coalesce(e["value"], F.lit("null")), F.lit("): "),
                                             F.coalesce(e["reason"], F.lit("")))))).alias("reason"))
@@ -1698,6 +1733,12 @@ _GROUPS = "_groups"
 _IDENTITY_FIELDS = ("database", "schema", "name")
 
 
+def _shape(model: dict[str, Any]) -> str:
+    """What a version's conversion and ``struct_type`` depend on: its table model's JSON
+    (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
+    return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
+
+
 def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
     """``todo`` (version indexes) grouped by what their conversion and output schema depend
     on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
@@ -1710,10 +1751,7 @@ def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[
         if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
             groups[f"alone {k}"] = [k]
             continue
-        model = versions[k]["model"].to_json()
-        key = json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True,
-                         default=str)
-        groups.setdefault(key, []).append(k)
+        groups.setdefault(_shape(versions[k]["model"].to_json()), []).append(k)
     return list(groups.values())
 
 
@@ -1743,32 +1781,157 @@ def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int 
     todo = [v for v in versions if v["model"] is not None]
     if last is None:
         return todo
-    have = {n for n, is_dir in fs.list("_schemas") if not is_dir}
+    have = set(fs.names("_schemas"))
     return [v for v in todo if v["from"] > last or (v["to"] is not None and v["to"] > last)
             or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
 
 
-def _plan_moves(fs: "OutputFS", staging: str, run_id: str,
-                group_dirs: dict[int, str] | None = None) -> list[list[str]]:
-    """Staged data files → their place in the output (paths relative to it; each data file
-    named after the run, so files of different runs never collide); schema files and the
-    history's copy replace their namesakes.  ``group_dirs``: the output directory of each
-    version written by a job of several versions (its files are in
-    ``_GROUPS/<first>/_part=<version>/``)."""
-    moves = []
-    for f in fs.walk_files(staging):
-        rel = f[len(staging) + 1:]
-        parent, _, name = rel.rpartition("/")
-        if name.startswith(("_SUCCESS", ".")) or name.endswith(".crc"):
-            continue
-        head = rel.split("/", 1)[0]
-        if head in ("_schemas", "_history.sqlite"):
-            dst = rel
-        elif head == _GROUPS:  # _GROUPS/<first>/_part=<version>/<name>
-            dst = f"{(group_dirs or {})[int(rel.split('/')[2].split('=', 1)[1])]}/{run_id}-{name}"
-        else:
-            dst = f"{parent}/{run_id}-{name}" if parent else f"{run_id}-{name}"
-        moves.append([f, dst])
+def _file_names(run_id: str) -> dict[str, str]:
+    """The session settings of a run's writes: every file Spark writes is named after the run
+    (``<run>-part-NNNNN-<job uuid>-c000.snappy.parquet``: Spark 4 takes the Hadoop property
+    ``mapreduce.output.basename``, SPARK-49991), and no job writes a ``_SUCCESS`` marker — so a
+    staged version directory holds exactly the files its output directory gets, and the commit
+    moves it whole (``_plan_moves``) instead of renaming each file to add the run id."""
+    return {"mapreduce.output.basename": f"{run_id}-part",
+            "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
+
+
+def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopts: dict[str, Any],
+                   dialect: str) -> None:
+    """The schema file of each version of ``schemas`` (``_version_list`` entries) into the
+    directory ``rel`` of the output, which does not exist yet: written with Python into a local
+    temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
+    output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
+    4.7 s that way; docs/pipeline.md, Performance).  The ``struct_type`` is ``struct_type``'s,
+    the one ``RowConverter`` builds (without the converter's functions), built once per model
+    shape (``_shape``: versions of sharded tables share it, as they share a conversion plan)."""
+    if not schemas:
+        return
+    from .schema import struct_type
+
+    local = tempfile.mkdtemp(prefix="ddlcore-schemas-")
+    try:
+        tree = Path(local, "_schemas")
+        tree.mkdir()  # the umask's mode, not mkdtemp's 0700
+        structs: dict[str, Any] = {}
+        for v in schemas:
+            model = v["model"].to_json()
+            shape = _shape(model)
+            if shape not in structs:
+                structs[shape] = struct_type(v["model"], dialect, options=sopts).jsonValue()
+            (tree / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
+                "database": v["database"], "schema": v["schema"], "table": v["table"],
+                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
+                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                "struct_type": structs[shape], "model": model}, indent=2), encoding="utf-8")
+        fs.mkdirs(rel.rpartition("/")[0])
+        fs.put_tree(str(tree), rel)
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _make_dirs(fs: "OutputFS", dirs: set[str]) -> None:
+    """Make the directories ``dirs`` of the output (relative paths; the parent of each is in
+    ``dirs`` or exists): each top-most one with every one below it at once, made locally and
+    moved in (``OutputFS.put_tree``) — not a Hadoop ``mkdirs`` each, which on a local output
+    runs a ``chmod`` process each."""
+    if not dirs:
+        return
+    below: dict[str, list[str]] = defaultdict(list)
+    for d in dirs:
+        top = d
+        while top.rpartition("/")[0] in dirs:
+            top = top.rpartition("/")[0]
+        below[top].append(d)
+    local = tempfile.mkdtemp(prefix="ddlcore-dirs-")
+    try:
+        for i, (top, inside) in enumerate(sorted(below.items())):
+            tree = Path(local, str(i))
+            tree.mkdir()
+            for d in inside:
+                if d != top:
+                    (tree / d[len(top) + 1:]).mkdir(parents=True, exist_ok=True)
+            fs.put_tree(str(tree), top)
+    finally:
+        shutil.rmtree(local, ignore_errors=True)
+
+
+def _assemble(fs: "OutputFS", staging: str, group_dirs: dict[int, str]) -> None:
+    """Before the commit point, give the run's staging directory ``staging`` the output's
+    layout, so that the commit can move whole directories (``_plan_moves``): each version
+    written by a job of several (``_GROUPS/<first>/_part=<version>/``) is renamed to its own
+    directory (``group_dirs``: version → its directory, relative to the output), one rename
+    each, and the directories above them that the staging directory lacks are made at once
+    (``_make_dirs``).  Only the group directories and the parents of these destinations are
+    listed (``OutputFS.names``), never every staged file.  A
+    crash here leaves only staging files: the next run deletes them.  Raises
+    ``PipelineError`` for staged rows of a version with no directory in ``group_dirs``."""
+    groups = f"{staging}/{_GROUPS}"
+    parts: dict[str, str] = {}
+    for first in fs.names(groups):
+        for name in fs.names(f"{groups}/{first}"):
+            if name.startswith("_part="):  # a partition directory of Spark's
+                k = int(name.split("=", 1)[1])
+                if k not in group_dirs:
+                    raise PipelineError(f"{groups}/{first}/{name}: staged rows of table version {k} "
+                                        f"with no output directory")
+                parts[f"{groups}/{first}/{name}"] = f"{staging}/{group_dirs[k]}"
+    listed: dict[str, set[str]] = {}
+    found: dict[str, bool] = {staging: True}
+
+    def exists(d: str) -> bool:  # in the staging directory, from listings of its parents
+        if d not in found:
+            parent, _, name = d.rpartition("/")
+            if exists(parent) and parent not in listed:
+                listed[parent] = set(fs.names(parent))
+            found[d] = name in listed.get(parent, ())
+        return found[d]
+
+    if len(set(parts.values())) < len(parts) or any(exists(d) for d in parts.values()):
+        raise PipelineError(f"{staging}: a table version staged twice")  # pragma: no cover - a bug
+    missing: set[str] = set()
+    for dst in parts.values():
+        d = dst.rpartition("/")[0]
+        while d not in missing and not exists(d):
+            missing.add(d)
+            d = d.rpartition("/")[0]
+    _make_dirs(fs, missing)
+    for src, dst in parts.items():  # none of them exists: a rename each, without a check
+        fs.rename_new(src, dst)
+
+
+def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
+    """The commit's moves (paths relative to the output): the run's staging directory
+    (``_assemble``d into the output's layout) merged into the output.  A staged directory whose
+    destination does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a
+    handful of directories, not a file each —; one that exists is descended into; a file is
+    moved by itself, ``[src, dst]``: rows appended to an existing version directory, a schema
+    file or the history's copy replacing its namesake.  Data and quarantine files are named
+    after the run (``<run>-...``; Spark's by ``_file_names``, the driver's by their writers),
+    so files of different runs never collide; one moved by itself without that prefix gets it.
+    Names beginning with ``.`` (a local filesystem's ``.crc`` side files, moved with their
+    file) or ``_SUCCESS`` and the emptied ``_GROUPS`` directory are left out.  Only staged
+    directories whose destination exists are listed (and their destinations, by name)."""
+    moves: list[list[str]] = []
+
+    def merge(rel: str) -> None:  # ``rel`` is a directory in the staging area and in the output
+        kids = fs.list(f"{staging}/{rel}".rstrip("/"))
+        there = set(fs.names(rel)) if any(is_dir for _, is_dir in kids) else set()
+        for name, is_dir in kids:
+            if name.startswith(".") or name == "_SUCCESS" or (not rel and name == _GROUPS):
+                continue
+            sub = f"{rel}/{name}" if rel else name
+            if is_dir:
+                if name in there:
+                    merge(sub)
+                else:
+                    moves.append([f"{staging}/{sub}", sub, "dir"])
+            elif not rel or rel.split("/", 1)[0] == "_schemas" or name.startswith(f"{run_id}-"):
+                moves.append([f"{staging}/{sub}", sub])
+            else:
+                moves.append([f"{staging}/{sub}", f"{rel}/{run_id}-{name}"])
+
+    merge("")
     return moves
 
 

@@ -1,0 +1,597 @@
+"""A small incremental run on the driver: tagging, conversion and writing without Spark jobs.
+
+Owns: deciding whether a run's new lines can be handled on the driver, and then doing there,
+in Python, what the Spark path of ``ddlcore.spark.pipeline._run`` does with Spark jobs — reading
+the lines as Spark's JSON reader reads them, tagging each row event with the table version in
+force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
+agree with the JVM face: tests/spark/test_faces_agree.py), and writing the rows (Parquet, by
+pyarrow, with the footer Spark writes), the quarantine records and the counts into the run's
+staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
+dialect.  docs/pipeline.md, "Incremental runs".
+
+When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
+(``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``MAX_BYTES`` in all,
+without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
+is known here exactly (``_spark_event``): a JSON object whose fields have the types of
+``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
+(``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
+fraction digits: the payload in the source's notation, which both faces parse), or a line Spark
+reads as no event at all (not JSON, a torn line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
+a float Java writes in another notation; ...) leaves the whole run to the Spark path.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from .. import raw
+from . import pipeline as pl
+from .layout import version_dir
+
+__all__ = ["DriverIncrement", "MAX_BYTES", "SPARK_VERSION_KEY", "ROW_METADATA_KEY", "output_struct"]
+
+#: the driver-side path takes a run whose new bytes are at most this many (the small increment
+#: of ``pipeline._INTERPRETED_MAX_BYTES``, about 16,000 events of the benchmark's); ``-1``
+#: never (tests set it to force one path or the other)
+MAX_BYTES = pl._INTERPRETED_MAX_BYTES
+#: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
+#: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
+#: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
+#: the output without Spark")
+SPARK_VERSION_KEY = "org.apache.spark.version"
+ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
+
+#: what Spark's text reader splits lines on besides ``\n`` (a ``\r`` alone ends a line there)
+_CR = b"\r"
+#: a ``\u`` escape of a UTF-16 surrogate (Jackson and Python read lone ones differently)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SEQ_MEMBER = re.compile(pl._SEQ_MEMBER, re.ASCII)
+_SEQ_LETTER_ESCAPE = re.compile(pl._SEQ_LETTER_ESCAPE)
+_MAYBE_HISTORY = re.compile(pl._MAYBE_HISTORY, re.ASCII)
+#: a leading word, and the JSON literals Jackson reads as a value (Spark's reader allows NaN
+#: and Infinity): a line starting with another word is not JSON to either reader
+_WORD = re.compile(r"[^\W\d]\w*")
+_LITERALS = ("true", "false", "null", "NaN", "Infinity")
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+#: the event fields as Spark reads them: kind of value (``long``, ``str``, ``bool``,
+#: ``strings``: an array of texts, ``raw``: an array of raw values' text forms, ``json``: any
+#: JSON value, kept as parsed: only whether it is null matters here)
+_FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "database": "str", "table": "str",
+           "ddl": "str", "before": "raw", "after": "raw", "schema": "str", "tx": "str", "row": "long",
+           "quarantine": "str", "snapshot": "bool", "search_path": "strings", "catalog": "json", "source": "json"}
+assert set(_FIELDS) == set(pl._EVENT_COLUMNS)
+
+
+class _Unsure(Exception):
+    """A line whose reading by Spark is not known exactly here: the run goes to Spark."""
+
+
+@dataclass
+class _Event:
+    """One line as Spark's reader gives it: ``fields`` (``EVENT_SCHEMA_DDL``'s, ``None`` where
+    Spark reads null; row images as their values' text forms), ``values`` (the images' raw
+    values as Python values, ``raw.from_text`` of the texts), the line (``line``), its file
+    (``file``, the URI a quarantine reason names) and ``valid`` (``_read_events``' rule)."""
+
+    fields: dict[str, Any]
+    values: dict[str, list | None]
+    line: str
+    file: str
+    valid: bool
+
+    def __getitem__(self, name: str) -> Any:  # the mapping face ``malformed_from_rows`` reads
+        if name == "_line":
+            return self.line
+        if name == "_file":
+            return self.file
+        return self.fields[name]
+
+    @property
+    def seq(self) -> int | None:
+        return self.fields["seq"]
+
+    @property
+    def op(self) -> str | None:
+        return self.fields["op"]
+
+
+def _long(v: Any) -> int | None:
+    if v is None:
+        return None
+    if type(v) is not int or not _LONG_MIN <= v <= _LONG_MAX:
+        raise _Unsure
+    return v
+
+
+def _text(v: Any) -> str | None:
+    if v is not None and type(v) is not str:
+        raise _Unsure
+    return v
+
+
+def _jackson_text(v: Any) -> str:
+    """A JSON value's text as Spark's reader gives it for a string field: compact, keys in
+    their order, non-ASCII as is; floats only where Java's notation is Python's."""
+    if type(v) is float:
+        if not (v == 0 or 1e-3 <= abs(v) < 1e7) or v != v:
+            raise _Unsure
+        return repr(v)
+    if isinstance(v, (dict, list)):
+        for x in (v.values() if isinstance(v, dict) else v):
+            if type(x) is float:
+                _jackson_text(x)
+        text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if "\\u00" in text:  # a control character: Java writes its escape's hex digits upper case
+            raise _Unsure
+        return text
+    return json.dumps(v)
+
+
+def _raw_texts(v: Any) -> tuple[list | None, list | None]:
+    """A row image as Spark reads it (texts) and as Python values (``raw.from_text``).  Each
+    text must be the text form of its value (then both faces of the converter get the same raw
+    value: the property they are tested for), or a tagged value that decodes (``{"$datetime":
+    "... 00:00:00.250"}``: the payload in the source's notation, which both faces parse)."""
+    if v is None:
+        return None, None
+    if type(v) is not list:
+        raise _Unsure
+    texts, values = [], []
+    for x in v:
+        t = x if (x is None or type(x) is str) else _jackson_text(x)
+        try:
+            value = raw.from_text(t)
+            same = raw.text_form(value) == t
+        except (ValueError, TypeError, KeyError, OverflowError):
+            raise _Unsure from None
+        if not same and t is not None and not (type(x) is dict and t.startswith('{"$') and value is not t):
+            raise _Unsure
+        texts.append(t)
+        values.append(value)
+    return texts, values
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise _Unsure
+    return dict(pairs)
+
+
+def _spark_event(line: str, file: str) -> _Event:
+    """``line`` read as ``pipeline._read_events`` reads it (``from_json`` with
+    ``EVENT_SCHEMA_DDL``, PERMISSIVE), or ``_Unsure``."""
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS)
+    values: dict[str, list | None] = {"before": None, "after": None}
+    if _SURROGATE_ESCAPE.search(line):
+        raise _Unsure
+    try:
+        obj = json.loads(line, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        body = line.rstrip(" \t\r\n")
+        word = _WORD.match(body.lstrip(" \t\r\n"))
+        # a torn line (the text ends inside the value) or a first token that is no JSON at
+        # all: Spark's reader fails there too and gives no field
+        if not (exc.pos >= len(body) or (word and not word.group().startswith(_LITERALS))):
+            raise _Unsure from None
+        obj = None
+    if obj is not None:
+        if type(obj) is not dict:
+            raise _Unsure
+        lowered = {k.lower() for k in obj}
+        if any(k.lower() in _FIELDS and k not in _FIELDS for k in obj) or len(lowered) != len(obj):
+            raise _Unsure
+        for name, kind in _FIELDS.items():
+            v = obj.get(name)
+            if kind == "long":
+                fields[name] = _long(v)
+            elif kind == "str":
+                fields[name] = _text(v)
+            elif kind == "bool":
+                if v is not None and type(v) is not bool:
+                    raise _Unsure
+                fields[name] = v
+            elif kind == "strings":
+                if v is not None and (type(v) is not list or any(x is not None and type(x) is not str for x in v)):
+                    raise _Unsure
+                fields[name] = v
+            elif kind == "json":  # only whether it is null matters (``_valid``)
+                fields[name] = v
+            else:
+                fields[name], values[name] = _raw_texts(v)
+    return _Event(fields, values, line, file, _valid(fields))
+
+
+def _valid(f: dict[str, Any]) -> bool:
+    """``pipeline._read_events``' ``_valid``, over the fields as Spark read them."""
+    op = f["op"]
+    if f["seq"] is None or f["position"] is None or op not in pl.ALL_OPS:
+        return False
+    if op in ("ddl", "stmt"):
+        return f["ddl"] is not None
+    if op == "source":
+        return f["source"] is not None
+    if f["table"] is None:
+        return False
+    need = {"c": ("after",), "r": ("after",), "u": ("after", "before"), "d": ("before",)}.get(op, ())
+    return all(f[n] is not None for n in need)
+
+
+def _lines(data: bytes) -> list[str]:
+    """The lines of a tail's bytes as Spark's text reader gives them (``\\n`` ends a line; a
+    ``\\r`` anywhere or bytes that are not UTF-8 make the caller give up), without the ones
+    ``_read_events`` drops (empty, or spaces only)."""
+    if _CR in data:
+        raise _Unsure
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Unsure from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln for ln in lines if ln.strip(" ")]
+
+
+def _old(line: str, last: int) -> tuple[bool, int | None]:
+    """Whether ``_read_events(after_seq=last)`` leaves ``line`` out unparsed (every ``"seq": N``
+    member at or below ``last``, ...), and the largest such N (for the ``skipped`` max)."""
+    found = []
+    for m in _SEQ_MEMBER.finditer(line):
+        n = int(m.group(1))
+        found.append(n if _LONG_MIN <= n <= _LONG_MAX else None)
+    old = (bool(found) and all(n is not None and n <= last for n in found)
+           and not _SEQ_LETTER_ESCAPE.search(line) and line.rstrip(" ").endswith("}"))
+    return old, (max(found) if old else None)
+
+
+def _read_tail(tail, fs) -> bytes:
+    """The bytes of a tail's copy (``pipeline._Tail``): read in place on a local output, else
+    from the change-log file it was copied from (local: ``_incremental_inputs`` copies only
+    local files), as many bytes as the copy holds."""
+    if fs.local_root is not None:
+        with open(pl._plain_path(tail.copy), "rb") as fh:
+            return fh.read()
+    length = int(fs.fs.getFileStatus(fs.path(tail.copy)).getLen())
+    with open(pl._plain_path(tail.origin), "rb") as fh:
+        fh.seek(tail.start)
+        data = fh.read(length)
+    if len(data) != length:
+        raise pl.PipelineError(f"{tail.origin}: the file shrank while it was read (a change-log file must only grow)")
+    return data
+
+
+class DriverIncrement:
+    """The new lines of a small incremental run, read on the driver (``read``), and the run's
+    tagging, conversion and writing done on them (``run``).  ``events``: the lines Spark would
+    parse, in file order (``_Event``); ``max_seq``: the largest ``seq`` among them and among
+    the lines left out as read before (the check that the log reaches the checkpoint);
+    ``inputs``: the run's ``_Inputs``."""
+
+    def __init__(self, events: list[_Event], max_seq: int | None, inputs, last: int | None,
+                 old_history: list[_Event] = ()):
+        self.events = events
+        self.old_history = list(old_history)
+        self.max_seq = max_seq
+        self.inputs = inputs
+        self.last = last
+
+    @classmethod
+    def read(cls, spark, inputs, fs, *, last: int | None) -> "DriverIncrement | None":
+        """The run's new lines when the driver-side path applies to them (module docstring),
+        else ``None``.  ``inputs``: ``_incremental_inputs``' result; ``fs``: the output
+        (``OutputFS``); ``last``: the checkpoint.  Raises ``PipelineError`` for a change-log
+        file that shrank since its tail was copied."""
+        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > MAX_BYTES
+                or len(inputs[0]) != len(inputs.tails)):
+            return None
+        bound = inputs.bound
+        events: list[_Event] = []
+        old_history: list[_Event] = []  # lines left out as read before, that the DDL pass reads
+        seqs: list[int] = []
+        try:
+            for tail in inputs.tails:
+                for line in _lines(_read_tail(tail, fs)):
+                    old, top = _old(line, last)
+                    if old:
+                        seqs.append(top)
+                        if _MAYBE_HISTORY.search(line):
+                            ev = _spark_event(line, tail.origin)
+                            if bound is None or ev.seq is None or ev.seq <= bound.seq:
+                                old_history.append(ev)
+                        continue
+                    ev = _spark_event(line, tail.origin)
+                    if bound is not None and ev.seq is not None and ev.seq > bound.seq:
+                        continue
+                    if ev.seq is not None:
+                        seqs.append(ev.seq)
+                    events.append(ev)
+        except _Unsure:
+            return None
+        return cls(events, max(seqs, default=None), inputs, last, old_history)
+
+    def history_candidates(self) -> list[_Event]:
+        """The DDL pass's candidates (``_run``): the valid events that may be ``ddl`` or
+        ``source`` events (``_MAYBE_HISTORY``), with ``seq``, ``op``, ``_line``, ``_file``; the
+        DDL pass reads every line, also those before the checkpoint."""
+        return [ev for ev in self.old_history + self.events if ev.valid and _MAYBE_HISTORY.search(ev.line)]
+
+    # -- the run --------------------------------------------------------------------------------
+
+    def run(self, result, *, versions: list[dict], fold: bool, history_records: list[tuple], state,
+            staging: str, run_id: str, sopts: dict, dialect: str, strict: bool,
+            say=lambda msg: None) -> tuple[dict[int, str], list[str], list[str]]:
+        """Tag, convert and write this increment's row events into ``staging`` (the run's
+        staging directory, relative to the output) as the Spark path of ``_run`` does: rows of
+        each table version in ``staging/<version_dir>/``, the quarantine (``history_records``,
+        the DDL pass's records, first) in ``staging/_quarantine/``; fills ``result`` (events,
+        last_seq, counts, rows, versions_written, quarantined, quarantine_reasons).  Returns
+        ``(group_dirs, new malformed keys, deletes)`` as the commit takes them.  Raises
+        ``PipelineError`` for a log that ends before the checkpoint and, with ``strict``, at
+        the first event that cannot be interpreted (nothing written)."""
+        last = self.last
+        fs = state.fs
+        if self.max_seq is not None and self.max_seq < last:
+            raise pl.PipelineError(
+                f"the change log ends at seq {self.max_seq}, before this output's checkpoint (seq {last}): it is "
+                f"not the log this output was written from (a new capture restarts seq at 1); write it to a new "
+                f"output directory")
+        say(f"tagging and converting {len(self.events)} new event(s) on the driver")
+        fresh = [ev for ev in self.events if ev.seq is None or ev.seq > last]
+        result.events = len(fresh)
+        result.last_seq = max(x for x in (self.max_seq, last) if x is not None)
+        tagged = _tag(fresh, versions, fold, last)
+        records = list(history_records)
+        invalid = [ev for ev, part, _ in tagged if part == pl._PART_INVALID]
+        new_malformed: list[str] = []
+        if invalid:
+            malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs)
+            records += malformed
+        for ev, part, reason in tagged:
+            if part < 0 and part != pl._PART_INVALID:
+                f = ev.fields
+                records.append((f["seq"], f["position"], f["op"], f["database"], f["schema"], f["table"],
+                                reason, ev.line))
+        if strict and records:
+            first = min(records, key=_by_seq)
+            raise pl.PipelineError(first[6], first[0])
+        by_version: dict[int, list[_Event]] = defaultdict(list)
+        for ev, part, _ in tagged:
+            if part >= 0:
+                by_version[part].append(ev)
+
+        def write(v: dict, struct, rows: list[dict]) -> None:
+            _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
+                           f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows)
+
+        bad = _convert_versions(by_version, versions, last, sopts, dialect, result, write)
+        if strict and bad:
+            ev, reason = min(bad, key=lambda b: b[0].seq)
+            raise pl.PipelineError(reason, ev.seq)
+        if bad:
+            lines: dict[tuple, list[str]] = defaultdict(list)
+            for ev in fresh:  # the Spark path joins the bad rows with the log's lines on these
+                key = (ev.seq, ev.fields["position"], ev.op)
+                if None not in key:
+                    lines[key].append(ev.line)
+            for ev, reason in bad:
+                f = ev.fields
+                for line in lines.get((ev.seq, f["position"], ev.op), [None]):
+                    records.append((ev.seq, f["position"], ev.op, f["database"], f["schema"], f["table"], reason, line))
+        if records:
+            records.sort(key=_by_seq)
+            for r in records:
+                short = pl._short_reason(r[6])
+                result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + 1
+            result.quarantined += len(records)
+            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json", "".join(
+                json.dumps(dict(zip(pl._QUARANTINE_FIELDS, r)), ensure_ascii=False, separators=(",", ":")) + "\n"
+                for r in records))
+        return {}, new_malformed, []
+
+
+def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict], last: int | None, sopts: dict,
+                      dialect: str, result, write) -> list[tuple[_Event, str]]:
+    """Convert each version's row events (``by_version``: version index → events, in file
+    order), have ``write(version, StructType, rows)`` write its good rows, and count them into
+    ``result`` (``counts``, ``rows``, ``versions_written``) as the Spark path does.  Returns the
+    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
+    from . import RowConverter
+
+    todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
+                                             versions[k]["table"], versions[k]["version"]))
+    # the Spark path converts the versions of a conversion group with one plan, in one job:
+    # the images it converts are those of the group's ops, a version alone in its job writes
+    # a file even when none of its rows could be converted, and when some row of the job
+    # failed, every row of the job with an error in either image is quarantined
+    group_of: dict[int, int] = {}
+    group_ops: dict[int, set[str]] = {}
+    alone: set[int] = set()
+    for g, members in enumerate(pl._conversion_groups(_live(versions, last), versions)):
+        with_rows = [k for k in members if k in by_version]
+        group_of.update(dict.fromkeys(with_rows, g))
+        group_ops[g] = {ev.op for k in with_rows for ev in by_version[k]}
+        if len(with_rows) == 1:
+            alone.add(with_rows[0])
+    def group(k: int) -> Any:  # a version of no group (not live: never with rows) is alone
+        return group_of.get(k, ("alone", k))
+
+    errored: dict[int, list[tuple[_Event, str]]] = {}
+    failed_groups: set = set()
+    for k in todo:
+        v = versions[k]
+        conv = RowConverter(v["model"], sopts, dialect=dialect)
+        g = group(k)
+        ops = group_ops.get(g) or {ev.op for ev in by_version[k]}
+        rows, errored[k], failed = _convert(conv, by_version[k], after=bool(ops & {"c", "r", "u"}),
+                                            before=bool(ops & {"d", "u"}))
+        if failed:
+            failed_groups.add(g)
+        if rows or k in alone or k not in group_of:
+            write(v, output_struct(conv), rows)
+    bad: list[tuple[_Event, str]] = [b for k in todo if group(k) in failed_groups for b in errored[k]]
+    for k in todo:
+        v = versions[k]
+        counts: dict[str, int] = defaultdict(int)
+        for ev in by_version[k]:
+            counts[ev.op] += 1
+        if group(k) in failed_groups:
+            for ev, _ in errored[k]:
+                counts[ev.op] -= 1
+        for o in pl.ROW_OPS:
+            if counts.get(o):
+                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = counts[o]
+                result.rows += counts[o]
+        result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
+    return bad
+
+
+def _by_seq(record: tuple) -> tuple:
+    """Quarantine records in ``seq`` order, those without one first (Spark's
+    ``asc_nulls_first``)."""
+    return (record[0] is not None, record[0] or 0)
+
+
+def _live(versions: list[dict], last: int | None) -> list[int]:
+    """The versions that can get rows in this run (``_run``'s ``live`` without replay)."""
+    return sorted(k for k, v in enumerate(versions)
+                  if v["model"] is not None and not v["blocked"] and not pl._meta_collision(v["model"])
+                  and (last is None or v["to"] is None or v["to"] > last))
+
+
+def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
+    """Each event that is not a history event, with the partition the Spark path's tagging
+    gives it (a version's index, or one of ``pipeline._PART_*``) and its quarantine reason
+    (``None`` for a version's row and a malformed line, whose reason is built later).  A row
+    event of a version whose column names collide with the pipeline's is that version's
+    ``_PART_BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
+    (non-ASCII, with folded table names)."""
+    collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(pl.META_COLUMNS)))} "
+                   f"of {v['table']} collide with the pipeline's own columns: rows not written")
+               for k, v in enumerate(versions) if v["model"] is not None and pl._meta_collision(v["model"])}
+    index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
+    for k, v in enumerate(versions):
+        index[(pl._fold(v["database"], fold), pl._fold(v["schema"], fold), pl._fold(v["table"], fold))].append((k, v))
+    out = []
+    for ev in events:
+        f = ev.fields
+        if ev.valid and ev.op in pl.HISTORY_OPS:
+            continue
+        if not ev.valid:
+            out.append((ev, pl._PART_INVALID, None))
+            continue
+        if ev.op == "stmt":
+            out.append((ev, pl._PART_STMT, pl.STMT_REASON + f["ddl"][:pl.STMT_TEXT_CHARS]))
+            continue
+        matches: list[tuple[int, dict]] = []
+        if ev.op in pl.ROW_OPS:
+            names = (f["database"], f["schema"], f["table"])
+            if fold and any(n is not None and not n.isascii() for n in names):
+                raise _Unsure
+            key = tuple(pl._fold(n, fold) for n in names)
+            matches = [(k, v) for k, v in index.get(key, ())
+                       if v["from"] is not None and ev.seq > v["from"] and (v["to"] is None or ev.seq < v["to"])]
+        for k, v in matches or [(None, None)]:
+            if f["quarantine"] is not None:
+                out.append((ev, pl._PART_CAPTURE, pl.CAPTURE_REASON + f["quarantine"]))
+            elif k is None:
+                where = ".".join(x for x in (f["database"] or "?", f["schema"], f["table"]) if x is not None)
+                out.append((ev, pl._PART_UNKNOWN, pl.UNKNOWN_TABLE_REASON[0] + where + pl.UNKNOWN_TABLE_REASON[1]))
+            elif v["blocked"] or k in collide:
+                out.append((ev, pl._PART_BLOCKED, v["reason"] if v["blocked"] else collide[k]))
+            else:
+                out.append((ev, k, None))
+    return out
+
+
+def _image(conv, texts: list | None, values: list | None, on: bool) -> tuple[list | None, list | None, list, bool]:
+    """One row image converted as ``_write_version`` converts it: ``(values, absent names,
+    errors, failed)``; values ``None`` for no image (or ``on`` false: the plan leaves the image
+    out), absent names ``None`` when none is absent; errors ``(column, text, reason)`` each
+    (computed whether or not ``on``: the Spark path's second job builds the reasons of both
+    images)."""
+    if texts is None:
+        return None, None, [], False
+    n = len(conv.rules)
+    absent = None
+    if len(texts) == n and any(t == raw.ABSENT_TEXT for t in texts):
+        absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
+    present = [None if v is raw.ABSENT else v for v in values]
+    row, errs = conv.try_convert(present)
+    errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason) for e in errs]
+    if not on:
+        return None, None, errors, False
+    return list(row), absent, errors, bool(errs)
+
+
+def _convert(conv, events: list[_Event], *, after: bool,
+             before: bool) -> tuple[list[dict], list[tuple[_Event, str]], bool]:
+    """The rows ``_write_version`` writes for one version's events (dicts of the output
+    columns), the rows with an error in either image ``(event, reason)``, and whether some row
+    failed (an error in an image the plan converts: ``after`` / ``before``)."""
+    n = len(conv.rules)
+    names = conv.names
+    out, failed, errored = [], False, []
+    for ev in events:
+        a, xa, ea, fa = _image(conv, ev.fields["after"], ev.values["after"], after)
+        b, xb, eb, fb = _image(conv, ev.fields["before"], ev.values["before"], before)
+        if ea or eb:
+            errored.append((ev, pl.conversion_reason(ea + eb)))
+        if fa or fb:
+            failed = True
+            continue
+        op = ev.op
+        delete, has_before = op == "d", op in ("u", "d")
+        image = b if delete else a
+        row = dict(zip(names, image if image is not None else [None] * n))
+        row.update({"_op": op, "_seq": ev.seq, "_position": ev.fields["position"], "_ts": ev.fields["ts"],
+                    "_tx": ev.fields["tx"], "_row": ev.fields["row"], "_absent": xb if delete else xa,
+                    "_before": (dict(zip(names, b if b is not None else [None] * n)) if has_before else None),
+                    "_before_absent": xb if has_before else None})
+        out.append(row)
+    return out, errored, failed
+
+
+def output_struct(conv):
+    """The ``StructType`` of a version's row files, as ``_write_version`` writes it: the
+    table's columns (``struct_type``, field metadata included), then ``META_COLUMNS`` with
+    ``META_METADATA``."""
+    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+
+    names = ArrayType(StringType(), True)
+    meta_types = {"_op": StringType(), "_seq": LongType(), "_position": StringType(), "_ts": LongType(),
+                  "_tx": StringType(), "_row": LongType(), "_absent": names,
+                  "_before": StructType([StructField(f.name, f.dataType, True, f.metadata)
+                                         for f in conv.struct_type.fields]),
+                  "_before_absent": names}
+    return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in conv.struct_type.fields]
+                      + [StructField(n, meta_types[n], True, pl.META_METADATA[n]) for n in pl.META_COLUMNS])
+
+
+def _write_parquet(fs, rel: str, struct, rows: list[dict]) -> None:
+    """``rows`` as the Parquet file ``rel`` of the output (through ``fs``: Hadoop's
+    FileSystem), written by pyarrow as Spark writes it: the Arrow types of Spark's (INT64
+    ``TIMESTAMP(MICROS)``, decimals as INT32/INT64 by precision, 3-level lists), Snappy, and
+    Spark's footer (``ROW_METADATA_KEY``, ``SPARK_VERSION_KEY``), no Arrow schema."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark import __version__ as spark_version
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(struct, timezone="UTC")
+    table = pa.Table.from_pylist(rows, schema=schema)
+    buf = io.BytesIO()
+    with pq.ParquetWriter(buf, schema, compression="snappy", store_schema=False, use_compliant_nested_type=True,
+                          store_decimal_as_integer=True) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata({ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
+    stream = fs.fs.create(fs.path(rel), True)
+    try:
+        stream.write(bytearray(buf.getvalue()))
+    finally:
+        stream.close()
