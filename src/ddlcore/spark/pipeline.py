@@ -1242,9 +1242,14 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
                 large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
                 converted = []
+                # every partitioned write keeps one file open per version and task instead of
+                # sorting its rows by version; set once for the phase: the concurrent jobs' threads
+                # share the session's settings (set per job, one job's value was seen by another,
+                # whose writer then fell back to sorting mid-task and failed on a file it had made)
+                writers = {_CONCURRENT_WRITERS: str(max((len(groups[g]) for g in order), default=0) + 1)}
                 for phase, settings in ((small, _INTERPRETED), (large, {})):
                     if phase:
-                        with _settings(spark, {**case, **settings}):
+                        with _settings(spark, {**case, **settings, **writers}):
                             converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
                                                                 spark.sparkContext.cancelAllJobs))
                 for group, bad in converted:
@@ -1607,6 +1612,9 @@ _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statis
 _OUTPUT_PARQUET = {f"parquet.enable.dictionary#{c}": "false" for c in ("_seq", "_position")}
 
 
+#: the ops whose events carry each row image (an image an event of another op carries is
+#: ignored: neither converted nor a reason to quarantine the event)
+_AFTER_OPS, _BEFORE_OPS = ("c", "r", "u"), ("u", "d")
 #: the staged columns a conversion job carries through to its output
 _KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
 
@@ -1642,7 +1650,8 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
                                F.col("after").alias("_raw"))
                    .select(*keep, "before", "_xa", "_raw", *items)
                    .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"), failed.alias("_fa")))
+                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"),
+                           (F.col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
     else:
         conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
     if before:
@@ -1650,7 +1659,8 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
                                   F.col("before").alias("_raw"))
                    .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
                    .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
+                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"),
+                           (F.col("_fa") | (F.col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
     else:
         conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
                                  F.col("_fa").alias("_bad"))
@@ -1665,8 +1675,12 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
     row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
     columns (one conversion for all), written to ``target/_part=<version>/``; ``partitions``:
-    how many versions they are (each task keeps that many files open instead of sorting its
-    rows by version).
+    how many versions they are: each task keeps one file open per version instead of sorting
+    its rows by version, so the session's ``spark.sql.maxConcurrentOutputFileWriters`` must
+    exceed it (the caller sets it once for all concurrent jobs; raises ``ValueError`` if not).
+    Only the images an event's op carries count: ``after`` for c, r, u; ``before`` for u, d
+    (an insert's stray ``before`` is neither converted into its row nor a reason to quarantine
+    it).
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
@@ -1702,8 +1716,11 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                          *([F.col(partition_by)] if partition_by else []))
     writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
     if partition_by:  # one open file per version and task, not a sort of the task's rows by version
-        with _settings(rows.sparkSession, {_CONCURRENT_WRITERS: str(partitions + 1)}):
-            writer.partitionBy(partition_by).parquet(str(target))
+        writers = int(rows.sparkSession.conf.get(_CONCURRENT_WRITERS, "0") or 0)
+        if writers <= partitions:
+            raise ValueError(f"{_CONCURRENT_WRITERS} is {writers}: a job writing {partitions} versions needs more "
+                             f"than {partitions} (set once for all concurrent jobs: see _run)")
+        writer.partitionBy(partition_by).parquet(str(target))
     else:
         writer.parquet(str(target))
     metrics = tally.get
@@ -1714,8 +1731,9 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                        .select(*keep, "before", image.alias("_a"))
                        .select(*keep, "_a", conv.present("before").alias("_raw"))
                        .select(*keep, "_a", image.alias("_b")))
-        errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
-                        F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
+        none = F.array().cast(ERRORS_TYPE)
+        errs = F.concat(F.when(F.col("op").isin(*_AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
+                        F.when(F.col("op").isin(*_BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(
