@@ -234,11 +234,12 @@ def test_names_are_the_listed_names(spark, tmp_path, root):
     root whose name holds glob characters (then it lists, as ``list`` does)."""
     fs = OutputFS(spark, str(tmp_path / root))
     base = tmp_path / root
-    for name in ("d/a", "d/_part=1/x", "d/.a.crc", "d/b%2Ec"):
+    for name in ("d/a", "d/_part=1/x", "d/.a.crc", "d/b%2Ec/y"):
         (base / name).parent.mkdir(parents=True, exist_ok=True)
         (base / name).write_text("x")
     try:
         assert fs.names("d") == [n for n, _ in fs.list("d")] == ["_part=1", "a", "b%2Ec"]  # .crc: hidden
-        assert fs.names("d/_part=1") == ["x"] and fs.names("nothing") == [] and "d" in fs.names()
+        assert fs.names("d/_part=1") == ["x"] and fs.names("d/b%2Ec") == ["y"]  # an escaped name (layout)
+        assert fs.names("nothing") == [] and "d" in fs.names()
     finally:
         fs.close()
