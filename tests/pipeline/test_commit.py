@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.pipeline.test_cluster_filesystems import mounted  # noqa: F401  (a fixture)
 from tests.pipeline.test_pipeline import Log
 
 pyspark = pytest.importorskip("pyspark")
@@ -234,11 +235,27 @@ def test_names_are_the_listed_names(spark, tmp_path, root):
     root whose name holds glob characters (then it lists, as ``list`` does)."""
     fs = OutputFS(spark, str(tmp_path / root))
     base = tmp_path / root
-    for name in ("d/a", "d/_part=1/x", "d/.a.crc", "d/b%2Ec"):
+    for name in ("d/a", "d/_part=1/x", "d/.a.crc", "d/b%2Ec/y"):
         (base / name).parent.mkdir(parents=True, exist_ok=True)
         (base / name).write_text("x")
     try:
         assert fs.names("d") == [n for n, _ in fs.list("d")] == ["_part=1", "a", "b%2Ec"]  # .crc: hidden
-        assert fs.names("d/_part=1") == ["x"] and fs.names("nothing") == [] and "d" in fs.names()
+        assert fs.names("d/_part=1") == ["x"] and fs.names("d/b%2Ec") == ["y"]  # an escaped name (layout)
+        assert fs.names("nothing") == [] and "d" in fs.names()
     finally:
         fs.close()
+
+
+def test_an_output_only_hadoop_reaches_is_committed_alike(spark, tmp_path, mounted):
+    """On a ``viewfs://`` output (no local rename: the schema files and the directories above
+    the group versions are copied in by Hadoop) the first run and an incremental run write
+    what they write to a local path."""
+    uri, target, _ = mounted
+    (tmp_path / "log").mkdir()
+    log = sharded_log(tmp_path / "log")
+    for out in (f"{uri}/s", tmp_path / "local"):
+        pl.run_pipeline(log.write(), out, spark=spark)
+    grow(log)
+    for out in (f"{uri}/s", tmp_path / "local"):
+        pl.run_pipeline(log.write(), out, spark=spark)
+    assert output_of(spark, target / "s") == output_of(spark, tmp_path / "local")

@@ -8,6 +8,11 @@ Hadoop configuration, so an output URI works for whatever filesystem Spark write
 ``file://``, ``hdfs://``, ``s3a://``, ``abfs://``, ``gs://``, ``viewfs://`` (the connector on
 the classpath) — and a plain path is a local one.  Must not know: the pipeline's layout.
 
+Files the driver makes many of at once (the schema files of a run, the directories above new
+table versions) are made with Python in a local temporary directory and moved in by one rename
+(``put_tree``; Hadoop's copy on another filesystem): on a local filesystem without Hadoop's
+native library every Hadoop ``create`` and ``mkdirs`` runs a ``chmod`` process.
+
 Paths given to the methods are relative to the output root (``"_state/checkpoint.json"``),
 with ``/`` separators; an absolute path or a URI (a commit plan written by an earlier version
 held absolute local paths) is used as it is.
