@@ -167,7 +167,7 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
 
     from ddlcore.raw import ABSENT, from_text
     from ddlcore.spark import RowConverter
-    from ddlcore.spark.pipeline import _CONCURRENT_WRITERS, META_COLUMNS, META_METADATA, _settings
+    from ddlcore.spark.pipeline import META_COLUMNS, META_METADATA
 
     conv = RowConverter(table, sopts, dialect=dialect)
     positional = StructType([StructField(f"_{i}", f.dataType) for i, f in enumerate(conv.struct_type.fields, 1)])
@@ -200,9 +200,8 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
           for p, n, md in fields],
         *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
         *([F.col(partition_by)] if partition_by else [])).write.mode("overwrite")
-    if partition_by:  # as the pipeline writes: one open file per version and task
-        with _settings(rows.sparkSession, {_CONCURRENT_WRITERS: str(partitions + 1)}):
-            writer.partitionBy(partition_by).parquet(str(target))
+    if partition_by:  # as the pipeline writes: one open file per version and task (set by _run)
+        writer.partitionBy(partition_by).parquet(str(target))
     else:
         writer.parquet(str(target))
     if tally.get.get("_bad"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import decimal
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,38 @@ def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, mo
     qa, qb = ([json.loads(line) for f in (tmp_path / d / "_quarantine").glob("*.json") for line in f.read_text().splitlines()]
               for d in ("interpreted", "compiled"))
     assert qa == qb
+
+
+def test_a_conversion_plan_fuses_every_projection_but_the_values(spark):
+    """The conversion job's plan (``_converted``): Spark fuses every projection into
+    whole-stage code except the value projection of each image, which is kept out on purpose
+    (``convert._interpreted_projection``).  A higher-order function anywhere else (``absent``,
+    the raw items, an ENUM or SET rule) would add an unfused projection, which copies every row
+    whole: this counts them."""
+    from ddlcore.history import SchemaHistory
+    from ddlcore.spark import RowConverter
+
+    hist = SchemaHistory.in_memory(dialect="mysql")
+    hist.record({"op": "ddl", "database": "db", "seq": 1, "position": "p:1", "ddl": (
+        "CREATE TABLE t (a int unsigned, e enum('x','y'), s set('a','b','c'), "
+        "v varchar(10) CHARACTER SET latin1, d decimal(8,2), dt datetime(3), da date, j json, "
+        "b blob, bt bit(3), ti time, y year, f double, big set('a','b','c','d','e','f','g','h','i'))")})
+    conv = RowConverter(hist.table_at("db.t", 2), dialect="mysql")
+    raw = ["1", "2", "3", "caf", '{"$dec":"1.50"}', "2024-01-02 03:04:05.678", "2024-01-02", '{"a":1}', '{"$b64":"eA=="}', "5",
+           "01:02:03", "2024", "1.5", '{"$absent":true}']
+    rows = spark.createDataFrame(
+        [(1, "p:2", op, "db", None, "t", 0, None, None, before, after, 3)
+         for op, before, after in (("c", None, raw), ("u", raw, raw), ("d", raw, None))],
+        "seq LONG, position STRING, op STRING, database STRING, schema STRING, `table` STRING, ts LONG, "
+        "tx STRING, row LONG, before ARRAY<STRING>, after ARRAY<STRING>, _part INT")
+    for after, before, images in ((True, True, 2), (True, False, 1), (False, True, 1)):
+        df = pl._converted(rows, conv, after=after, before=before)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        unfused = [line for line in plan.splitlines() if re.match(r"^[\s+\-:]*Project \[", line)]
+        assert len(unfused) == images, plan
+        got = {r["op"]: r for r in df.collect()}
+        assert not any(r["_bad"] for r in got.values()), got
+        if after:
+            assert got["c"]["_xa"] == ["big"] and got["c"]["_a"]["_2"] == "y" and got["c"]["_a"]["_3"] == ["a", "b"]
+        if before:
+            assert got["d"]["_xb"] == ["big"] and got["d"]["_b"]["_1"] == 1

@@ -44,3 +44,29 @@ def test_quarantine_records_keep_every_field_and_the_raw_ddl_event(spark, tmp_pa
     assert ddl["reason"].startswith("DDL could not be parsed") and ddl["database"] == "shop"
     assert json.loads(ddl["event"])["ddl"] == "CREATE TABLE broken ("
     assert ddl["table"] is None
+
+
+@pytest.mark.parametrize("incremental", [False, True], ids=["whole run", "incremental run"])
+def test_an_image_the_op_does_not_carry_is_ignored(spark, tmp_path, incremental):
+    """An insert's stray ``before`` image and a delete's stray ``after`` image are neither
+    converted into the row nor a reason to quarantine the event — in a version whose plan
+    converts both images (it has updates) and in one whose plan does not; on Spark (a whole
+    run) and on the driver (a small incremental run).  Before, an insert with a bad stray
+    ``before`` was written, and quarantined too if another row of its group failed."""
+    good = [8, 1, 1, b"x", decimal.Decimal("1")]
+    bad = [8, 1, 9, b"x", decimal.Decimal("1")]  # enum index 9 of 2
+    for with_update in (False, True):
+        (tmp_path / str(with_update)).mkdir()
+        log = shop_log(tmp_path / str(with_update))
+        out = tmp_path / str(with_update) / "out"
+        if incremental:
+            first = pl.run_pipeline(log.write(), out, spark=spark)
+            assert first.quarantined == 0
+        log.row("c", "orders", before=bad, after=good)
+        log.row("d", "orders", before=good, after=bad)
+        log.row("c", "orders", after=bad)  # a row that does fail: its group has an error job
+        if with_update:
+            log.row("u", "orders", before=good, after=good)
+        res = pl.run_pipeline(log.write(), out, spark=spark)
+        assert res.quarantined == 1, res.quarantine_reasons
+        assert res.rows == (0 if incremental else 4) + 2 + with_update

@@ -179,11 +179,13 @@ class RowConverter:
         an ``array<string>`` in ordinal order; null when none is absent, for a null ``raw`` and
         for a row of the wrong length."""
         arr = F.col(raw) if isinstance(raw, str) else raw
-        names = F.array(*[F.lit(n) for n in self.names]) if self.names else F.array().cast("array<string>")
-        picked = F.filter(F.zip_with(arr, names, lambda x, n: F.when(x == F.lit(ABSENT_TEXT), n)),
-                          lambda n: n.isNotNull())
-        return F.when((F.size(arr) == len(self.rules)) & F.exists(arr, lambda x: x == F.lit(ABSENT_TEXT)),
-                      picked)
+        marker, none = F.lit(ABSENT_TEXT), F.array().cast("array<string>")
+        # no higher-order function (Spark cannot compile some, ``zip_with`` among them, and a
+        # projection holding one is not fused into whole-stage code): one test per column, in
+        # a branch taken only where some value is absent
+        picked = F.flatten(F.array(*[F.when(F.get(arr, i) == marker, F.array(F.lit(n))).otherwise(none)
+                                     for i, n in enumerate(self.names)])) if self.names else none
+        return F.when((F.size(arr) == len(self.rules)) & F.array_contains(arr, marker), picked)
 
     @staticmethod
     def present(raw: "SparkColumn | str") -> SparkColumn:
@@ -193,15 +195,21 @@ class RowConverter:
         arr = F.col(raw) if isinstance(raw, str) else raw
         return F.transform(arr, lambda x: F.when(x != F.lit(ABSENT_TEXT), x))
 
-    def raw_items(self, raw: "SparkColumn | str") -> list[SparkColumn]:
+    def raw_items(self, raw: "SparkColumn | str", *, absent_as_null: bool = False) -> list[SparkColumn]:
         """The text form of each column's raw value in ``raw`` (an ``array<string>``), one
         expression per column; all null for a row of the wrong length.  Project them as
         columns and pass their names as ``items`` to ``value_struct`` and ``failed``: each
         rule then refers to its raw value by one column reference instead of repeating the
-        array access in every branch — smaller plans, less to analyse and optimise."""
+        array access in every branch — smaller plans, less to analyse and optimise.
+        ``absent_as_null``: an absent marker reads as null (the items of ``present(raw)``,
+        without the higher-order function that ``present`` is)."""
         arr = F.col(raw) if isinstance(raw, str) else raw
         checked = F.when(F.size(arr) == len(self.rules), arr)
-        return [F.get(checked, i) for i in range(len(self.rules))]
+        items = [F.get(checked, i) for i in range(len(self.rules))]
+        if absent_as_null:
+            marker = F.lit(ABSENT_TEXT)
+            items = [F.when(x != marker, x) for x in items]
+        return items
 
     def _items(self, raw: "SparkColumn | str", items: "Sequence[SparkColumn | str] | None") -> list[SparkColumn]:
         if items is None:
@@ -220,7 +228,7 @@ class RowConverter:
         fields = []
         for i, (rule, field, x) in enumerate(zip(self.rules, self.struct_type.fields, self._items(raw, items))):
             value = rule.spark(x)[0]
-            if i == 0:  # see columns()
+            if i == 0:  # see columns() and _interpreted_projection
                 value = _interpreted_projection(value, x)
             fields.append(value.cast(field.dataType).alias(f"_{i + 1}"))
         return F.struct(*fields)
@@ -261,10 +269,17 @@ class RowConverter:
 
 def _interpreted_projection(value: SparkColumn, x: SparkColumn) -> SparkColumn:
     """``value`` unchanged, behind a test Spark interprets (a one-element ``zip_with`` that is
-    always true).  A projection holding such an expression is not fused into one whole-stage
-    method: Spark then compiles each expression into methods of its own.  For a wide table the
-    fused method would pass the JVM's 8 KB limit for just-in-time compilation and run
-    interpreted, at half the speed (the error column's reasons have the same effect)."""
+    always true: the one higher-order function of a conversion job's plan, on purpose).  A
+    projection holding such an expression is not fused into whole-stage code: Spark then
+    compiles each expression into methods of its own.  Fused, the value expressions of even an
+    8-column table make one method past the JVM's 8 KB limit for just-in-time compilation
+    (and past what C1/C2 can compile with ``-XX:-DontCompileHugeMethods``: "out of nodes"),
+    which then runs in the bytecode interpreter.  Every other projection of the job holds no
+    higher-order function, so that it is fused (``absent``, ``raw_items(absent_as_null=True)``,
+    the ENUM/SET rules): a projection Spark cannot fuse copies each row whole into a buffer.
+    Measured on one version of the benchmark's table (60,000 row events, the same JVM,
+    alternating): 3.8 s of CPU for the job with higher-order functions in the other
+    projections, 2.3 s without (docs/pipeline.md, Performance)."""
     always = F.element_at(F.zip_with(F.array(x), F.array(x), lambda a, b: F.lit(True)), 1)
     return F.when(always, value)
 

@@ -1242,9 +1242,14 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
                 large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
                 converted = []
+                # every partitioned write keeps one file open per version and task instead of
+                # sorting its rows by version; set once for the phase: the concurrent jobs' threads
+                # share the session's settings (set per job, one job's value was seen by another,
+                # whose writer then fell back to sorting mid-task and failed on a file it had made)
+                writers = {_CONCURRENT_WRITERS: str(max((len(groups[g]) for g in order), default=0) + 1)}
                 for phase, settings in ((small, _INTERPRETED), (large, {})):
                     if phase:
-                        with _settings(spark, {**case, **settings}):
+                        with _settings(spark, {**case, **settings, **writers}):
                             converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
                                                                 spark.sparkContext.cancelAllJobs))
                 for group, bad in converted:
@@ -1601,6 +1606,65 @@ _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
 _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statistics.enabled": "false"}
+#: Parquet options of the output: no dictionary for the columns whose values are all distinct
+#: (Parquet's writer would build each one's dictionary up to its size limit, then fall back to
+#: plain encoding and re-encode the values it held)
+_OUTPUT_PARQUET = {f"parquet.enable.dictionary#{c}": "false" for c in ("_seq", "_position")}
+
+
+#: the ops whose events carry each row image (an image an event of another op carries is
+#: ignored: neither converted nor a reason to quarantine the event)
+_AFTER_OPS, _BEFORE_OPS = ("c", "r", "u"), ("u", "d")
+#: the staged columns a conversion job carries through to its output
+_KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
+
+
+def _converted(rows, conv, *, after: bool = True, before: bool = True):
+    """The staged row events ``rows`` with both images converted by ``conv`` (a
+    ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
+    each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
+    fields ``_1`` …), ``_bad`` (a value of either image failed).  ``after``/``before``: as for
+    ``_write_version``.
+
+    The plan's shape is part of the speed: every projection but the two of the values is
+    fused into whole-stage code (no higher-order function; see
+    ``convert._interpreted_projection``), tested by tests/pipeline/test_pipeline_groups.py."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructField, StructType
+
+    # each conversion is built once over a column named ``_raw`` and applied to each image in
+    # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
+    # projection, so the plan is the same as with two copies)
+    # each raw value is projected as a column of its own first (``raw_items``), so that the
+    # rules refer to it by name: plans a good deal smaller than with the array access inline
+    names = [f"_x{i}" for i in range(len(conv.rules))]
+    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw", absent_as_null=True), names)]
+    values = conv.value_struct("_raw", names)
+    failed = conv.failed("_raw", "_v", names)
+    keep = _KEEP
+    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
+                                        enumerate(conv.struct_type.fields, start=1)]))
+    no_names = F.lit(None).cast("array<string>")
+    if after:
+        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
+                               F.col("after").alias("_raw"))
+                   .select(*keep, "before", "_xa", "_raw", *items)
+                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"),
+                           (F.col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
+    else:
+        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
+    if before:
+        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
+                                  F.col("before").alias("_raw"))
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
+                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
+                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"),
+                           (F.col("_fa") | (F.col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
+    else:
+        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
+                                 F.col("_fa").alias("_bad"))
+    return conv_df
 
 
 def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, after: bool = True,
@@ -1611,8 +1675,12 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
     row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
     columns (one conversion for all), written to ``target/_part=<version>/``; ``partitions``:
-    how many versions they are (each task keeps that many files open instead of sorting its
-    rows by version).
+    how many versions they are: each task keeps one file open per version instead of sorting
+    its rows by version, so the session's ``spark.sql.maxConcurrentOutputFileWriters`` must
+    exceed it (the caller sets it once for all concurrent jobs; raises ``ValueError`` if not).
+    Only the images an event's op carries count: ``after`` for c, r, u; ``before`` for u, d
+    (an insert's stray ``before`` is neither converted into its row nor a reason to quarantine
+    it).
 
     The first job's plan holds the values and ``RowConverter.failed`` only; the error column
     (the reasons: as large again as the values) is built by the second job alone.
@@ -1622,42 +1690,12 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    from pyspark.sql.types import StructField, StructType
-
     from . import RowConverter
     from .convert import ERRORS_TYPE
 
     conv = RowConverter(table, sopts, dialect=dialect)
-    # each conversion is built once over a column named ``_raw`` and applied to each image in
-    # turn (building it costs thousands of py4j calls; Spark resolves ``_raw`` in each
-    # projection, so the plan is the same as with two copies)
-    # each raw value is projected as a column of its own first (``raw_items``), so that the
-    # rules refer to it by name: plans a good deal smaller than with the array access inline
-    names = [f"_x{i}" for i in range(len(conv.rules))]
-    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw"), names)]
-    values = conv.value_struct("_raw", names)
-    failed = conv.failed("_raw", "_v", names)
-    keep = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
-    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
-                                        enumerate(conv.struct_type.fields, start=1)]))
-    no_names = F.lit(None).cast("array<string>")
-    if after:
-        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
-                               conv.present("after").alias("_raw"))
-                   .select(*keep, "before", "_xa", "_raw", *items)
-                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"), failed.alias("_fa")))
-    else:
-        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
-    if before:
-        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
-                                  conv.present("before").alias("_raw"))
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"), (F.col("_fa") | failed).alias("_bad")))
-    else:
-        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
-                                 F.col("_fa").alias("_bad"))
+    conv_df = _converted(rows, conv, after=after, before=before)
+    keep = _KEEP
     is_bad = F.col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
@@ -1676,10 +1714,13 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
             F.when(has_before, F.col("_xb"))]
     out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
                          *([F.col(partition_by)] if partition_by else []))
-    writer = out_df.write.mode("overwrite")
+    writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
     if partition_by:  # one open file per version and task, not a sort of the task's rows by version
-        with _settings(rows.sparkSession, {_CONCURRENT_WRITERS: str(partitions + 1)}):
-            writer.partitionBy(partition_by).parquet(str(target))
+        writers = int(rows.sparkSession.conf.get(_CONCURRENT_WRITERS, "0") or 0)
+        if writers <= partitions:
+            raise ValueError(f"{_CONCURRENT_WRITERS} is {writers}: a job writing {partitions} versions needs more "
+                             f"than {partitions} (set once for all concurrent jobs: see _run)")
+        writer.partitionBy(partition_by).parquet(str(target))
     else:
         writer.parquet(str(target))
     metrics = tally.get
@@ -1690,8 +1731,9 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                        .select(*keep, "before", image.alias("_a"))
                        .select(*keep, "_a", conv.present("before").alias("_raw"))
                        .select(*keep, "_a", image.alias("_b")))
-        errs = F.concat(F.coalesce(F.col("_a._errors"), F.array().cast(ERRORS_TYPE)),
-                        F.coalesce(F.col("_b._errors"), F.array().cast(ERRORS_TYPE)))
+        none = F.array().cast(ERRORS_TYPE)
+        errs = F.concat(F.when(F.col("op").isin(*_AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
+                        F.when(F.col("op").isin(*_BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(

@@ -1117,9 +1117,10 @@ class EnumRule(ColumnRule):
         int_ok = is_int & (n >= -half) & (n <= n_labels) & (index <= n_labels)
         label_array = F.array(*[_lit(v) for v in labels0])
         by_index = F.try_element_at(label_array, (index + 1).try_cast(IntegerType()))
-        # a text is its own value if it is a label: ``text`` stands once in the expression, bound
-        # by a one-element ``filter`` (text of undecodable bytes is null: no label)
-        by_label = F.try_element_at(F.filter(F.array(text), lambda t: F.array_contains(label_array, t)), _lit(1))
+        # a text is its own value if it is a label: ``text`` stands once in the expression, as
+        # the one element intersected with the labels (text of undecodable bytes is null: no
+        # label; no higher-order function, see convert._interpreted_projection)
+        by_label = F.try_element_at(F.array_intersect(F.array(text), label_array), _lit(1))
         value = F.when(int_ok, by_index).when(not_number, by_label).otherwise(null_like(x, StringType()))
         def classify() -> SparkColumn:
             return (error_case(x)
@@ -1214,19 +1215,14 @@ class SetRule(ColumnRule):
         mask64 = ((F.pmod(mask + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63)).try_cast(LongType()) if big
                   else mask)
 
-        # the mask's labels: the labels whose bit is set (one higher-order function: the mask
-        # stands once in it, whatever the number of labels)
+        # the mask's labels: the labels whose bit is set, in definition order (no higher-order
+        # function, see convert._interpreted_projection)
         one = _lit(1).cast(LongType())
-        by_mask = F.filter(label_array, lambda label, i: mask64.bitwiseAND(F.call_function("shiftleft", one, i)) != 0)
+        by_mask = F.flatten(F.array(*[F.when(mask64.bitwiseAND(F.call_function("shiftleft", one, _lit(i))) != 0,
+                                             F.array(_lit(v))).otherwise(empty) for i, v in enumerate(labels)]))
         # labels of a text in definition order, each once: the labels that are among its parts,
-        # when every part is a label; ``text`` and its parts bound once by one-element
-        # ``transform``s (text of undecodable bytes is null: no value)
-        def from_text(t: SparkColumn) -> SparkColumn:
-            def members(ps: SparkColumn) -> SparkColumn:
-                ok = (t == "") | (F.size(F.array_except(ps, label_array)) == 0)
-                return F.when(t.isNotNull() & ok, F.array_intersect(label_array, ps))
-            return F.try_element_at(F.transform(F.array(F.split(t, ",")), members), _lit(1))
-        by_text = F.try_element_at(F.transform(F.array(text), from_text), _lit(1))
+        # when every part is a label (text of undecodable bytes is null: no value)
+        by_text = F.when(text.isNotNull() & members_ok, F.array_intersect(label_array, parts))
         value = F.when(int_ok, by_mask).when(not_number, by_text).otherwise(null_like(x, self.spark_type))
         return value, classify
 

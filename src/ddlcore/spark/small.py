@@ -509,12 +509,13 @@ def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | Non
     return out
 
 
-def _image(conv, texts: list | None, values: list | None, on: bool) -> tuple[list | None, list | None, list, bool]:
+def _image(conv, texts: list | None, values: list | None, on: bool,
+           used: bool = True) -> tuple[list | None, list | None, list, bool]:
     """One row image converted as ``_write_version`` converts it: ``(values, absent names,
     errors, failed)``; values ``None`` for no image (or ``on`` false: the plan leaves the image
     out), absent names ``None`` when none is absent; errors ``(column, text, reason)`` each
     (computed whether or not ``on``: the Spark path's second job builds the reasons of both
-    images)."""
+    images); ``used`` false (the event's op does not carry this image): no errors, not failed."""
     if texts is None:
         return None, None, [], False
     n = len(conv.rules)
@@ -524,6 +525,8 @@ def _image(conv, texts: list | None, values: list | None, on: bool) -> tuple[lis
     present = [None if v is raw.ABSENT else v for v in values]
     row, errs = conv.try_convert(present)
     errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason) for e in errs]
+    if not used:
+        errors, errs = [], []
     if not on:
         return None, None, errors, False
     return list(row), absent, errors, bool(errs)
@@ -538,8 +541,11 @@ def _convert(conv, events: list[_Event], *, after: bool,
     names = conv.names
     out, failed, errored = [], False, []
     for ev in events:
-        a, xa, ea, fa = _image(conv, ev.fields["after"], ev.values["after"], after)
-        b, xb, eb, fb = _image(conv, ev.fields["before"], ev.values["before"], before)
+        # only the images the event's op carries count, as in ``pl._converted``
+        a, xa, ea, fa = _image(conv, ev.fields["after"], ev.values["after"], after,
+                               ev.op in pl._AFTER_OPS)
+        b, xb, eb, fb = _image(conv, ev.fields["before"], ev.values["before"], before,
+                               ev.op in pl._BEFORE_OPS)
         if ea or eb:
             errored.append((ev, pl.conversion_reason(ea + eb)))
         if fa or fb:
