@@ -143,7 +143,8 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
     """A SparkSession: ``master`` (default: the one ``spark-submit`` set — ``submitted()`` —
     else ``local[*]``), UTC session time zone, few shuffle partitions, no UI, no console
     progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
-    ``TIMESTAMP_MICROS``; ``conf`` (Spark properties, e.g. ``spark.executor.memory``) last, so
+    ``TIMESTAMP_MICROS``, no checksum side files (``.crc``) for what this JVM writes to local
+    paths; ``conf`` (Spark properties, e.g. ``spark.executor.memory``) last, so
     it overrides these.  An already running session is returned with these SQL settings
     applied."""
     from pyspark.sql import SparkSession
@@ -164,7 +165,15 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
                .config(*PARQUET_TIMESTAMPS))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    # Spark's writers on ``file:`` paths in this JVM (all of them in local mode) share Hadoop's
+    # cached local filesystem: no ``.crc`` side file per file they write — a create less, and
+    # without Hadoop's native library a ``chmod`` process less, each (docs/pipeline.md,
+    # Performance)
+    jvm = session._jvm
+    jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"),
+                                            session._jsc.hadoopConfiguration()).setWriteChecksum(False)
+    return session
 
 
 def submitted() -> bool:
