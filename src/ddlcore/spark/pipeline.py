@@ -1107,15 +1107,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 events_df = events_df.unionByName(rp)
             # a source column named like a pipeline column (``_op``, ...): its version's rows are
             # quarantined with this reason, never mixed up with the pipeline's own columns
-            collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
-                           f"of {v['table']} collide with the pipeline's own columns: rows not written")
-                       for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+            collide = _collisions(versions)
             # the versions that can get rows in this run (in force past the checkpoint, or a replay
             # target), in conversion groups: the rows are staged by group, so a log of thousands of
             # table versions stages a few dozen directories, not thousands
-            live = sorted({k for k, v in enumerate(versions)
-                           if v["model"] is not None and not v["blocked"] and k not in collide
-                           and (last is None or v["to"] is None or v["to"] > last)} | {k for _, k in replay_lines})
+            live = sorted(set(_live(versions, last)) | {k for _, k in replay_lines})
             groups = _conversion_groups(live, versions)
             gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
                                "g_part INT, g_grp INT")
@@ -1248,15 +1244,15 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 size: dict[int, int] = defaultdict(int)
                 for (k, _), n in staged_counts.items():
                     size[group_of[k]] += n
-                small = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-                large = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
+                few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
+                many_rows = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
                 converted = []
                 # every partitioned write keeps one file open per version and task instead of
                 # sorting its rows by version; set once for the phase: the concurrent jobs' threads
                 # share the session's settings (set per job, one job's value was seen by another,
                 # whose writer then fell back to sorting mid-task and failed on a file it had made)
                 writers = {_CONCURRENT_WRITERS: str(max((len(groups[g]) for g in order), default=0) + 1)}
-                for phase, settings in ((small, _INTERPRETED), (large, {})):
+                for phase, settings in ((few_rows, _INTERPRETED), (many_rows, {})):
                     if phase:
                         with _settings(spark, {**case, **settings, **writers}):
                             converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
@@ -1393,6 +1389,24 @@ def _short_reason(reason: str) -> str:
 
 def _meta_collision(table) -> bool:
     return bool(set(table.column_names) & set(META_COLUMNS))
+
+
+def _collisions(versions: list[dict[str, Any]]) -> dict[int, str]:
+    """The versions (indexes into ``_version_list``) with a source column named like a pipeline
+    column (``_op``, ...), each with the reason its rows are quarantined: never mixed up with
+    the pipeline's own columns."""
+    return {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
+                f"of {v['table']} collide with the pipeline's own columns: rows not written")
+            for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+
+
+def _live(versions: list[dict[str, Any]], last: int | None) -> list[int]:
+    """The versions (indexes into ``_version_list``, ascending) that can get rows in a run
+    after the checkpoint ``last`` (``None``: a first run): with a model, not blocked, no
+    column named like the pipeline's, in force past ``last``."""
+    return [k for k, v in enumerate(versions)
+            if v["model"] is not None and not v["blocked"] and not _meta_collision(v["model"])
+            and (last is None or v["to"] is None or v["to"] > last)]
 
 
 def _case_collision(table) -> bool:

@@ -412,7 +412,7 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     group_of: dict[int, int] = {}
     group_ops: dict[int, set[str]] = {}
     alone: set[int] = set()
-    for g, members in enumerate(pl._conversion_groups(_live(versions, last), versions)):
+    for g, members in enumerate(pl._conversion_groups(pl._live(versions, last), versions)):
         with_rows = [k for k in members if k in by_version]
         group_of.update(dict.fromkeys(with_rows, g))
         group_ops[g] = {ev.op for k in with_rows for ev in by_version[k]}
@@ -457,13 +457,6 @@ def _by_seq(record: tuple) -> tuple:
     return (record[0] is not None, record[0] or 0)
 
 
-def _live(versions: list[dict], last: int | None) -> list[int]:
-    """The versions that can get rows in this run (``_run``'s ``live`` without replay)."""
-    return sorted(k for k, v in enumerate(versions)
-                  if v["model"] is not None and not v["blocked"] and not pl._meta_collision(v["model"])
-                  and (last is None or v["to"] is None or v["to"] > last))
-
-
 def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
     """Each event that is not a history event, with the partition the Spark path's tagging
     gives it (a version's index, or one of ``pipeline._PART_*``) and its quarantine reason
@@ -471,9 +464,7 @@ def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | Non
     event of a version whose column names collide with the pipeline's is that version's
     ``_PART_BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
     (non-ASCII, with folded table names)."""
-    collide = {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(pl.META_COLUMNS)))} "
-                   f"of {v['table']} collide with the pipeline's own columns: rows not written")
-               for k, v in enumerate(versions) if v["model"] is not None and pl._meta_collision(v["model"])}
+    collide = pl._collisions(versions)
     index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
         index[(pl._fold(v["database"], fold), pl._fold(v["schema"], fold), pl._fold(v["table"], fold))].append((k, v))
