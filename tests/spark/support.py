@@ -48,10 +48,19 @@ def failed_flags(spark, conv: RowConverter, rows: Sequence[Sequence[Any] | None]
     items = df.select("raw", *[it.alias(n) for it, n in zip(conv.raw_items("raw"), names)])
     staged = items.select("raw", *names, conv.value_struct("raw", names).alias("_v"),
                           conv.value_struct("raw").alias("_w"))
-    got = staged.select(conv.failed("raw", "_v", names), conv.failed("raw", "_w"),
-                        F.col("_v").eqNullSafe(F.col("_w"))).collect()
+    # the same in the canonical order (``ddlcore run``'s): field ``_j`` is column ``order[j - 1]``
+    order = conv.canonical_order()
+    ordered = staged.select("*", conv.value_struct("raw", [names[c] for c in order], order).alias("_c"))
+    in_ordinal_order = F.struct(*[F.col("_c").getField(f"_{order.index(i) + 1}").alias(f"_{i + 1}")
+                                  for i in range(len(order))])
+    got = ordered.select(conv.failed("raw", "_v", names), conv.failed("raw", "_w"),
+                         F.col("_v").eqNullSafe(F.col("_w")),
+                         conv.failed("raw", "_c", [names[c] for c in order], order),
+                         F.col("_v").eqNullSafe(in_ordinal_order)).collect()
     assert all(r[0] is r[1] for r in got), "failed() with and without projected items disagree"
     assert all(r[2] for r in got), "value_struct() with and without projected items disagree"
+    assert all(r[0] is r[3] for r in got), "failed() in ordinal and canonical order disagree"
+    assert all(r[4] for r in got), "value_struct() in ordinal and canonical order disagree"
     return [r[0] for r in got]
 
 

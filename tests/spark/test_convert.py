@@ -5,6 +5,7 @@ from both faces, arity, and the Spark error column."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
@@ -195,3 +196,23 @@ def test_columns_without_the_error_column(spark):
     plain = df.select(*conv.columns("raw", errors=None))
     assert plain.columns == ["c1", "c2", "c3"]
     assert [tuple(r) for r in plain.collect()] == [(4294967295, "x", ["a", "b"]), (None, "y", ["a"])]
+
+
+def test_canonical_order_gives_tables_of_the_same_rules_the_same_value_code(spark):
+    """Two tables with the same columns in another order: in ``canonical_order`` their value
+    structs and failure tests are the same expressions (so Spark generates, compiles and the
+    JVM optimises their code once); in ordinal order they differ."""
+    cols = [D("INT", unsigned=True), D("ENUM", values=("x", "y")), D("VARCHAR", 10, charset="latin1"),
+            D("DECIMAL", 8, 2)]
+    one, two = conv_for(*cols), conv_for(*cols[2:], *cols[:2])
+    assert [repr(one.rules[c]) for c in one.canonical_order()] == [repr(two.rules[c]) for c in two.canonical_order()]
+    names = [f"_x{j}" for j in range(len(cols))]
+
+    def text(conv, order):  # lambda variables are numbered by the session: not part of the code
+        return tuple(re.sub(r"\b([a-z])_[0-9]+\b", r"\1", c._jc.toString()) for c in (
+            conv.value_struct("raw", names, order), conv.failed("raw", "_v", names, order)))
+
+    assert text(one, one.canonical_order()) == text(two, two.canonical_order())
+    assert text(one, None) != text(two, None)
+    with pytest.raises(ValueError, match="permutation"):
+        one.value_struct("raw", names, [0, 1, 2, 2])

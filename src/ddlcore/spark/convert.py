@@ -197,12 +197,13 @@ class RowConverter:
 
     def raw_items(self, raw: "SparkColumn | str", *, absent_as_null: bool = False) -> list[SparkColumn]:
         """The text form of each column's raw value in ``raw`` (an ``array<string>``), one
-        expression per column; all null for a row of the wrong length.  Project them as
-        columns and pass their names as ``items`` to ``value_struct`` and ``failed``: each
-        rule then refers to its raw value by one column reference instead of repeating the
-        array access in every branch — smaller plans, less to analyse and optimise.
-        ``absent_as_null``: an absent marker reads as null (the items of ``present(raw)``,
-        without the higher-order function that ``present`` is)."""
+        expression per column in ordinal order; all null for a row of the wrong length.
+        Project them as columns and pass their names as ``items`` to ``value_struct`` and
+        ``failed`` (in those calls' ``order``): each rule then refers to its raw value by one
+        column reference instead of repeating the array access in every branch — smaller
+        plans, less to analyse and optimise.  ``absent_as_null``: an absent marker reads as
+        null (the items of ``present(raw)``, without the higher-order function that
+        ``present`` is)."""
         arr = F.col(raw) if isinstance(raw, str) else raw
         checked = F.when(F.size(arr) == len(self.rules), arr)
         items = [F.get(checked, i) for i in range(len(self.rules))]
@@ -218,41 +219,72 @@ class RowConverter:
             raise ValueError(f"items: expected {len(self.rules)} columns, got {len(items)}")
         return [F.col(c) if isinstance(c, str) else c for c in items]
 
+    def canonical_order(self) -> list[int]:
+        """The columns' ordinals (0-based) sorted by their rules' descriptions (``repr``: the
+        rule class, native type and Spark type), ties by ordinal: tables whose columns have the
+        same rules in another order get the same sequence of rules.  Passed as ``order`` to
+        ``value_struct`` and ``failed``, it makes their generated code the same for all such
+        tables, so Spark compiles it once (its code cache is keyed by the generated source) and
+        the JVM's compiled methods serve them all.  Any order converts the same values; this
+        one only decides which plans share code."""
+        return sorted(range(len(self.rules)), key=lambda i: (repr(self.rules[i]), i))
+
+    def _ordered(self, order: "Sequence[int] | None") -> list[int]:
+        if order is None:
+            return list(range(len(self.rules)))
+        if sorted(order) != list(range(len(self.rules))):
+            raise ValueError(f"order: expected a permutation of 0..{len(self.rules) - 1}, got {list(order)}")
+        return list(order)
+
     def value_struct(self, raw: "SparkColumn | str",
-                     items: "Sequence[SparkColumn | str] | None" = None) -> SparkColumn:
+                     items: "Sequence[SparkColumn | str] | None" = None,
+                     order: "Sequence[int] | None" = None) -> SparkColumn:
         """``columns(raw, errors=None)`` as one struct with positional field names ``_1`` …
         ``_n`` (column names may differ only in case, which Spark's default case-insensitive
         resolution could not tell apart).  ``items``: the columns (or names) holding
-        ``raw_items(raw)`` projected earlier (``None``: computed here).  The input of
-        ``failed``.  Raises ``ValueError`` for ``items`` of the wrong length."""
+        ``raw_items(raw)`` projected earlier (``None``: computed here).  ``order``: the
+        columns' ordinals in the order of the fields (``canonical_order()``; ``None``: ordinal
+        order): field ``_j`` is column ``order[j - 1]``, and ``items``, when given, are in that
+        order too.  The input of ``failed`` (with the same ``order``).  Raises ``ValueError``
+        for ``items`` of the wrong length or an ``order`` that is not a permutation."""
+        cols = self._ordered(order)
+        xs = self._items(raw, items)
+        if items is None:
+            xs = [xs[c] for c in cols]
         fields = []
-        for i, (rule, field, x) in enumerate(zip(self.rules, self.struct_type.fields, self._items(raw, items))):
-            value = rule.spark(x)[0]
-            if i == 0:  # see columns() and _interpreted_projection
+        for j, (c, x) in enumerate(zip(cols, xs)):
+            value = self.rules[c].spark(x)[0]
+            if j == 0:  # see columns() and _interpreted_projection
                 value = _interpreted_projection(value, x)
-            fields.append(value.cast(field.dataType).alias(f"_{i + 1}"))
+            fields.append(value.cast(self.struct_type.fields[c].dataType).alias(f"_{j + 1}"))
         return F.struct(*fields)
 
     def failed(self, raw: "SparkColumn | str", values: "SparkColumn | str",
-               items: "Sequence[SparkColumn | str] | None" = None) -> SparkColumn:
+               items: "Sequence[SparkColumn | str] | None" = None,
+               order: "Sequence[int] | None" = None) -> SparkColumn:
         """A boolean expression, true exactly where ``columns(raw)``'s error column would be
         non-empty (a value that cannot be converted, or a wrong arity); false for a null
         ``raw``.  ``values``: a column (or its name) holding ``value_struct(raw)`` computed by
         an earlier projection — its fields are read, so the value expressions are not
         repeated: a plan of values plus this test is about a third of the size of one with
         the error column (less to analyse, optimise and compile per table version; ``ddlcore
-        run`` builds the error column only for the rows this finds failed).  ``items``: as
-        for ``value_struct``.
+        run`` builds the error column only for the rows this finds failed).  ``items`` and
+        ``order``: as for ``value_struct`` (the same ``order`` as the struct's).
 
         A value failed where its raw value is not null and its converted value is; for a rule
         that turns some raw values into null on purpose (``produces_null``: zero dates), only
         where the rule also names a reason."""
         arr = F.col(raw) if isinstance(raw, str) else raw
         vals = F.col(values) if isinstance(values, str) else values
+        cols = self._ordered(order)
+        xs = self._items(raw, items)
+        if items is None:
+            xs = [xs[c] for c in cols]
         size = F.size(arr)
         test = arr.isNotNull() & (size != len(self.rules))
-        for i, (rule, x) in enumerate(zip(self.rules, self._items(raw, items))):
-            bad = x.isNotNull() & vals.getField(f"_{i + 1}").isNull()
+        for j, (c, x) in enumerate(zip(cols, xs)):
+            rule = self.rules[c]
+            bad = x.isNotNull() & vals.getField(f"_{j + 1}").isNull()
             if rule.produces_null:
                 bad = bad & rule.spark(x)[1]().isNotNull()
             test = test | bad

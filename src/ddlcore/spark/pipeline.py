@@ -1646,7 +1646,7 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
     """The staged row events ``rows`` with both images converted by ``conv`` (a
     ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
     each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
-    fields ``_1`` …), ``_bad`` (a value of either image failed).  ``after``/``before``: as for
+    fields ``_1`` … in ``conv.canonical_order()``: field ``_j`` is column ``order[j - 1]``), ``_bad`` (a value of either image failed).  ``after``/``before``: as for
     ``_write_version``.
 
     The plan's shape is part of the speed: every projection but the two of the values is
@@ -1660,13 +1660,17 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
     # projection, so the plan is the same as with two copies)
     # each raw value is projected as a column of its own first (``raw_items``), so that the
     # rules refer to it by name: plans a good deal smaller than with the array access inline
-    names = [f"_x{i}" for i in range(len(conv.rules))]
-    items = [it.alias(name) for it, name in zip(conv.raw_items("_raw", absent_as_null=True), names)]
-    values = conv.value_struct("_raw", names)
-    failed = conv.failed("_raw", "_v", names)
+    # in the converter's canonical order: tables whose columns have the same rules in another
+    # order share the value projections' generated code (``RowConverter.canonical_order``)
+    order = conv.canonical_order()
+    names = [f"_x{j}" for j in range(len(order))]
+    raw_items = conv.raw_items("_raw", absent_as_null=True)
+    items = [raw_items[c].alias(name) for c, name in zip(order, names)]
+    values = conv.value_struct("_raw", names, order)
+    failed = conv.failed("_raw", "_v", names, order)
     keep = _KEEP
-    none = F.lit(None).cast(StructType([StructField(f"_{i}", f.dataType) for i, f in
-                                        enumerate(conv.struct_type.fields, start=1)]))
+    none = F.lit(None).cast(StructType([StructField(f"_{j}", conv.struct_type.fields[c].dataType)
+                                        for j, c in enumerate(order, start=1)]))
     no_names = F.lit(None).cast("array<string>")
     if after:
         conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
@@ -1726,7 +1730,8 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     good = observed.where(~is_bad)
     # the images' fields are positional (``_1`` …): names and each field's metadata (the
     # column's source facts) are attached here
-    fields = [(f"_{i}", f.name, f.metadata) for i, f in enumerate(conv.struct_type.fields, start=1)]
+    position = {c: j for j, c in enumerate(conv.canonical_order(), start=1)}  # as ``_converted`` orders them
+    fields = [(f"_{position[c]}", f.name, f.metadata) for c, f in enumerate(conv.struct_type.fields)]
     is_delete = F.col("op") == "d"
     row_image = [F.when(is_delete, F.col(f"_b.{p}")).otherwise(F.col(f"_a.{p}"))
                  .alias(n, metadata=md) for p, n, md in fields]
