@@ -209,3 +209,38 @@ def test_a_conversion_plan_fuses_every_projection_but_the_values(spark):
             assert got["c"]["_xa"] == ["big"] and got["c"]["_a"][field[1]] == "y" and got["c"]["_a"][field[2]] == ["a", "b"]
         if before:
             assert got["d"]["_xb"] == ["big"] and got["d"]["_b"][field[0]] == 1
+
+
+def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same(spark, tmp_path, monkeypatch):
+    """A partitioned write keeps one file open per partition and task only for fewer
+    partitions than the heap allows open writers (``_open_writers_per_task``: one task with
+    584 files open exhausted a 1 GB heap — 1,200 sharded tables, or 1,200 table shapes
+    staged); otherwise each task's rows are sorted by partition, for the staging pass and the
+    group jobs alike.  Both write the same output."""
+    path = sharded_log(tmp_path).write()
+    assert pl._partitioned_writers(spark, 3, jobs=1) == "4"
+    assert pl._partitioned_writers(spark, 10 ** 6, jobs=1) == "0"
+    per_task = pl._open_writers_per_task(spark, 1)
+    assert pl._open_writers_per_task(spark, 4) == max(1, per_task // 4)
+    seen: list[str | None] = []
+    real = pl._settings
+
+    def recorded(spark_, settings):
+        if pl._CONCURRENT_WRITERS in settings:
+            seen.append(settings[pl._CONCURRENT_WRITERS])
+        return real(spark_, settings)
+
+    monkeypatch.setattr(pl, "_settings", recorded)
+    concurrent = pl.run_pipeline(path, tmp_path / "concurrent", spark=spark)
+    assert seen and "0" not in seen
+    seen.clear()
+    monkeypatch.setattr(pl, "_HEAP_MB_PER_OPEN_WRITER", 10 ** 9)     # one open file per task: sorted
+    assert pl._open_writers_per_task(spark, 1) == 1
+    one_open = pl.run_pipeline(path, tmp_path / "sorted", spark=spark)
+    assert seen and set(seen) == {"0"}                                  # staging and the group of 3 shards
+    assert concurrent.counts == one_open.counts and concurrent.rows == one_open.rows == 10
+    assert concurrent.quarantine_reasons == one_open.quarantine_reasons
+    a, b = _files(tmp_path / "concurrent"), _files(tmp_path / "sorted")
+    assert sorted(a) == sorted(b) and len(a) == 5
+    for rel in a:
+        assert _rows(spark, a[rel]) == _rows(spark, b[rel])

@@ -1149,8 +1149,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                               F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
                               F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
             # one open file per staged directory and task, instead of sorting each task's rows by
-            # directory first
-            with _settings(spark, {_CONCURRENT_WRITERS: str(len(groups) + len(_PART_KINDS) + 1)}):
+            # directory first — unless there are more directories than the heap lets a task
+            # keep files open (``_partitioned_writers``)
+            with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(spark, len(groups) + len(_PART_KINDS),
+                                                                             jobs=1)}):
                 (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
                  .partitionBy("_grp").parquet(fs.str(rows_dir)))
             max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
@@ -1247,16 +1249,24 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
                 many_rows = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
                 converted = []
-                # every partitioned write keeps one file open per version and task instead of
-                # sorting its rows by version; set once for the phase: the concurrent jobs' threads
-                # share the session's settings (set per job, one job's value was seen by another,
-                # whose writer then fell back to sorting mid-task and failed on a file it had made)
-                writers = {_CONCURRENT_WRITERS: str(max((len(groups[g]) for g in order), default=0) + 1)}
-                for phase, settings in ((few_rows, _INTERPRETED), (many_rows, {})):
-                    if phase:
-                        with _settings(spark, {**case, **settings, **writers}):
-                            converted += list(_map_concurrently(convert, phase, max(1, concurrent_jobs),
-                                                                spark.sparkContext.cancelAllJobs))
+                # a partitioned write keeps one file open per version and task instead of sorting
+                # its rows by version, for groups of fewer versions than the heap lets a task keep
+                # files open (``_partitioned_writers``); larger groups sort, in a phase of their
+                # own: the setting is made once per phase, as the concurrent jobs' threads share
+                # the session's settings (set per job, one job's value was seen by another, whose
+                # writer then fell back to sorting mid-task and failed on a file it had made)
+                jobs = max(1, concurrent_jobs)
+                phases = []
+                for kind, settings in ((few_rows, _INTERPRETED), (many_rows, {})):
+                    by_writers: dict[str, list[int]] = defaultdict(list)
+                    for g in kind:
+                        by_writers[_partitioned_writers(spark, len(groups[g]), jobs)].append(g)
+                    for value, phase in by_writers.items():  # "0" (sorted), or one for all the others
+                        phases.append((phase, {**settings, _CONCURRENT_WRITERS: value if value == "0" else
+                                               str(max(len(groups[g]) for g in phase) + 1)}))
+                for phase, settings in phases:
+                    with _settings(spark, {**case, **settings}):
+                        converted += list(_map_concurrently(convert, phase, jobs, spark.sparkContext.cancelAllJobs))
                 for group, bad in converted:
                     if bad:
                         bad_dirs.append(bad)
@@ -1625,6 +1635,42 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
 #: Spark's setting for writing a partitioned output without sorting each task's rows by
 #: partition first (up to this many files open per task)
 _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
+#: MB of a JVM's heap per Parquet writer its tasks keep open at once.  Each open writer holds
+#: its columns' buffers until it closes: one task writing 1,200 partitions at once (1,200
+#: tables of one shape, or of 1,200 shapes in the staging pass) exhausted a 1 GB heap with
+#: 584 files open; 8 MB each keeps a 1 GB heap to 128 open writers in all
+_HEAP_MB_PER_OPEN_WRITER = 8
+
+
+def _open_writers_per_task(spark, jobs: int) -> int:
+    """How many files one task may keep open (one per partition it writes to) so that the
+    writers of all the tasks one JVM runs at once stay within ``_HEAP_MB_PER_OPEN_WRITER`` of
+    heap each: the heap (in local mode the driver's, which runs the tasks; else
+    ``spark.executor.memory``) over ``jobs`` concurrent jobs times the JVM's task slots (in
+    local mode the master's threads; else ``spark.executor.cores``, or all the cluster's
+    cores when that is not set: fewer open files than the memory allows, never more).  At
+    least 1."""
+    sc = spark.sparkContext
+    local = sc.master.startswith("local")
+    if local:
+        heap_mb = int(spark._jvm.java.lang.Runtime.getRuntime().maxMemory()) >> 20
+        slots = sc.defaultParallelism
+    else:
+        heap_mb = int(sc._jsc.sc().executorMemory())
+        slots = int(sc.getConf().get("spark.executor.cores", str(sc.defaultParallelism)))
+    return max(1, heap_mb // _HEAP_MB_PER_OPEN_WRITER // (max(1, jobs) * max(1, slots)))
+
+
+def _partitioned_writers(spark, partitions: int, jobs: int) -> str:
+    """The ``spark.sql.maxConcurrentOutputFileWriters`` setting for partitioned writes of at
+    most ``partitions`` partition values each, ``jobs`` of them at once: one more than
+    ``partitions`` when each task may keep a file open per partition
+    (``_open_writers_per_task``) — its rows are then written as they come — else ``"0"``:
+    Spark sorts each task's rows by partition and keeps one file open at a time.  Never a
+    value in between: a task that outgrows the setting falls back to sorting mid-task, which
+    fails on a file name it has already used (the files are named after the run,
+    ``_file_names``)."""
+    return str(partitions + 1) if partitions < _open_writers_per_task(spark, jobs) else "0"
 #: Parquet options of the staged rows, read once by their conversion job: no dictionary
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
@@ -1702,9 +1748,10 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     ``_part`` and the reasons as Parquet into ``bad_dir`` (a second job).  Returns whether any
     row was bad.  ``partition_by="_part"``: ``rows`` hold several versions of the same
     columns (one conversion for all), written to ``target/_part=<version>/``; ``partitions``:
-    how many versions they are: each task keeps one file open per version instead of sorting
-    its rows by version, so the session's ``spark.sql.maxConcurrentOutputFileWriters`` must
-    exceed it (the caller sets it once for all concurrent jobs; raises ``ValueError`` if not).
+    how many versions they are: the session's ``spark.sql.maxConcurrentOutputFileWriters``
+    must exceed it (each task keeps one file open per version) or be 0 (each task's rows are
+    sorted by version); the caller sets it once for all concurrent jobs
+    (``_partitioned_writers``); raises ``ValueError`` for a value in between.
     Only the images an event's op carries count: ``after`` for c, r, u; ``before`` for u, d
     (an insert's stray ``before`` is neither converted into its row nor a reason to quarantine
     it).
@@ -1745,9 +1792,9 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
     if partition_by:  # one open file per version and task, not a sort of the task's rows by version
         writers = int(rows.sparkSession.conf.get(_CONCURRENT_WRITERS, "0") or 0)
-        if writers <= partitions:
+        if 0 < writers <= partitions:
             raise ValueError(f"{_CONCURRENT_WRITERS} is {writers}: a job writing {partitions} versions needs more "
-                             f"than {partitions} (set once for all concurrent jobs: see _run)")
+                             f"than {partitions}, or 0 (sorted; set once for all concurrent jobs: see _run)")
         writer.partitionBy(partition_by).parquet(str(target))
     else:
         writer.parquet(str(target))
