@@ -151,17 +151,22 @@ def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, mo
     seen: list[str | None] = []
     real = pl._write_version
 
+    limits: list[str | None] = []
+
     def recorded(rows, *a, **k):
         seen.append(rows.sparkSession.conf.get("spark.sql.codegen.factoryMode", None))
+        limits.append(rows.sparkSession.conf.get("spark.sql.codegen.hugeMethodLimit", None))
         return real(rows, *a, **k)
 
     monkeypatch.setattr(pl, "_write_version", recorded)
     interpreted = pl.run_pipeline(path, tmp_path / "interpreted", spark=spark)
     assert seen and set(seen) == {"NO_CODEGEN"}
     seen.clear()
+    limits.clear()
     monkeypatch.setattr(pl, "_INTERPRETED_MAX_ROWS", -1)
     compiled = pl.run_pipeline(path, tmp_path / "compiled", spark=spark)
     assert seen and "NO_CODEGEN" not in seen
+    assert set(limits) == {"8000"}                    # no fused method the JIT would not compile
     assert spark.conf.get("spark.sql.codegen.factoryMode", None) != "NO_CODEGEN"  # put back
     assert interpreted.counts == compiled.counts and interpreted.rows == compiled.rows == 10
     assert interpreted.quarantine_reasons == compiled.quarantine_reasons == {"cannot convert": 1}

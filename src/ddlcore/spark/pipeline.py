@@ -532,6 +532,13 @@ _INTERPRETED_MAX_BYTES = 4 << 20
 #: seconds per job, more than interpreting them over a few thousand rows; from a few tens of
 #: thousands of rows on, compiled code is faster (docs/pipeline.md, Performance)
 _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+#: the session settings of the compiled conversion jobs: a whole stage whose generated method
+#: outgrows HotSpot's limit for just-in-time compilation (8,000 bytes of bytecode) is not fused
+#: (Spark's ``hugeMethodLimit``, which its documentation suggests at 8,000 on HotSpot): its
+#: operators' code is then split into methods the JIT compiles.  Fused, a group job's output
+#: projection feeding the sort of a sorted partitioned write (``_partitioned_writers``) ran in
+#: the bytecode interpreter (docs/pipeline.md, Performance)
+_COMPILED = {"spark.sql.codegen.hugeMethodLimit": "8000"}
 
 
 #: a conversion group of at most this many staged rows is converted with its expressions
@@ -1257,7 +1264,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 # writer then fell back to sorting mid-task and failed on a file it had made)
                 jobs = max(1, concurrent_jobs)
                 phases = []
-                for kind, settings in ((few_rows, _INTERPRETED), (many_rows, {})):
+                for kind, settings in ((few_rows, _INTERPRETED), (many_rows, _COMPILED)):
                     by_writers: dict[str, list[int]] = defaultdict(list)
                     for g in kind:
                         by_writers[_partitioned_writers(spark, len(groups[g]), jobs)].append(g)
