@@ -229,12 +229,14 @@ class RowConverter:
         one only decides which plans share code."""
         return sorted(range(len(self.rules)), key=lambda i: (repr(self.rules[i]), i))
 
-    def _ordered(self, order: "Sequence[int] | None") -> list[int]:
-        if order is None:
-            return list(range(len(self.rules)))
-        if sorted(order) != list(range(len(self.rules))):
-            raise ValueError(f"order: expected a permutation of 0..{len(self.rules) - 1}, got {list(order)}")
-        return list(order)
+    def _ordered_items(self, raw: "SparkColumn | str", items: "Sequence[SparkColumn | str] | None",
+                       order: "Sequence[int] | None") -> list[tuple[int, SparkColumn]]:
+        """``(ordinal, raw item)`` of each column in ``order`` (``value_struct``'s arguments)."""
+        cols = list(range(len(self.rules))) if order is None else list(order)
+        if sorted(cols) != list(range(len(self.rules))):
+            raise ValueError(f"order: expected a permutation of 0..{len(self.rules) - 1}, got {cols}")
+        xs = self._items(raw, items)
+        return list(zip(cols, xs if items is not None else [xs[c] for c in cols]))
 
     def value_struct(self, raw: "SparkColumn | str",
                      items: "Sequence[SparkColumn | str] | None" = None,
@@ -247,12 +249,8 @@ class RowConverter:
         order): field ``_j`` is column ``order[j - 1]``, and ``items``, when given, are in that
         order too.  The input of ``failed`` (with the same ``order``).  Raises ``ValueError``
         for ``items`` of the wrong length or an ``order`` that is not a permutation."""
-        cols = self._ordered(order)
-        xs = self._items(raw, items)
-        if items is None:
-            xs = [xs[c] for c in cols]
         fields = []
-        for j, (c, x) in enumerate(zip(cols, xs)):
+        for j, (c, x) in enumerate(self._ordered_items(raw, items, order)):
             value = self.rules[c].spark(x)[0]
             if j == 0:  # see columns() and _interpreted_projection
                 value = _interpreted_projection(value, x)
@@ -276,13 +274,9 @@ class RowConverter:
         where the rule also names a reason."""
         arr = F.col(raw) if isinstance(raw, str) else raw
         vals = F.col(values) if isinstance(values, str) else values
-        cols = self._ordered(order)
-        xs = self._items(raw, items)
-        if items is None:
-            xs = [xs[c] for c in cols]
         size = F.size(arr)
         test = arr.isNotNull() & (size != len(self.rules))
-        for j, (c, x) in enumerate(zip(cols, xs)):
+        for j, (c, x) in enumerate(self._ordered_items(raw, items, order)):
             rule = self.rules[c]
             bad = x.isNotNull() & vals.getField(f"_{j + 1}").isNull()
             if rule.produces_null:

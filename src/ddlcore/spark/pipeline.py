@@ -1678,6 +1678,8 @@ def _partitioned_writers(spark, partitions: int, jobs: int) -> str:
     fails on a file name it has already used (the files are named after the run,
     ``_file_names``)."""
     return str(partitions + 1) if partitions < _open_writers_per_task(spark, jobs) else "0"
+
+
 #: Parquet options of the staged rows, read once by their conversion job: no dictionary
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)
@@ -1699,7 +1701,8 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
     """The staged row events ``rows`` with both images converted by ``conv`` (a
     ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
     each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
-    fields ``_1`` … in ``conv.canonical_order()``: field ``_j`` is column ``order[j - 1]``), ``_bad`` (a value of either image failed).  ``after``/``before``: as for
+    fields ``_1`` … in ``conv.canonical_order()``: field ``_j`` is column ``order[j - 1]``),
+    ``_bad`` (a value of either image failed).  ``after``/``before``: as for
     ``_write_version``.
 
     The plan's shape is part of the speed: every projection but the two of the values is
@@ -1797,7 +1800,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
                          *([F.col(partition_by)] if partition_by else []))
     writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
-    if partition_by:  # one open file per version and task, not a sort of the task's rows by version
+    if partition_by:  # one open file per version and task, or each task's rows sorted by version
         writers = int(rows.sparkSession.conf.get(_CONCURRENT_WRITERS, "0") or 0)
         if 0 < writers <= partitions:
             raise ValueError(f"{_CONCURRENT_WRITERS} is {writers}: a job writing {partitions} versions needs more "
