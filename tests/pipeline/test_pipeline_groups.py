@@ -223,9 +223,8 @@ def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same
     staged); otherwise each task's rows are sorted by partition, for the staging pass and the
     group jobs alike.  Both write the same output."""
     path = sharded_log(tmp_path).write()
-    assert pl._partitioned_writers(spark, 3, jobs=1) == "4"
-    assert pl._partitioned_writers(spark, 10 ** 6, jobs=1) == "0"
     per_task = pl._open_writers_per_task(spark, 1)
+    assert pl._partitioned_writers(3, per_task) == "4" and pl._partitioned_writers(per_task, per_task) == "0"
     assert pl._open_writers_per_task(spark, 4) == max(1, per_task // 4)
     seen: list[str | None] = []
     real = pl._settings
@@ -237,12 +236,14 @@ def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same
 
     monkeypatch.setattr(pl, "_settings", recorded)
     concurrent = pl.run_pipeline(path, tmp_path / "concurrent", spark=spark)
-    assert seen and "0" not in seen
+    # the staging pass, then one phase for all the groups (of 3 versions and of 1): groups of
+    # other sizes do not wait for each other
+    assert len(seen) == 2 and "0" not in seen
     seen.clear()
     monkeypatch.setattr(pl, "_HEAP_MB_PER_OPEN_WRITER", 10 ** 9)     # one open file per task: sorted
     assert pl._open_writers_per_task(spark, 1) == 1
     one_open = pl.run_pipeline(path, tmp_path / "sorted", spark=spark)
-    assert seen and set(seen) == {"0"}                                  # staging and the group of 3 shards
+    assert seen == ["0", "0"]                                           # staging, then every group sorted
     assert concurrent.counts == one_open.counts and concurrent.rows == one_open.rows == 10
     assert concurrent.quarantine_reasons == one_open.quarantine_reasons
     a, b = _files(tmp_path / "concurrent"), _files(tmp_path / "sorted")

@@ -1158,8 +1158,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             # one open file per staged directory and task, instead of sorting each task's rows by
             # directory first — unless there are more directories than the heap lets a task
             # keep files open (``_partitioned_writers``)
-            with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(spark, len(groups) + len(_PART_KINDS),
-                                                                             jobs=1)}):
+            staged_dirs = len(groups) + len(_PART_KINDS)
+            with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(
+                    staged_dirs, _open_writers_per_task(spark, jobs=1))}):
                 (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
                  .partitionBy("_grp").parquet(fs.str(rows_dir)))
             max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
@@ -1263,14 +1264,16 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 # the session's settings (set per job, one job's value was seen by another, whose
                 # writer then fell back to sorting mid-task and failed on a file it had made)
                 jobs = max(1, concurrent_jobs)
+                open_per_task = _open_writers_per_task(spark, jobs)
                 phases = []
                 for kind, settings in ((few_rows, _INTERPRETED), (many_rows, _COMPILED)):
-                    by_writers: dict[str, list[int]] = defaultdict(list)
-                    for g in kind:
-                        by_writers[_partitioned_writers(spark, len(groups[g]), jobs)].append(g)
-                    for value, phase in by_writers.items():  # "0" (sorted), or one for all the others
-                        phases.append((phase, {**settings, _CONCURRENT_WRITERS: value if value == "0" else
-                                               str(max(len(groups[g]) for g in phase) + 1)}))
+                    open_files = [g for g in kind if len(groups[g]) < open_per_task]
+                    sorted_rows = [g for g in kind if len(groups[g]) >= open_per_task]
+                    for phase in (open_files, sorted_rows):
+                        if phase:
+                            widest = max(len(groups[g]) for g in phase)
+                            phases.append((phase, {**settings, _CONCURRENT_WRITERS: _partitioned_writers(
+                                widest, open_per_task)}))
                 for phase, settings in phases:
                     with _settings(spark, {**case, **settings}):
                         converted += list(_map_concurrently(convert, phase, jobs, spark.sparkContext.cancelAllJobs))
@@ -1668,16 +1671,15 @@ def _open_writers_per_task(spark, jobs: int) -> int:
     return max(1, heap_mb // _HEAP_MB_PER_OPEN_WRITER // (max(1, jobs) * max(1, slots)))
 
 
-def _partitioned_writers(spark, partitions: int, jobs: int) -> str:
+def _partitioned_writers(partitions: int, open_per_task: int) -> str:
     """The ``spark.sql.maxConcurrentOutputFileWriters`` setting for partitioned writes of at
-    most ``partitions`` partition values each, ``jobs`` of them at once: one more than
-    ``partitions`` when each task may keep a file open per partition
-    (``_open_writers_per_task``) — its rows are then written as they come — else ``"0"``:
-    Spark sorts each task's rows by partition and keeps one file open at a time.  Never a
-    value in between: a task that outgrows the setting falls back to sorting mid-task, which
-    fails on a file name it has already used (the files are named after the run,
-    ``_file_names``)."""
-    return str(partitions + 1) if partitions < _open_writers_per_task(spark, jobs) else "0"
+    most ``partitions`` partition values each: one more than ``partitions`` when each task may
+    keep a file open per partition (fewer than ``open_per_task``, ``_open_writers_per_task``'s
+    bound) — its rows are then written as they come — else ``"0"``: Spark sorts each task's
+    rows by partition and keeps one file open at a time.  Never a value in between: a task
+    that outgrows the setting falls back to sorting mid-task, which fails on a file name it
+    has already used (the files are named after the run, ``_file_names``)."""
+    return str(partitions + 1) if partitions < open_per_task else "0"
 
 
 #: Parquet options of the staged rows, read once by their conversion job: no dictionary

@@ -15,9 +15,10 @@ without ``--replay-quarantine``, and every new line is one whose reading by Spar
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
 (``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
-fraction digits: the payload in the source's notation, which both faces parse), or a line Spark
-reads as no event at all (not JSON, a torn line).  Any other line (a field of another type, which Spark reads in part; a duplicate key;
-a float Java writes in another notation; ...) leaves the whole run to the Spark path.
+fraction digits: the payload in the source's notation, which both faces parse), or a line
+Spark reads as no event at all (not JSON, a torn line).  Any other line (a field of another
+type, which Spark reads in part; a duplicate key; a float Java writes in another notation;
+...) leaves the whole run to the Spark path.
 """
 
 from __future__ import annotations
