@@ -144,10 +144,15 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
     else ``local[*]``), UTC session time zone, few shuffle partitions, no UI, no console
     progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
     ``TIMESTAMP_MICROS``, no checksum side files (``.crc``) for what this JVM writes to local
-    paths; ``conf`` (Spark properties, e.g. ``spark.executor.memory``) last, so
-    it overrides these.  An already running session is returned with these SQL settings
-    applied."""
+    paths, and — for a local master, when this call starts the JVM — Hadoop's local
+    filesystem without a ``chmod`` process per file (``ddlcore.spark.localfs``; its
+    ``status()`` says whether it is in use); ``conf`` (Spark properties, e.g.
+    ``spark.executor.memory``) last, so it overrides these.  An already running session is
+    returned with these SQL settings applied."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+
+    from . import localfs
 
     builder = SparkSession.builder.appName(app_name)
     if master:
@@ -163,7 +168,12 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
                .config("spark.sql.ui.retainedExecutions", "20")
                .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
                .config(*PARQUET_TIMESTAMPS))
-    for key, value in (conf or {}).items():
+    conf = dict(conf or {})
+    # a local JVM started here: Hadoop's local filesystem sets file modes without a ``chmod``
+    # process per file and directory (``ddlcore.spark.localfs``)
+    if not submitted() and SparkContext._gateway is None:
+        conf.update(localfs.session_conf(master or "local[*]", conf))
+    for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     # Spark's writers on ``file:`` paths in this JVM (all of them in local mode) share Hadoop's
