@@ -145,14 +145,14 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
     progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
     ``TIMESTAMP_MICROS``, no checksum side files (``.crc``) for what this JVM writes to local
     paths, and — for a local master, when this call starts the JVM — Hadoop's local
-    filesystem without a ``chmod`` process per file (``ddlcore.spark.localfs``; its
-    ``status()`` says whether it is in use); ``conf`` (Spark properties, e.g.
+    filesystem without a ``chmod`` process per file and the parallel collector
+    (``ddlcore.spark.localjvm``; its ``status()`` says what the session got); ``conf`` (Spark properties, e.g.
     ``spark.executor.memory``) last, so it overrides these.  An already running session is
     returned with these SQL settings applied."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    from . import localfs
+    from . import localjvm
 
     builder = SparkSession.builder.appName(app_name)
     if master:
@@ -170,9 +170,10 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
                .config(*PARQUET_TIMESTAMPS))
     conf = dict(conf or {})
     # a local JVM started here: Hadoop's local filesystem sets file modes without a ``chmod``
-    # process per file and directory (``ddlcore.spark.localfs``)
+    # process per file and directory, and the collector is the throughput one
+    # (``ddlcore.spark.localjvm``)
     if not submitted() and SparkContext._gateway is None:
-        conf.update(localfs.session_conf(master or "local[*]", conf))
+        conf.update(localjvm.session_conf(master or "local[*]", conf))
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -10,7 +10,7 @@
  * set-user-ID and set-group-ID bits, a file loses them.  Where the JVM has no "unix" view,
  * Hadoop's own method runs.
  *
- * Compiled and used by ddlcore.spark.localfs (docs/pipeline.md, Performance).  Reads and writes
+ * Compiled and used by ddlcore.spark.localjvm (docs/pipeline.md, Performance).  Reads and writes
  * exactly what LocalFileSystem does, checksum files included.
  */
 package ddlcore.spark;
