@@ -31,7 +31,9 @@ spark.range(6).selectExpr("id", "id % 2 AS p").write.partitionBy("p").parquet(sy
 jvm = spark._jvm
 fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
 gcs = [b.getName() for b in jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()]
-print(json.dumps({"status": localjvm.status(), "fs": fs.getClass().getName(), "gc": gcs}))
+from pyspark.errors.utils import is_debugging_enabled
+print(json.dumps({"status": localjvm.status(), "fs": fs.getClass().getName(), "gc": gcs,
+                  "debugging": is_debugging_enabled()}))
 spark.stop()
 """
 
@@ -69,6 +71,8 @@ def test_local_session_writes_the_same_modes_without_a_chmod_process(tmp_path):
                              localjvm.JAVA_OPTIONS_KEY: "-XX:+UseG1GC"})
     assert ours["fs"] == localjvm.FS_CLASS and f"{localjvm.FS_CLASS} from" in ours["status"], ours
     assert "PS MarkSweep" in ours["gc"] and "-XX:+UseParallelGC" in ours["status"], ours
+    # and PySpark's call-site recording for each Column function is off (spark_session)
+    assert ours["debugging"] is False and hadoop["debugging"] is False
     assert hadoop["fs"] == "org.apache.hadoop.fs.LocalFileSystem", hadoop
     assert "G1 Old Generation" in hadoop["gc"] and "-XX:+UseG1GC, as given" in hadoop["status"], hadoop
     # the log catches Hadoop's processes (one per file and directory it made) ...

@@ -138,6 +138,10 @@ class RunResult:
         }
 
 
+#: PySpark's setting for the call-site context of DataFrame errors (read once per process)
+_DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
+
+
 def spark_session(master: str | None = None, app_name: str = "ddlcore run",
                   conf: dict[str, str] | None = None):
     """A SparkSession: ``master`` (default: the one ``spark-submit`` set — ``submitted()`` —
@@ -167,6 +171,11 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
                # expressions) even without a UI; a run issues a few queries per table version
                .config("spark.sql.ui.retainedExecutions", "20")
                .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+               # PySpark's DataFrame debugging records the Python call site of every Column
+               # function it is handed (stack inspection and about six py4j round trips each;
+               # Spark's docs: "a non-trivial performance overhead"): ddlcore's converters are
+               # built of thousands of such calls (docs/pipeline.md, Performance)
+               .config(_DATAFRAME_DEBUGGING, "false")
                .config(*PARQUET_TIMESTAMPS))
     conf = dict(conf or {})
     # a local JVM started here: Hadoop's local filesystem sets file modes without a ``chmod``
