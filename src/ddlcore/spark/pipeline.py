@@ -54,6 +54,7 @@ ever see files of committed runs (up to the few renames of a roll-forward in pro
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import gzip
 import hashlib
@@ -1719,13 +1720,24 @@ _AFTER_OPS, _BEFORE_OPS = ("c", "r", "u"), ("u", "d")
 _KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
 
 
-def _converted(rows, conv, *, after: bool = True, before: bool = True):
+def _column_refs() -> Callable[[str], Any]:
+    """``F.col`` that gives one ``Column`` per name, built on its first use: a conversion job
+    names the same columns in each of its projections, and each ``F.col`` costs three py4j
+    round trips (the lookups of ``functions`` and ``col``, then the call).  A ``Column`` is an
+    unresolved reference, resolved in each projection it is used in, so sharing it changes
+    nothing in the plans.  Make one per job (a ``Column`` belongs to its session's JVM)."""
+    from pyspark.sql import functions as F
+
+    return functools.lru_cache(maxsize=None)(F.col)
+
+
+def _converted(rows, conv, *, after: bool = True, before: bool = True, col: Callable[[str], Any] | None = None):
     """The staged row events ``rows`` with both images converted by ``conv`` (a
     ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
     each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
     fields ``_1`` … in ``conv.canonical_order()``: field ``_j`` is column ``order[j - 1]``),
     ``_bad`` (a value of either image failed).  ``after``/``before``: as for
-    ``_write_version``.
+    ``_write_version``; ``col``: ``_column_refs()`` to share with the caller's expressions.
 
     The plan's shape is part of the speed: every projection but the two of the values is
     fused into whole-stage code (no higher-order function; see
@@ -1740,35 +1752,37 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True):
     # rules refer to it by name: plans a good deal smaller than with the array access inline
     # in the converter's canonical order: tables whose columns have the same rules in another
     # order share the value projections' generated code (``RowConverter.canonical_order``)
+    col = col or _column_refs()
     order = conv.canonical_order()
     names = [f"_x{j}" for j in range(len(order))]
     raw_items = conv.raw_items("_raw", absent_as_null=True)
     items = [raw_items[c].alias(name) for c, name in zip(order, names)]
     values = conv.value_struct("_raw", names, order)
     failed = conv.failed("_raw", "_v", names, order)
-    keep = _KEEP
+    keep = [col(n) for n in _KEEP]
+    refs = [col(n) for n in names]
     none = F.lit(None).cast(StructType([StructField(f"_{j}", conv.struct_type.fields[c].dataType)
                                         for j, c in enumerate(order, start=1)]))
     no_names = F.lit(None).cast("array<string>")
     if after:
-        conv_df = (rows.select(*keep, "before", conv.absent("after").alias("_xa"),
-                               F.col("after").alias("_raw"))
-                   .select(*keep, "before", "_xa", "_raw", *items)
-                   .select(*keep, "before", "_xa", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "before", "_xa", F.col("_v").alias("_a"),
-                           (F.col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
+        conv_df = (rows.select(*keep, col("before"), conv.absent("after").alias("_xa"),
+                               col("after").alias("_raw"))
+                   .select(*keep, *map(col, ("before", "_xa", "_raw")), *items)
+                   .select(*keep, *map(col, ("before", "_xa", "_raw")), *refs, values.alias("_v"))
+                   .select(*keep, col("before"), col("_xa"), col("_v").alias("_a"),
+                           (col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
     else:
-        conv_df = rows.select(*keep, "before", no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
+        conv_df = rows.select(*keep, col("before"), no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
     if before:
-        conv_df = (conv_df.select(*keep, "_xa", "_a", "_fa", conv.absent("before").alias("_xb"),
-                                  F.col("before").alias("_raw"))
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *items)
-                   .select(*keep, "_xa", "_a", "_fa", "_xb", "_raw", *names, values.alias("_v"))
-                   .select(*keep, "_xa", "_a", "_xb", F.col("_v").alias("_b"),
-                           (F.col("_fa") | (F.col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
+        conv_df = (conv_df.select(*keep, *map(col, ("_xa", "_a", "_fa")), conv.absent("before").alias("_xb"),
+                                  col("before").alias("_raw"))
+                   .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *items)
+                   .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *refs, values.alias("_v"))
+                   .select(*keep, *map(col, ("_xa", "_a", "_xb")), col("_v").alias("_b"),
+                           (col("_fa") | (col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
     else:
-        conv_df = conv_df.select(*keep, "_xa", "_a", no_names.alias("_xb"), none.alias("_b"),
-                                 F.col("_fa").alias("_bad"))
+        conv_df = conv_df.select(*keep, col("_xa"), col("_a"), no_names.alias("_xb"), none.alias("_b"),
+                                 col("_fa").alias("_bad"))
     return conv_df
 
 
@@ -1800,9 +1814,10 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     from .convert import ERRORS_TYPE
 
     conv = RowConverter(table, sopts, dialect=dialect)
-    conv_df = _converted(rows, conv, after=after, before=before)
+    col = _column_refs()
+    conv_df = _converted(rows, conv, after=after, before=before, col=col)
     keep = _KEEP
-    is_bad = F.col("_bad")
+    is_bad = col("_bad")
     # counted as the rows flow through the write (Spark does not push filters below ``observe``)
     tally = Observation()
     observed = conv_df.observe(tally, F.count(F.when(is_bad, 1)).alias("_bad"))
@@ -1811,16 +1826,16 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     # column's source facts) are attached here
     position = {c: j for j, c in enumerate(conv.canonical_order(), start=1)}  # as ``_converted`` orders them
     fields = [(f"_{position[c]}", f.name, f.metadata) for c, f in enumerate(conv.struct_type.fields)]
-    is_delete = F.col("op") == "d"
-    row_image = [F.when(is_delete, F.col(f"_b.{p}")).otherwise(F.col(f"_a.{p}"))
+    is_delete = col("op") == "d"
+    row_image = [F.when(is_delete, col(f"_b.{p}")).otherwise(col(f"_a.{p}"))
                  .alias(n, metadata=md) for p, n, md in fields]
-    has_before = F.col("op").isin("u", "d")
-    before_struct = F.when(has_before, F.struct(*[F.col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
-    meta = [F.col("op"), F.col("seq"), F.col("position"), F.col("ts"), F.col("tx"), F.col("row"),
-            F.when(is_delete, F.col("_xb")).otherwise(F.col("_xa")), before_struct,
-            F.when(has_before, F.col("_xb"))]
+    has_before = col("op").isin("u", "d")
+    before_struct = F.when(has_before, F.struct(*[col(f"_b.{p}").alias(n, metadata=md) for p, n, md in fields]))
+    meta = [col("op"), col("seq"), col("position"), col("ts"), col("tx"), col("row"),
+            F.when(is_delete, col("_xb")).otherwise(col("_xa")), before_struct,
+            F.when(has_before, col("_xb"))]
     out_df = good.select(*row_image, *[c.alias(n, metadata=META_METADATA[n]) for c, n in zip(meta, META_COLUMNS)],
-                         *([F.col(partition_by)] if partition_by else []))
+                         *([col(partition_by)] if partition_by else []))
     writer = out_df.write.mode("overwrite").options(**_OUTPUT_PARQUET)
     if partition_by:  # one open file per version and task, or each task's rows sorted by version
         writers = int(rows.sparkSession.conf.get(_CONCURRENT_WRITERS, "0") or 0)
