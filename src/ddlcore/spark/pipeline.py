@@ -149,9 +149,10 @@ def spark_session(master: str | None = None, app_name: str = "ddlcore run",
     else ``local[*]``), UTC session time zone, few shuffle partitions, no UI, no console
     progress bar (``ddlcore run`` shows its own status), Parquet timestamps as
     ``TIMESTAMP_MICROS``, no checksum side files (``.crc``) for what this JVM writes to local
-    paths, and — for a local master, when this call starts the JVM — Hadoop's local
-    filesystem without a ``chmod`` process per file and the parallel collector
-    (``ddlcore.spark.localjvm``; its ``status()`` says what the session got); ``conf`` (Spark properties, e.g.
+    paths, no call-site recording per Column function (PySpark's DataFrame debugging), and —
+    for a local master, when this call starts the JVM — Hadoop's local filesystem without a
+    ``chmod`` process per file and the parallel collector (``ddlcore.spark.localjvm``; its
+    ``status()`` says what the session got); ``conf`` (Spark properties, e.g.
     ``spark.executor.memory``) last, so it overrides these.  An already running session is
     returned with these SQL settings applied."""
     from pyspark import SparkContext
@@ -1731,7 +1732,8 @@ def _column_refs() -> Callable[[str], Any]:
     return functools.lru_cache(maxsize=None)(F.col)
 
 
-def _converted(rows, conv, *, after: bool = True, before: bool = True, col: Callable[[str], Any] | None = None):
+def _converted(rows, conv, *, after: bool = True, before: bool = True,
+               col: Callable[[str], Any] | None = None):
     """The staged row events ``rows`` with both images converted by ``conv`` (a
     ``RowConverter``): ``_KEEP``'s columns, then ``_xa``/``_xb`` (the absent columns' names of
     each image, ``array<string>``), ``_a``/``_b`` (each image's values, a struct of positional
@@ -1772,7 +1774,8 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True, col: Call
                    .select(*keep, col("before"), col("_xa"), col("_v").alias("_a"),
                            (col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
     else:
-        conv_df = rows.select(*keep, col("before"), no_names.alias("_xa"), none.alias("_a"), F.lit(False).alias("_fa"))
+        conv_df = rows.select(*keep, col("before"), no_names.alias("_xa"), none.alias("_a"),
+                              F.lit(False).alias("_fa"))
     if before:
         conv_df = (conv_df.select(*keep, *map(col, ("_xa", "_a", "_fa")), conv.absent("before").alias("_xb"),
                                   col("before").alias("_raw"))
