@@ -1,6 +1,7 @@
 """Table versions with the same columns (sharded tables, copies) are converted by one plan
 and written by one Spark job partitioned by version: the output, the counts, the quarantine
-and the schema files are exactly those of one job per version."""
+and the schema files are exactly those of one job per version.  (Groups of few rows are
+converted on the driver by default; here every group is a Spark job.)"""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import small  # noqa: E402
 
 from .test_pipeline import Log  # noqa: E402
 
@@ -38,6 +40,13 @@ def sharded_log(tmp_path: Path) -> Log:
     log.row("c", "s2", after=[5, 2, b"y", decimal.Decimal("2.00"), 3])
     log.row("c", "s0", after=[6, 2, b"z", decimal.Decimal("3.00")])
     return log
+
+
+@pytest.fixture(autouse=True)
+def spark_group_jobs(monkeypatch):
+    """These tests are about the Spark jobs that convert groups: none is converted on the
+    driver (tests/pipeline/test_driver_groups.py compares the two)."""
+    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", -1)
 
 
 def _files(out: Path) -> dict[str, list]:

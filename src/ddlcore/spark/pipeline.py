@@ -1019,6 +1019,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
+    from . import small as driver_side
     from .small import DriverIncrement
 
     fs = state.fs
@@ -1218,9 +1219,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             # rows per version and op, from the staged rows (one scan of the ``op`` column); the
             # rows that cannot be converted are subtracted below
             staged_counts: dict[tuple[int, str], int] = {}
-            if any(g >= 0 for g in parts):
-                for r in (spark.read.parquet(fs.str(rows_dir)).where(F.col("_grp") >= 0)
-                          .groupBy("_part", "op").count().collect()):
+            staged_rows = spark.read.parquet(fs.str(rows_dir)) if any(g >= 0 for g in parts) else None
+            if staged_rows is not None:
+                for r in staged_rows.where(F.col("_grp") >= 0).groupBy("_part", "op").count().collect():
                     staged_counts[(r["_part"], r["op"])] = r["count"]
             todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
                 versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
@@ -1276,6 +1277,23 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 size: dict[int, int] = defaultdict(int)
                 for (k, _), n in staged_counts.items():
                     size[group_of[k]] += n
+                # groups of very few rows: converted and written on the driver, no Spark job each
+                # (ddlcore.spark.small.convert_staged; docs/pipeline.md, "Performance")
+                on_driver = {g: groups[g] for g in order if size[g] <= driver_side.DRIVER_MAX_ROWS}
+                if on_driver:
+                    say(f"converting {len(on_driver)} conversion group(s) of at most {driver_side.DRIVER_MAX_ROWS:,} "
+                        f"row(s) on the driver")
+                    driver_bad = f"{state.staging}/{run_id}.bad/driver"
+                    left, has_bad = driver_side.convert_staged(
+                        staged_rows, on_driver, size, versions, sopts=sopts, dialect=name, fs=fs, staging=staging,
+                        run_id=run_id, bad_dir=driver_bad, say=say)
+                    if has_bad:
+                        bad_dirs.append(fs.str(driver_bad))
+                    if left:
+                        say(f"{len(left)} conversion group(s) left to Spark jobs: a value's text is not the text "
+                            f"form of its raw value, on which the two faces of the converter are not known to agree")
+                    done = set(on_driver) - set(left)
+                    order = [g for g in order if g not in done]
                 few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
                 many_rows = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
                 converted = []

@@ -35,12 +35,17 @@ from .. import raw
 from . import pipeline as pl
 from .layout import version_dir
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "SPARK_VERSION_KEY", "ROW_METADATA_KEY", "output_struct"]
+__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY", "output_struct"]
 
 #: the driver-side path takes a run whose new bytes are at most this many (the small increment
 #: of ``pipeline._INTERPRETED_MAX_BYTES``, about 16,000 events of the benchmark's); ``-1``
 #: never (tests set it to force one path or the other)
 MAX_BYTES = pl._INTERPRETED_MAX_BYTES
+#: in a Spark run, the conversion groups of at most this many staged rows are converted on the
+#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised)
+DRIVER_MAX_ROWS = 2_000
+#: the staged rows ``convert_staged`` reads into the driver at a time (its memory's bound)
+BATCH_ROWS = 50_000
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -402,54 +407,159 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     order), have ``write(version, StructType, rows)`` write its good rows, and count them into
     ``result`` (``counts``, ``rows``, ``versions_written``) as the Spark path does.  Returns the
     rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
-    from . import RowConverter
-
+    # the Spark path converts the versions of a conversion group with one plan, in one job
+    groups = [[k for k in members if k in by_version]
+              for members in pl._conversion_groups(pl._live(versions, last), versions)]
+    grouped = {k for members in groups for k in members}
+    groups += [[k] for k in by_version if k not in grouped]  # not live (never with rows): alone
+    bad = [b for members in groups if members
+           for b in convert_group(members, by_version, versions, sopts, dialect, write)]
     todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
                                              versions[k]["table"], versions[k]["version"]))
-    # the Spark path converts the versions of a conversion group with one plan, in one job:
-    # the images it converts are those of the group's ops, a version alone in its job writes
-    # a file even when none of its rows could be converted, and when some row of the job
-    # failed, every row of the job with an error in either image is quarantined
-    group_of: dict[int, int] = {}
-    group_ops: dict[int, set[str]] = {}
-    alone: set[int] = set()
-    for g, members in enumerate(pl._conversion_groups(pl._live(versions, last), versions)):
-        with_rows = [k for k in members if k in by_version]
-        group_of.update(dict.fromkeys(with_rows, g))
-        group_ops[g] = {ev.op for k in with_rows for ev in by_version[k]}
-        if len(with_rows) == 1:
-            alone.add(with_rows[0])
-    def group(k: int) -> Any:  # a version of no group (not live: never with rows) is alone
-        return group_of.get(k, ("alone", k))
-
-    errored: dict[int, list[tuple[_Event, str]]] = {}
-    failed_groups: set = set()
-    for k in todo:
-        v = versions[k]
-        conv = RowConverter(v["model"], sopts, dialect=dialect)
-        g = group(k)
-        ops = group_ops.get(g) or {ev.op for ev in by_version[k]}
-        rows, errored[k], failed = _convert(conv, by_version[k], after=bool(ops & {"c", "r", "u"}),
-                                            before=bool(ops & {"d", "u"}))
-        if failed:
-            failed_groups.add(g)
-        if rows or k in alone or k not in group_of:
-            write(v, output_struct(conv), rows)
-    bad: list[tuple[_Event, str]] = [b for k in todo if group(k) in failed_groups for b in errored[k]]
     for k in todo:
         v = versions[k]
         counts: dict[str, int] = defaultdict(int)
         for ev in by_version[k]:
             counts[ev.op] += 1
-        if group(k) in failed_groups:
-            for ev, _ in errored[k]:
+        for ev, part, _ in bad:
+            if part == k:
                 counts[ev.op] -= 1
         for o in pl.ROW_OPS:
             if counts.get(o):
                 result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = counts[o]
                 result.rows += counts[o]
         result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
-    return bad
+    return [(ev, reason) for ev, _, reason in bad]
+
+
+def convert_group(members: list[int], by_version: dict[int, list[_Event]], versions: list[dict], sopts: dict,
+                  dialect: str, write) -> list[tuple[_Event, int, str]]:
+    """Convert the row events of one conversion group (``members``: version indexes of one
+    ``pipeline._conversion_groups`` group that have rows; ``by_version``: version index →
+    events) as the Spark path's one job for the group does, and have ``write(version,
+    StructType, rows)`` write each version's good rows (dicts of the output columns).  Returns
+    the rows that job quarantines as unconvertible, ``(event, version, reason)`` each.
+
+    The job's rules, kept here: its plan converts the images of the group's ops (after for
+    c, r, u; before for u, d); a version alone in its job writes a file even when none of its
+    rows could be converted (a partitioned job writes none for such a version); and only when
+    some row failed in an image the plan converts is every row with an error in an image its
+    op carries quarantined."""
+    from . import RowConverter
+
+    conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
+    struct = output_struct(conv)
+    ops = {ev.op for k in members for ev in by_version[k]}
+    after, before = bool(ops & {"c", "r", "u"}), bool(ops & {"d", "u"})
+    errored: list[tuple[_Event, int, str]] = []
+    failed = False
+    for k in members:
+        rows, errs, f = _convert(conv, by_version[k], after=after, before=before)
+        failed |= f
+        errored += [(ev, k, reason) for ev, reason in errs]
+        if rows or len(members) == 1:
+            write(versions[k], struct, rows)
+    return errored if failed else []
+
+
+#: the staged columns a conversion reads (``pipeline._run``'s staging)
+_STAGED = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after", "_part")
+#: what a row the Spark path quarantines as unconvertible is staged as (``_write_version``'s
+#: second job), read back with those of the Spark jobs
+_BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, `table` STRING, "
+               "_part INT, reason STRING")
+
+
+def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], versions: list[dict], *,
+                   sopts: dict, dialect: str, fs, staging: str, run_id: str, bad_dir: str,
+                   say=lambda msg: None) -> tuple[list[int], bool]:
+    """Convert and write on the driver the conversion groups of a Spark run that hold few rows
+    (``pipeline._run``: those of at most ``DRIVER_MAX_ROWS`` staged rows), instead of a Spark
+    job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
+    hundred rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
+    ``_grp`` partition column); ``groups``: group → its versions with rows; ``sizes``: group →
+    staged rows.  The rows are read ``BATCH_ROWS`` at a time (one Spark job each, through
+    Arrow), converted by ``RowConverter``'s Python face (``convert_group``: the group job's
+    rules) and written, per version, into ``staging/<version_dir>/`` (``_write_parquet``: the
+    file Spark writes); the rows the Spark path would quarantine as unconvertible are written
+    to ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
+
+    A group with a value whose text is not the text form of its raw value (``_staged_values``:
+    then the two faces are not known to agree) is not converted here.  Returns ``(groups left
+    to the Spark jobs, whether any row was written to bad_dir)``."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import _parse_datatype_string
+
+    left: list[int] = []
+    has_bad = False
+    batches: list[list[int]] = [[]]
+    rows_in_batch = 0
+    for g in sorted(groups):
+        if batches[-1] and rows_in_batch + sizes[g] > BATCH_ROWS:
+            batches.append([])
+            rows_in_batch = 0
+        batches[-1].append(g)
+        rows_in_batch += sizes[g]
+
+    def write(v: dict, struct, rows: list[dict]) -> None:
+        _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
+                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows)
+
+    done = 0
+    for batch in batches:
+        if not batch:
+            continue
+        by_group: dict[int, dict[int, list[_Event]]] = defaultdict(lambda: defaultdict(list))
+        unsure: set[int] = set()
+        group_of = {k: g for g in batch for k in groups[g]}
+        for f in staged.where(F.col("_grp").isin(batch)).select(*_STAGED).toArrow().to_pylist():
+            g = group_of[f["_part"]]
+            if g in unsure:
+                continue
+            try:
+                values = {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}
+            except _Unsure:
+                unsure.add(g)
+                continue
+            by_group[g][f["_part"]].append(_Event(f, values, "", "", True))
+        bad = []
+        for g in batch:
+            if g in unsure:
+                left.append(g)
+                continue
+            by_version = by_group.pop(g)
+            for evs in by_version.values():
+                evs.sort(key=lambda ev: ev.seq)
+            bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
+            done += 1
+        if bad:
+            has_bad = True
+            rows = [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
+                     "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
+                    for ev, k, reason in bad]
+            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{len(left):05d}-{uuid.uuid4()}-c000.snappy.parquet",
+                           _parse_datatype_string(_BAD_SCHEMA), rows)
+        say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
+    return left, has_bad
+
+
+def _staged_values(texts: list | None) -> list | None:
+    """A staged row image (its values' texts as Spark read them) as raw values
+    (``raw.from_text``), or ``_Unsure`` where a text is not the text form of its value (nor a
+    tagged value that decodes, whose payload both faces parse)."""
+    if texts is None:
+        return None
+    values = []
+    for t in texts:
+        try:
+            v = raw.from_text(t)
+            same = t is None or raw.text_form(v) == t
+        except (ValueError, TypeError, KeyError, OverflowError):
+            raise _Unsure from None
+        if not same and not (t.startswith('{"$') and v is not t):
+            raise _Unsure
+        values.append(v)
+    return values
 
 
 def _by_seq(record: tuple) -> tuple:

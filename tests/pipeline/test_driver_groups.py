@@ -1,0 +1,172 @@
+"""Conversion groups of few rows converted on the driver inside a Spark run
+(``small.convert_staged``, for groups of at most ``small.DRIVER_MAX_ROWS`` staged rows) against
+a Spark job per group (``DRIVER_MAX_ROWS = -1``): the same log gives the same output — rows,
+Parquet schemas and Spark's footer, ``_run.json`` counts, quarantine records, state — on logs
+with every MySQL type family, PostgreSQL types, groups of several versions (sharded tables)
+where one row cannot be converted, rows read in several batches, a group left to Spark for a
+value whose text is not its raw value's text form, replayed quarantine, and ``--strict``."""
+
+from __future__ import annotations
+
+import decimal
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import small  # noqa: E402
+
+from .support import EXAMPLES, assert_same_output, event, lines_of, mysql_extra_events, quarantine  # noqa: E402
+from .test_pipeline import Log  # noqa: E402
+from .test_pipeline_groups import sharded_log  # noqa: E402
+
+_RESULT_FIELDS = ("events", "rows", "quarantined", "ddl", "counts", "quarantine_reasons", "last_seq",
+                  "previous_seq", "versions_written", "dialect", "replayed")
+
+
+def _run(spark, log: Path, out: Path, monkeypatch, max_rows: int, **kw):
+    """``run_pipeline`` with groups of at most ``max_rows`` rows on the driver; returns the
+    result and the progress messages."""
+    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", max_rows)
+    said: list[str] = []
+    res = pl.run_pipeline(log, out, spark=spark, progress=said.append, **kw)
+    return res, said
+
+
+def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, *, max_rows: int = 2_000, **kw):
+    """``log`` run into a new output with Spark jobs only, and with groups of at most
+    ``max_rows`` rows on the driver: asserts the outputs and results equal; returns the
+    driver run's result and progress."""
+    out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
+    res_spark, said_spark = _run(spark, log, out_spark, monkeypatch, -1, **kw)
+    assert not any("on the driver" in m for m in said_spark), said_spark
+    res_driver, said = _run(spark, log, out_driver, monkeypatch, max_rows, **kw)
+    assert any("on the driver" in m for m in said), said
+    assert_same_output(spark, out_driver, out_spark, "", "")
+    for field in _RESULT_FIELDS:
+        assert getattr(res_driver, field) == getattr(res_spark, field), field
+    return res_driver, said
+
+
+def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines + mysql_extra_events(len(lines))))
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log)
+    assert res.rows > 0 and res.quarantined >= 9, res.quarantine_reasons
+    reasons = {r["reason"] for r in quarantine(tmp_path / "driver")}
+    assert any(r.startswith("cannot convert: status (9)") for r in reasons), reasons
+    assert any(r.startswith("cannot convert: row (2): expected 18 raw values, got 2") for r in reasons), reasons
+    # every group went to the driver: no conversion job
+    assert not any(m.startswith("converting shop.") for m in said), said
+
+
+def test_postgres_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
+    pytest.importorskip("ddlcore_postgres")
+    lines = lines_of(EXAMPLES / "pg_shop" / "changelog.jsonl")  # recorded from PostgreSQL 15: 47 events
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines))
+    _both_ways(spark, tmp_path, monkeypatch, log)
+
+
+@pytest.mark.parametrize("batch_rows", [3, small.BATCH_ROWS])
+def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows):
+    """Three sharded tables share one conversion group; one of its rows cannot be converted, so
+    the group's job quarantines it and writes the others (one batch, or a batch per group)."""
+    monkeypatch.setattr(small, "BATCH_ROWS", batch_rows)
+    res, _ = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write())
+    assert res.quarantined == 1 and res.rows == 10
+
+
+def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch):
+    """With groups of at most 2 rows on the driver, the sharded tables' group (8 rows) is a
+    Spark job and the rest are converted on the driver, into one output."""
+    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), max_rows=2)
+    assert any(m.startswith("converting shop.s0 version 1 and 2 more") for m in said), said
+    assert any("converted 2 of 2 conversion group(s)" in m for m in said), said
+
+
+def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch):
+    """``"1.50"`` (a string where the log should have a number or ``$dec``) is a string to the
+    JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,
+    whose text form is ``1.5``: on such a text the faces are not known to agree, so its group
+    is converted by a Spark job (as the reference does); the other group stays on the driver."""
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE a (id int, total decimal(8,2))")
+    log.ddl("CREATE TABLE b (id int, note varchar(10))")
+    bad = log.add(op="c", database="shop", table="a", after=[1, "1.50"])
+    log.row("c", "a", after=[2, decimal.Decimal("2.25")])
+    log.row("c", "b", after=[1, "x"])
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
+    assert res.rows == 2 and res.quarantined == 1
+    [record] = quarantine(tmp_path / "driver")
+    assert record["seq"] == bad and record["reason"].startswith("cannot convert: total (1.50)"), record
+    assert any("1 conversion group(s) left to Spark jobs" in m for m in said), said
+    assert any(m.startswith("converting shop.a version 1") for m in said), said
+
+
+def test_replayed_quarantine_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
+    """Rows of a table quarantined as unknown, replayed once its DDL is in the log: the replay
+    run converts them on the driver as a Spark job would."""
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.row("c", "late", after=[1, "a"])                      # no schema yet: quarantined
+    log.row("c", "late", after=[2, "b"])
+    out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
+    for out, limit in ((out_spark, -1), (out_driver, 2_000)):
+        res, _ = _run(spark, log.write(), out, monkeypatch, limit)
+        assert res.quarantined == 2
+    log.add(op="ddl", database="shop", snapshot=True, ddl="CREATE TABLE late (id int, name varchar(5))")
+    log.row("c", "late", after=[3, "c"])
+    path = log.write()
+    res_spark, _ = _run(spark, path, out_spark, monkeypatch, -1, replay_quarantine=True)
+    res_driver, said = _run(spark, path, out_driver, monkeypatch, 2_000, replay_quarantine=True)
+    assert any("on the driver" in m for m in said), said
+    assert res_driver.replayed == res_spark.replayed and res_driver.rows == res_spark.rows
+    assert_same_output(spark, out_driver, out_spark, "", "")
+
+
+def test_strict_stops_at_the_same_row_both_ways(spark, tmp_path, monkeypatch):
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
+    n = len(lines)
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines + [
+        event(n + 1, op="c", database="shop", table="purchases", after=[1]),   # wrong arity
+        event(n + 2, op="c", database="shop", table="purchases", after=[2]),
+    ]))
+    errors = []
+    for limit in (-1, 2_000):
+        out = tmp_path / f"out{limit}"
+        with pytest.raises(pl.PipelineError) as exc:
+            _run(spark, log, out, monkeypatch, limit, strict=True)
+        errors.append((exc.value.seq, exc.value.reason))
+        assert not (out / "_state" / "checkpoint.json").exists()  # nothing committed
+        shutil.rmtree(out, ignore_errors=True)
+    assert errors[0] == errors[1] and errors[0][0] == n + 1, errors
+    assert errors[0][1].startswith("cannot convert: row (1)"), errors
+
+
+def test_driver_groups_keep_spark_footer_and_names(spark, tmp_path, monkeypatch):
+    """A file written on the driver carries Spark's footer (the struct as JSON, field metadata
+    included), and is named after its run (the commit's rule)."""
+    import pyarrow.parquet as pq
+
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines))
+    out = tmp_path / "out"
+    _run(spark, log, out, monkeypatch, 2_000)
+    files = [f for f in out.rglob("*.parquet") if not f.relative_to(out).parts[0].startswith("_")]
+    assert files
+    run = json.loads((out / "_state" / "checkpoint.json").read_text())["run"]
+    for f in files:
+        assert f.name.startswith(run + "-part-"), f.name
+        meta = pq.read_schema(f).metadata
+        struct = json.loads(meta[small.ROW_METADATA_KEY.encode()])
+        assert [x["name"] for x in struct["fields"]][-len(pl.META_COLUMNS):] == list(pl.META_COLUMNS)
