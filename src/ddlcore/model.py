@@ -206,7 +206,11 @@ class Column:
         return self.generation_expression is not None
 
     def to_json(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        if type(self) is Column:  # every field a scalar but the label tuples: no deep copy needed
+            state = self.__dict__
+            data = {name: state[name] for name in _COLUMN_FIELD_ORDER}
+        else:  # a subclass may add fields holding containers
+            data = dataclasses.asdict(self)
         for key in ("enum_values", "set_values"):
             if data[key] is not None:
                 data[key] = list(data[key])
@@ -226,7 +230,8 @@ class Column:
 # --------------------------------------------------------------------------------------------
 
 
-_COLUMN_FIELDS = frozenset(f.name for f in dataclasses.fields(Column))
+_COLUMN_FIELD_ORDER = tuple(f.name for f in dataclasses.fields(Column))
+_COLUMN_FIELDS = frozenset(_COLUMN_FIELD_ORDER)
 
 
 @dataclass(frozen=True)

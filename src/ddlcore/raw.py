@@ -95,6 +95,7 @@ NUMBER_RX = r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
 #: an integer's text
 INT_RX = r"^-?[0-9]+$"
 _NUMBER = re.compile(NUMBER_RX)
+_INT = re.compile(INT_RX)
 _UTC = _dt.timezone.utc
 _COMPACT = (",", ":")
 
@@ -421,7 +422,7 @@ def from_text(text: str | None) -> Any:
             return decode_json(obj)
         return text
     if text[:1] in _NUMBER_START and _NUMBER.match(text):
-        return int(text) if re.match(INT_RX, text) else float(text)
+        return int(text) if _INT.match(text) else float(text)
     return text
 
 

@@ -45,7 +45,7 @@ MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised)
 DRIVER_MAX_ROWS = 2_000
 #: the staged rows ``convert_staged`` reads into the driver at a time (its memory's bound)
-BATCH_ROWS = 50_000
+BATCH_ROWS = 20_000
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -501,9 +501,14 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         batches[-1].append(g)
         rows_in_batch += sizes[g]
 
+    formats: dict[int, tuple] = {}  # id(struct) → (struct, its Parquet format): one per group
+
     def write(v: dict, struct, rows: list[dict]) -> None:
+        if id(struct) not in formats:
+            formats[id(struct)] = (struct, parquet_format(struct))
         _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
-                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows)
+                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows,
+                       formats[id(struct)][1])
 
     done = 0
     for batch in batches:
@@ -512,7 +517,9 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         by_group: dict[int, dict[int, list[_Event]]] = defaultdict(lambda: defaultdict(list))
         unsure: set[int] = set()
         group_of = {k: g for g in batch for k in groups[g]}
-        for f in staged.where(F.col("_grp").isin(batch)).select(*_STAGED).toArrow().to_pylist():
+        # one SQL predicate (``isin`` makes a py4j literal per group)
+        chosen = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})"))
+        for f in chosen.select(*_STAGED).toArrow().to_pylist():
             g = group_of[f["_part"]]
             if g in unsure:
                 continue
@@ -531,6 +538,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             for evs in by_version.values():
                 evs.sort(key=lambda ev: ev.seq)
             bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
+            formats.clear()
             done += 1
         if bad:
             has_bad = True
@@ -551,13 +559,18 @@ def _staged_values(texts: list | None) -> list | None:
         return None
     values = []
     for t in texts:
+        if t is None or (t[:1] not in raw._NUMBER_START and not t.startswith('{"$')):
+            values.append(t)  # a plain string: ``raw.from_text`` gives it back, its own text form
+            continue
         try:
             v = raw.from_text(t)
-            same = t is None or raw.text_form(v) == t
+            # a tagged value that decodes is taken as is (its payload, even in the source's
+            # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its
+            # value's text form (``1.50`` or ``007`` are not)
+            if not (v is not t and t.startswith('{"$')) and raw.text_form(v) != t:
+                raise _Unsure
         except (ValueError, TypeError, KeyError, OverflowError):
             raise _Unsure from None
-        if not same and not (t.startswith('{"$') and v is not t):
-            raise _Unsure
         values.append(v)
     return values
 
@@ -681,23 +694,34 @@ def output_struct(conv):
                       + [StructField(n, meta_types[n], True, pl.META_METADATA[n]) for n in pl.META_COLUMNS])
 
 
-def _write_parquet(fs, rel: str, struct, rows: list[dict]) -> None:
-    """``rows`` as the Parquet file ``rel`` of the output (through ``fs``: Hadoop's
-    FileSystem), written by pyarrow as Spark writes it: the Arrow types of Spark's (INT64
-    ``TIMESTAMP(MICROS)``, decimals as INT32/INT64 by precision, 3-level lists), Snappy, and
-    Spark's footer (``ROW_METADATA_KEY``, ``SPARK_VERSION_KEY``), no Arrow schema."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def parquet_format(struct) -> tuple[Any, dict[str, str]]:
+    """``(Arrow schema, footer)`` of the Parquet files of rows of ``struct`` (a
+    ``StructType``), as ``_write_parquet`` writes them: Spark's Arrow types
+    (``to_arrow_schema``: INT64 ``TIMESTAMP(MICROS)``, decimals, lists) and Spark's footer keys
+    (``ROW_METADATA_KEY``: the struct as JSON; ``SPARK_VERSION_KEY``)."""
     from pyspark import __version__ as spark_version
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    schema = to_arrow_schema(struct, timezone="UTC")
+    return (to_arrow_schema(struct, timezone="UTC"),
+            {ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
+
+
+def _write_parquet(fs, rel: str, struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
+    """``rows`` as the Parquet file ``rel`` of the output (through ``fs``: Hadoop's
+    FileSystem), written by pyarrow as Spark writes it: the Arrow types of Spark's (INT64
+    ``TIMESTAMP(MICROS)``, decimals as INT32/INT64 by precision, 3-level lists), Snappy, and
+    Spark's footer (``ROW_METADATA_KEY``, ``SPARK_VERSION_KEY``), no Arrow schema.  ``fmt``:
+    ``parquet_format(struct)``, made once for many files of one struct."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema, footer = fmt or parquet_format(struct)
     table = pa.Table.from_pylist(rows, schema=schema)
     buf = io.BytesIO()
     with pq.ParquetWriter(buf, schema, compression="snappy", store_schema=False, use_compliant_nested_type=True,
                           store_decimal_as_integer=True) as writer:
         writer.write_table(table)
-        writer.add_key_value_metadata({ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
+        writer.add_key_value_metadata(footer)
     stream = fs.fs.create(fs.path(rel), True)
     try:
         stream.write(bytearray(buf.getvalue()))
