@@ -9,6 +9,11 @@ pyarrow, with the footer Spark writes), the quarantine records and the counts in
 staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
 dialect.  docs/pipeline.md, "Incremental runs".
 
+It also converts, in a Spark run, the conversion groups of few staged rows (``convert_staged``:
+at most ``DRIVER_MAX_ROWS``): their rows are collected from the staging area and converted and
+written here, where a Spark job each would cost far more than its rows (docs/pipeline.md, "How
+it works", step 3).
+
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
 (``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``MAX_BYTES`` in all,
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
@@ -24,6 +29,7 @@ type, which Spark reads in part; a duplicate key; a float Java writes in another
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 import uuid
@@ -45,7 +51,7 @@ MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised)
 DRIVER_MAX_ROWS = 2_000
 #: the staged rows ``convert_staged`` reads into the driver at a time (its memory's bound)
-BATCH_ROWS = 20_000
+BATCH_ROWS = 50_000
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -487,6 +493,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
     then the two faces are not known to agree) is not converted here.  Returns ``(groups left
     to the Spark jobs, whether any row was written to bad_dir)``."""
+    import pyarrow.compute as pc
     from pyspark.sql import functions as F
     from pyspark.sql.types import _parse_datatype_string
 
@@ -511,41 +518,34 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                        formats[id(struct)][1])
 
     done = 0
-    for batch in batches:
-        if not batch:
-            continue
-        by_group: dict[int, dict[int, list[_Event]]] = defaultdict(lambda: defaultdict(list))
-        unsure: set[int] = set()
-        group_of = {k: g for g in batch for k in groups[g]}
-        # one SQL predicate (``isin`` makes a py4j literal per group)
-        chosen = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})"))
-        for f in chosen.select(*_STAGED).toArrow().to_pylist():
-            g = group_of[f["_part"]]
-            if g in unsure:
-                continue
-            try:
-                values = {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}
-            except _Unsure:
-                unsure.add(g)
-                continue
-            by_group[g][f["_part"]].append(_Event(f, values, "", "", True))
+    for number, batch in enumerate(b for b in batches if b):
+        # one SQL predicate (``isin`` makes a py4j literal per group); the batch is held as
+        # Arrow, and one group at a time as Python objects
+        chosen = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED)
+        table = chosen.toArrow()
+        table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
         bad = []
-        for g in batch:
-            if g in unsure:
+        start = 0
+        for g, run in itertools.groupby(table.column("_grp").to_pylist()):
+            n = sum(1 for _ in run)
+            by_version: dict[int, list[_Event]] = defaultdict(list)
+            try:
+                for f in table.slice(start, n).select(list(_STAGED)).to_pylist():
+                    by_version[f["_part"]].append(_Event(
+                        f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
+            except _Unsure:
                 left.append(g)
-                continue
-            by_version = by_group.pop(g)
-            for evs in by_version.values():
-                evs.sort(key=lambda ev: ev.seq)
-            bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
-            formats.clear()
-            done += 1
+            else:
+                bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
+                formats.clear()
+                done += 1
+            start += n
         if bad:
             has_bad = True
             rows = [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
                      "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
                     for ev, k, reason in bad]
-            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{len(left):05d}-{uuid.uuid4()}-c000.snappy.parquet",
+            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet",
                            _parse_datatype_string(_BAD_SCHEMA), rows)
         say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
     return left, has_bad
