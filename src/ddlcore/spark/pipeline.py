@@ -564,8 +564,11 @@ _COMPILED = {"spark.sql.codegen.hugeMethodLimit": "8000"}
 
 
 #: a conversion group of at most this many staged rows is converted with its expressions
-#: interpreted (``_INTERPRETED``), also in a full run
-_INTERPRETED_MAX_ROWS = 5_000
+#: interpreted (``_INTERPRETED``), also in a full run: generating and compiling a new plan's
+#: code (Janino, then the JIT on the new classes) costs about 0.27 s of CPU more per group,
+#: interpreting about 11 us more per row (2M, 500 x 4, ``--distinct``: 200 groups of ~9,000
+#: rows; docs/pipeline.md, Performance)
+_INTERPRETED_MAX_ROWS = 20_000
 
 
 def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
