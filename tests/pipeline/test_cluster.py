@@ -63,10 +63,19 @@ EXECUTOR_CONF = {"spark.executor.memory": "512m", "spark.executor.cores": "1", "
                  "spark.driver.host": "127.0.0.1", "spark.driver.memory": "768m"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(n: int) -> list[int]:
+    """``n`` distinct free loopback ports: the sockets are held open together while the kernel
+    picks them (one at a time, a port closed may be handed out again at once — the master's
+    RPC and web UI ports once came out equal, and the readiness probe's HTTP request then
+    reached the RPC port: "Too large frame")."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def _cluster_env(tmp: Path) -> dict[str, str]:
@@ -85,7 +94,7 @@ class Cluster:
     def __init__(self, tmp: Path):
         self.tmp = tmp
         self.env = _cluster_env(tmp)
-        self.port, ui = _free_port(), _free_port()
+        self.port, ui, *worker_ui = _free_ports(4)
         self.url = f"spark://127.0.0.1:{self.port}"
         self.ui = f"http://127.0.0.1:{ui}/json/"
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
@@ -93,13 +102,13 @@ class Cluster:
         self._start("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(self.port), "--webui-port", str(ui)])
         self.workers = []
-        for n in (1, 2):
+        for n, worker_port in zip((1, 2), worker_ui):
             work = tmp / f"worker{n}"
             work.mkdir()
             self.workers.append(work)
             self._start(f"worker{n}", [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
                                        "--cores", "1", "--memory", "640m", "--work-dir", str(work),
-                                       "--webui-port", str(_free_port()), self.url])
+                                       "--webui-port", str(worker_port), self.url])
 
     def _start(self, name: str, cmd: list[str]) -> None:
         log = self.tmp / f"{name}.log"

@@ -41,7 +41,8 @@ from .. import raw
 from . import pipeline as pl
 from .layout import version_dir
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY", "output_struct"]
+__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
+           "output_struct"]
 
 #: the driver-side path takes a run whose new bytes are at most this many (the small increment
 #: of ``pipeline._INTERPRETED_MAX_BYTES``, about 16,000 events of the benchmark's); ``-1``
@@ -377,11 +378,8 @@ class DriverIncrement:
             if part >= 0:
                 by_version[part].append(ev)
 
-        def write(v: dict, struct, rows: list[dict]) -> None:
-            _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
-                           f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows)
-
-        bad = _convert_versions(by_version, versions, last, sopts, dialect, result, write)
+        bad = _convert_versions(by_version, versions, last, sopts, dialect, result,
+                                _version_writer(fs, staging, run_id))
         if strict and bad:
             ev, reason = min(bad, key=lambda b: b[0].seq)
             raise pl.PipelineError(reason, ev.seq)
@@ -412,7 +410,8 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     """Convert each version's row events (``by_version``: version index → events, in file
     order), have ``write(version, StructType, rows)`` write its good rows, and count them into
     ``result`` (``counts``, ``rows``, ``versions_written``) as the Spark path does.  Returns the
-    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
+    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each.  ``write``:
+    as for ``convert_group``."""
     # the Spark path converts the versions of a conversion group with one plan, in one job
     groups = [[k for k in members if k in by_version]
               for members in pl._conversion_groups(pl._live(versions, last), versions)]
@@ -443,7 +442,8 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
     """Convert the row events of one conversion group (``members``: version indexes of one
     ``pipeline._conversion_groups`` group that have rows; ``by_version``: version index →
     events) as the Spark path's one job for the group does, and have ``write(version,
-    StructType, rows)`` write each version's good rows (dicts of the output columns).  Returns
+    StructType, rows, fmt)`` write each version's good rows (dicts of the output columns;
+    ``fmt``: ``parquet_format`` of the struct, made once for the group).  Returns
     the rows that job quarantines as unconvertible, ``(event, version, reason)`` each.
 
     The job's rules, kept here: its plan converts the images of the group's ops (after for
@@ -455,6 +455,7 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
 
     conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
     struct = output_struct(conv)
+    fmt = parquet_format(struct)
     ops = {ev.op for k in members for ev in by_version[k]}
     after, before = bool(ops & {"c", "r", "u"}), bool(ops & {"d", "u"})
     errored: list[tuple[_Event, int, str]] = []
@@ -464,7 +465,7 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
         failed |= f
         errored += [(ev, k, reason) for ev, reason in errs]
         if rows or len(members) == 1:
-            write(versions[k], struct, rows)
+            write(versions[k], struct, rows, fmt)
     return errored if failed else []
 
 
@@ -508,15 +509,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         batches[-1].append(g)
         rows_in_batch += sizes[g]
 
-    formats: dict[int, tuple] = {}  # id(struct) → (struct, its Parquet format): one per group
-
-    def write(v: dict, struct, rows: list[dict]) -> None:
-        if id(struct) not in formats:
-            formats[id(struct)] = (struct, parquet_format(struct))
-        _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
-                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows,
-                       formats[id(struct)][1])
-
+    write = _version_writer(fs, staging, run_id)
     done = 0
     for number, batch in enumerate(b for b in batches if b):
         # one SQL predicate (``isin`` makes a py4j literal per group); the batch is held as
@@ -537,7 +530,6 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                 left.append(g)
             else:
                 bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
-                formats.clear()
                 done += 1
             start += n
         if bad:
@@ -549,6 +541,15 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                            _parse_datatype_string(_BAD_SCHEMA), rows)
         say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
     return left, has_bad
+
+
+def _version_writer(fs, staging: str, run_id: str):
+    """The ``write(version, struct, rows, fmt)`` of ``convert_group``: one Parquet file of a
+    version's rows in ``staging/<version_dir>/``, named after the run (the commit's rule)."""
+    def write(v: dict, struct, rows: list[dict], fmt) -> None:
+        _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
+                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows, fmt)
+    return write
 
 
 def _staged_values(texts: list | None) -> list | None:
