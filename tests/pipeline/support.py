@@ -75,9 +75,15 @@ def assert_same_output(spark, a: Path, b: Path, run_id_a: str, run_id_b: str) ->
                 ref_meta[small.ROW_METADATA_KEY.encode()]), (d, f.name)
             assert meta[small.SPARK_VERSION_KEY.encode()] == ref_meta[small.SPARK_VERSION_KEY.encode()]
             assert pq.ParquetFile(f).schema_arrow.remove_metadata() == pq.ParquetFile(ref).schema_arrow.remove_metadata()
-        sa, sb = spark.read.parquet(str(a / d)), spark.read.parquet(str(b / d))
-        assert sa.schema.jsonValue() == sb.schema.jsonValue(), d
-        assert sorted(map(repr, sa.collect())) == sorted(map(repr, sb.collect())), d
+        # read as docs/pipeline.md tells readers of names that differ only in case
+        case = spark.conf.get("spark.sql.caseSensitive")
+        spark.conf.set("spark.sql.caseSensitive", "true")
+        try:
+            sa, sb = spark.read.parquet(str(a / d)), spark.read.parquet(str(b / d))
+            assert sa.schema.jsonValue() == sb.schema.jsonValue(), d
+            assert sorted(map(repr, sa.collect())) == sorted(map(repr, sb.collect())), d
+        finally:
+            spark.conf.set("spark.sql.caseSensitive", case)
     ra, rb = json.loads((a / "_run.json").read_text()), json.loads((b / "_run.json").read_text())
     for r in (ra, rb):
         r["last_run"].pop("seconds")

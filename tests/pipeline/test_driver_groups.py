@@ -74,6 +74,26 @@ def test_postgres_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypat
     _both_ways(spark, tmp_path, monkeypatch, log)
 
 
+def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, monkeypatch):
+    """A PostgreSQL table whose column names differ only in case (written case-sensitively by
+    the Spark jobs) and a text array, converted on the driver as by a Spark job."""
+    pytest.importorskip("ddlcore_postgres")
+    lines = lines_of(EXAMPLES / "pg_shop" / "changelog.jsonl")
+    n = max(json.loads(ln)["seq"] for ln in lines)
+    extra = [
+        event(n + 1, op="ddl", database="shop", search_path=["public"],
+              ddl='CREATE TABLE public.cased ("Id" int, "id" int, "ID" text[], note varchar(4))'),
+        event(n + 2, op="c", database="shop", schema="public", table="cased", tx="900",
+              after=[{"$s": "1"}, {"$s": "2"}, "{a,b}", "abcd"]),
+        event(n + 3, op="u", database="shop", schema="public", table="cased", tx="901",
+              before=[{"$s": "1"}, {"$s": "2"}, "{a,b}", "abcd"], after=[{"$s": "1"}, {"$s": "3"}, None, "toolong"]),
+    ]
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines + extra))
+    res, _ = _both_ways(spark, tmp_path, monkeypatch, log)
+    assert ("shop", "public.cased", 1, "c") in res.counts, res.counts
+
+
 @pytest.mark.parametrize("batch_rows", [3, small.BATCH_ROWS])
 def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows):
     """Three sharded tables share one conversion group; one of its rows cannot be converted, so
