@@ -111,6 +111,29 @@ def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch):
     assert any("converted 2 of 2 conversion group(s)" in m for m in said), said
 
 
+def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes(spark, tmp_path, monkeypatch):
+    """A group whose values take more than ``GROUP_MAX_BYTES`` (large BLOBs) is a Spark job
+    however few its rows; batches hold at most ``BATCH_BYTES`` of values."""
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE blobs (id int, data longblob)")
+    for t in ("a", "b", "c"):
+        log.ddl(f"CREATE TABLE {t} (id int, note varchar(10), n{t} int)")  # three shapes: three groups
+    log.row("c", "blobs", after=[1, b"x" * 3000])                # 4,000 bytes of text (base64)
+    log.row("c", "blobs", after=[2, b""])
+    for t in ("a", "b", "c"):
+        log.row("c", t, after=[1, "xy", 7])
+    monkeypatch.setattr(small, "GROUP_MAX_BYTES", 1_000)
+    monkeypatch.setattr(small, "BATCH_BYTES", 5)                  # a batch per group (4 bytes each)
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
+    assert res.rows == 5
+    assert any("1 conversion group(s) left to Spark jobs: their values take more than 1,000 bytes" in m
+               for m in said), said
+    assert any(m.startswith("converting shop.blobs version 1") for m in said), said
+    converted = [m for m in said if "of few rows on the driver" in m and m.startswith("converted")]
+    assert converted[-1].startswith("converted 3 of 4") and len(converted) == 3, converted
+
+
 def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch):
     """``"1.50"`` (a string where the log should have a number or ``$dec``) is a string to the
     JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,

@@ -1292,9 +1292,6 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                         run_id=run_id, bad_dir=driver_bad, say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
-                    if left:
-                        say(f"{len(left)} conversion group(s) left to Spark jobs: a value's text is not the text "
-                            f"form of its raw value, on which the two faces of the converter are not known to agree")
                     done = set(on_driver) - set(left)
                     order = [g for g in order if g not in done]
                 few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]

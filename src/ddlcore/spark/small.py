@@ -51,8 +51,13 @@ MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: in a Spark run, the conversion groups of at most this many staged rows are converted on the
 #: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised)
 DRIVER_MAX_ROWS = 2_000
-#: the staged rows ``convert_staged`` reads into the driver at a time (its memory's bound)
+#: the staged rows ``convert_staged`` reads into the driver at a time, and their values' bytes
+#: (UTF-8 text forms): the driver's memory bound
 BATCH_ROWS = 50_000
+BATCH_BYTES = 64 << 20
+#: a group whose values take more bytes than this stays a Spark job however few its rows (large
+#: BLOBs: the driver holds a group's rows as Python objects, several times their bytes)
+GROUP_MAX_BYTES = 16 << 20
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -471,6 +476,8 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
 
 #: the staged columns a conversion reads (``pipeline._run``'s staging)
 _STAGED = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after", "_part")
+#: the bytes of a staged image's values (their UTF-8 text forms; null: 0)
+_IMAGE_BYTES = "coalesce(octet_length(array_join({0}, '', '')), 0)"
 #: what a row the Spark path quarantines as unconvertible is staged as (``_write_version``'s
 #: second job), read back with those of the Spark jobs
 _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, `table` STRING, "
@@ -485,8 +492,9 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
     hundred rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
     ``_grp`` partition column); ``groups``: group → its versions with rows; ``sizes``: group →
-    staged rows.  The rows are read ``BATCH_ROWS`` at a time (one Spark job each, through
-    Arrow), converted by ``RowConverter``'s Python face (``convert_group``: the group job's
+    staged rows.  The rows are read at most ``BATCH_ROWS`` and ``BATCH_BYTES`` at a time (one
+    Spark job each, through Arrow; a first job sums each group's bytes, and a group of more
+    than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face (``convert_group``: the group job's
     rules) and written, per version, into ``staging/<version_dir>/`` (``_write_parquet``: the
     file Spark writes); the rows the Spark path would quarantine as unconvertible are written
     to ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
@@ -498,24 +506,33 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     from pyspark.sql import functions as F
     from pyspark.sql.types import _parse_datatype_string
 
-    left: list[int] = []
+    def chosen(gs: list[int]):  # one SQL predicate (``isin`` makes a py4j literal per group)
+        return staged.where(F.expr(f"_grp IN ({', '.join(map(str, gs))})"))
+
+    # the bytes of each group's values (one Spark job over these groups' rows only)
+    nbytes = {r["_grp"]: r["b"] or 0 for r in chosen(sorted(groups)).groupBy("_grp").agg(
+        F.expr(f"sum({_IMAGE_BYTES.format('after')} + {_IMAGE_BYTES.format('before')})").alias("b")).collect()}
+    large = [g for g in sorted(groups) if nbytes.get(g, 0) > GROUP_MAX_BYTES]
+    if large:
+        say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
+            f"{GROUP_MAX_BYTES:,} bytes")
+    left: list[int] = list(large)
     has_bad = False
     batches: list[list[int]] = [[]]
-    rows_in_batch = 0
-    for g in sorted(groups):
-        if batches[-1] and rows_in_batch + sizes[g] > BATCH_ROWS:
+    rows_in_batch = bytes_in_batch = 0
+    for g in sorted(set(groups) - set(large)):
+        if batches[-1] and (rows_in_batch + sizes[g] > BATCH_ROWS or bytes_in_batch + nbytes.get(g, 0) > BATCH_BYTES):
             batches.append([])
-            rows_in_batch = 0
+            rows_in_batch = bytes_in_batch = 0
         batches[-1].append(g)
         rows_in_batch += sizes[g]
+        bytes_in_batch += nbytes.get(g, 0)
 
     write = _version_writer(fs, staging, run_id)
-    done = 0
+    done = unsure = 0
     for number, batch in enumerate(b for b in batches if b):
-        # one SQL predicate (``isin`` makes a py4j literal per group); the batch is held as
-        # Arrow, and one group at a time as Python objects
-        chosen = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED)
-        table = chosen.toArrow()
+        # the batch is held as Arrow, and one group at a time as Python objects
+        table = chosen(batch).select("_grp", *_STAGED).toArrow()
         table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
         bad = []
         start = 0
@@ -528,6 +545,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                         f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
             except _Unsure:
                 left.append(g)
+                unsure += 1
             else:
                 bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
                 done += 1
@@ -540,6 +558,9 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             _write_parquet(fs, f"{bad_dir}/{run_id}-part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet",
                            _parse_datatype_string(_BAD_SCHEMA), rows)
         say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
+    if unsure:
+        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of its raw "
+            f"value, on which the two faces of the converter are not known to agree")
     return left, has_bad
 
 
