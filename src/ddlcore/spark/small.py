@@ -33,7 +33,7 @@ import itertools
 import json
 import re
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -426,18 +426,15 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
            for b in convert_group(members, by_version, versions, sopts, dialect, write)]
     todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
                                              versions[k]["table"], versions[k]["version"]))
+    bad_counts = Counter((part, ev.op) for ev, part, _ in bad)
     for k in todo:
         v = versions[k]
-        counts: dict[str, int] = defaultdict(int)
-        for ev in by_version[k]:
-            counts[ev.op] += 1
-        for ev, part, _ in bad:
-            if part == k:
-                counts[ev.op] -= 1
+        counts = Counter(ev.op for ev in by_version[k])
         for o in pl.ROW_OPS:
-            if counts.get(o):
-                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = counts[o]
-                result.rows += counts[o]
+            n = counts[o] - bad_counts[(k, o)]
+            if n:
+                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = n
+                result.rows += n
         result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
     return [(ev, reason) for ev, _, reason in bad]
 
@@ -501,7 +498,8 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
     then the two faces are not known to agree) is not converted here.  Returns ``(groups left
-    to the Spark jobs, whether any row was written to bad_dir)``."""
+    to the Spark jobs, whether any row was written to bad_dir)``.  Raises what Spark, Hadoop's
+    ``FileSystem`` or pyarrow raise (the run then stops before its commit: nothing visible)."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
     from pyspark.sql.types import _parse_datatype_string
