@@ -4,12 +4,15 @@ a Spark job per group (``DRIVER_MAX_ROWS = -1``): the same log gives the same ou
 Parquet schemas and Spark's footer, ``_run.json`` counts, quarantine records, state — on logs
 with every MySQL type family, PostgreSQL types, groups of several versions (sharded tables)
 where one row cannot be converted, rows read in several batches, a group left to Spark for a
-value whose text is not its raw value's text form, replayed quarantine, and ``--strict``."""
+value whose text is not its raw value's text form, replayed quarantine, and ``--strict``; the
+groups converted in worker processes and in the driver itself, and a worker's failure or death
+stopping the run before its commit."""
 
 from __future__ import annotations
 
 import decimal
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -53,11 +56,15 @@ def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, *, max_rows: int =
     return res_driver, said
 
 
-def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch, workers):
+    """In two worker processes and in the driver itself (``DRIVER_WORKERS``)."""
+    monkeypatch.setattr(small, "DRIVER_WORKERS", workers)
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines + mysql_extra_events(len(lines))))
     res, said = _both_ways(spark, tmp_path, monkeypatch, log)
+    assert any(m == "converting them in 2 worker processes" for m in said) == (workers == 2), said
     assert res.rows > 0 and res.quarantined >= 9, res.quarantine_reasons
     reasons = {r["reason"] for r in quarantine(tmp_path / "driver")}
     assert any(r.startswith("cannot convert: status (9)") for r in reasons), reasons
@@ -213,3 +220,63 @@ def test_driver_groups_keep_spark_footer_and_names(spark, tmp_path, monkeypatch)
         meta = pq.read_schema(f).metadata
         struct = json.loads(meta[small.ROW_METADATA_KEY.encode()])
         assert [x["name"] for x in struct["fields"]][-len(pl.META_COLUMNS):] == list(pl.META_COLUMNS)
+
+
+def _no_commit(out: Path) -> None:
+    assert not (out / "_state" / "checkpoint.json").exists()
+    assert not [f for f in out.rglob("*.parquet") if not f.relative_to(out).parts[0].startswith("_")]
+
+
+def _failing_group(how: str):
+    def convert_group(*args, **kw):
+        if how == "raise":
+            raise RuntimeError("a worker's own error")
+        os._exit(3)  # the process dies (killed, out of memory)
+    return convert_group
+
+
+def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeypatch):
+    """An error raised in a worker process is raised by the run (its traceback attached), and
+    nothing is committed."""
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines))
+    monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
+    monkeypatch.setattr(small, "convert_group", _failing_group("raise"))  # inherited by the forked workers
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="a worker's own error") as exc:
+        _run(spark, log, out, monkeypatch, 2_000)
+    assert "convert_group" in str(exc.value.__cause__)  # the worker's traceback
+    _no_commit(out)
+
+
+def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypatch):
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
+    log = tmp_path / "changelog.jsonl"
+    log.write_text("".join(ln + "\n" for ln in lines))
+    monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
+    monkeypatch.setattr(small, "convert_group", _failing_group("die"))
+    out = tmp_path / "out"
+    with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
+        _run(spark, log, out, monkeypatch, 2_000)
+    _no_commit(out)
+    # the next run, with healthy workers, writes the log whole
+    monkeypatch.undo()
+    res, _ = _run(spark, log, out, monkeypatch, 2_000)
+    assert res.rows > 0 and (out / "_state" / "checkpoint.json").exists()
+
+
+def _finalizers() -> int:
+    from py4j import finalizer
+
+    return len(finalizer.ThreadSafeFinalizer.finalizers)
+
+
+def test_workers_never_talk_to_the_jvm(spark):
+    """A worker forked from the driver starts without the py4j finalizers it inherits: freeing
+    an inherited py4j object there would send the JVM a command over the driver's connection."""
+    keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
+    assert _finalizers() > 0 and keep is not None
+    with small._converters(2) as submit:
+        assert submit(_finalizers).result() == 0
+    assert _finalizers() > 0

@@ -1280,7 +1280,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 size: dict[int, int] = defaultdict(int)
                 for (k, _), n in staged_counts.items():
                     size[group_of[k]] += n
-                # groups of very few rows: converted and written on the driver, no Spark job each
+                # groups of few rows: converted and written on the driver (in worker processes), no
+                # Spark job each
                 # (ddlcore.spark.small.convert_staged; docs/pipeline.md, "Performance")
                 on_driver = {g: groups[g] for g in order if size[g] <= driver_side.DRIVER_MAX_ROWS}
                 if on_driver:

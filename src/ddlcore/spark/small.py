@@ -11,8 +11,9 @@ dialect.  docs/pipeline.md, "Incremental runs".
 
 It also converts, in a Spark run, the conversion groups of few staged rows (``convert_staged``:
 at most ``DRIVER_MAX_ROWS``): their rows are collected from the staging area and converted and
-written here, where a Spark job each would cost far more than its rows (docs/pipeline.md, "How
-it works", step 3).
+written here, where a Spark job each would cost far more than its rows — in ``DRIVER_WORKERS``
+processes forked from the driver, one group at a time each (docs/pipeline.md, "How it works",
+step 3).
 
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
 (``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``MAX_BYTES`` in all,
@@ -31,9 +32,14 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import multiprocessing
+import os
 import re
 import uuid
-from collections import Counter, defaultdict
+import warnings
+from collections import Counter, defaultdict, deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +55,16 @@ __all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "convert_staged", 
 #: never (tests set it to force one path or the other)
 MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: in a Spark run, the conversion groups of at most this many staged rows are converted on the
-#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised)
-DRIVER_MAX_ROWS = 2_000
+#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised).
+#: The groups Spark would run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``):
+#: 60 tables of 5,000 rows each took 25 s in Spark jobs (41 s of CPU: half of it planning them
+#: in the driver's JVM and Python) and 12.7 s on the driver, in one process (docs/pipeline.md,
+#: "Performance")
+DRIVER_MAX_ROWS = 20_000
+#: the processes converting those groups (forked from the driver, one group at a time each;
+#: the driver itself collects the rows and writes the files); ``None``: one per CPU the driver
+#: may use; ``1``: none, the driver converts them itself
+DRIVER_WORKERS: int | None = None
 #: the staged rows ``convert_staged`` reads into the driver at a time, and their values' bytes
 #: (UTF-8 text forms): the driver's memory bound
 BATCH_ROWS = 50_000
@@ -487,19 +501,22 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     """Convert and write on the driver the conversion groups of a Spark run that hold few rows
     (``pipeline._run``: those of at most ``DRIVER_MAX_ROWS`` staged rows), instead of a Spark
     job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
-    hundred rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
+    thousand rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
     ``_grp`` partition column); ``groups``: group → its versions with rows; ``sizes``: group →
     staged rows.  The rows are read at most ``BATCH_ROWS`` and ``BATCH_BYTES`` at a time (one
     Spark job each, through Arrow; a first job sums each group's bytes, and a group of more
-    than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face (``convert_group``: the group job's
-    rules) and written, per version, into ``staging/<version_dir>/`` (``_write_parquet``: the
-    file Spark writes); the rows the Spark path would quarantine as unconvertible are written
-    to ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
+    than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face
+    (``convert_group``: the group job's rules) in ``DRIVER_WORKERS`` processes forked from the
+    driver (``_convert_slice``, a group at a time each, while the driver reads the next batch),
+    and written by the driver, per version, into ``staging/<version_dir>/`` (the file Spark
+    writes); the rows the Spark path would quarantine as unconvertible are written to
+    ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
     then the two faces are not known to agree) is not converted here.  Returns ``(groups left
     to the Spark jobs, whether any row was written to bad_dir)``.  Raises what Spark, Hadoop's
-    ``FileSystem`` or pyarrow raise (the run then stops before its commit: nothing visible)."""
+    ``FileSystem`` or pyarrow raise, what a worker raised, and ``PipelineError`` if a worker
+    process died (the run then stops before its commit: nothing visible)."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
     from pyspark.sql.types import _parse_datatype_string
@@ -515,7 +532,6 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
             f"{GROUP_MAX_BYTES:,} bytes")
     left: list[int] = list(large)
-    has_bad = False
     batches: list[list[int]] = [[]]
     rows_in_batch = bytes_in_batch = 0
     for g in sorted(set(groups) - set(large)):
@@ -525,50 +541,178 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         batches[-1].append(g)
         rows_in_batch += sizes[g]
         bytes_in_batch += nbytes.get(g, 0)
+    batches = [b for b in batches if b]
 
-    write = _version_writer(fs, staging, run_id)
-    done = unsure = 0
-    for number, batch in enumerate(b for b in batches if b):
-        # the batch is held as Arrow, and one group at a time as Python objects
-        table = chosen(batch).select("_grp", *_STAGED).toArrow()
-        table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
-        bad = []
-        start = 0
-        for g, run in itertools.groupby(table.column("_grp").to_pylist()):
-            n = sum(1 for _ in run)
-            by_version: dict[int, list[_Event]] = defaultdict(list)
+    counts = Counter()  # groups done / left as unsure
+    has_bad = False
+    workers = _workers(sum(map(len, batches)))
+    if workers > 1:
+        say(f"converting them in {workers} worker processes")
+    #: the groups submitted and not yet written: (batch number, group, future), oldest first
+    pending: deque[tuple[int, int, Future]] = deque()
+
+    def finish(number: int) -> None:
+        """Write the files and bad rows of batch ``number`` as its groups finish."""
+        nonlocal has_bad
+        bad: list[dict] = []
+        while pending and pending[0][0] == number:
+            _, g, future = pending.popleft()
             try:
-                for f in table.slice(start, n).select(list(_STAGED)).to_pylist():
-                    by_version[f["_part"]].append(_Event(
-                        f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
-            except _Unsure:
+                out = future.result()
+            except BrokenProcessPool as exc:
+                raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
+                                       f"nothing was committed; run again") from None
+            if out is None:
                 left.append(g)
-                unsure += 1
-            else:
-                bad += convert_group(groups[g], by_version, versions, sopts, dialect, write)
-                done += 1
-            start += n
+                counts["unsure"] += 1
+                continue
+            files, rows = out
+            for directory, data in files:
+                _write_bytes(fs, _version_file(staging, directory, run_id), data)
+            bad += rows
+            counts["done"] += 1
         if bad:
             has_bad = True
-            rows = [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
-                     "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
-                    for ev, k, reason in bad]
             _write_parquet(fs, f"{bad_dir}/{run_id}-part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet",
-                           _parse_datatype_string(_BAD_SCHEMA), rows)
-        say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
-    if unsure:
-        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of its raw "
-            f"value, on which the two faces of the converter are not known to agree")
+                           _parse_datatype_string(_BAD_SCHEMA), bad)
+        say(f"converted {counts['done']} of {len(groups)} conversion group(s) of few rows on the driver")
+
+    with _converters(workers) as submit:
+        for number, batch in enumerate(batches):
+            # the batch is held as Arrow (twice at most: one converting, the next one read), and
+            # one group at a time as Python objects in each worker
+            table = chosen(batch).select("_grp", *_STAGED).toArrow()
+            table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
+            start = 0
+            for g, run in itertools.groupby(table.column("_grp").to_pylist()):
+                n = sum(1 for _ in run)
+                rows = table.slice(start, n).select(list(_STAGED))
+                pending.append((number, g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
+                                                  sopts, dialect, rows)))
+                start += n
+            if number:  # the previous batch's files, while this one converts
+                finish(number - 1)
+        if batches:
+            finish(len(batches) - 1)
+    if counts["unsure"]:
+        say(f"{counts['unsure']} conversion group(s) left to Spark jobs: a value's text is not the text form of "
+            f"its raw value, on which the two faces of the converter are not known to agree")
     return left, has_bad
+
+
+def _workers(groups: int) -> int:
+    """How many processes convert ``groups`` groups on the driver: ``DRIVER_WORKERS`` (``None``:
+    the CPUs this process may use), at most one per group, and 1 (the driver itself) where
+    processes cannot be forked."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    n = DRIVER_WORKERS
+    if n is None:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(n, groups))
+
+
+class _converters:
+    """A context manager giving ``submit(fn, *args) -> Future``: ``fn`` run in one of
+    ``workers`` processes forked from the driver, or (``workers`` 1) right away in the driver.
+
+    Forked, not spawned: a spawned process imports the driver's main module again (the user's
+    script), and the workers need nothing but this module, already loaded.  The driver has
+    threads (py4j's, Spark's) when it forks, so a worker touches none of their state: it
+    converts Python values and returns bytes, and it never talks to the JVM (``_worker_init``
+    drops the py4j finalizers it inherits, which would otherwise send the JVM a command over
+    the driver's own connection when an inherited object is freed)."""
+
+    def __init__(self, workers: int):
+        self.pool = None if workers <= 1 else ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
+
+    def __enter__(self):
+        return self.submit
+
+    def submit(self, fn, *args) -> Future:
+        if self.pool is None:
+            done: Future = Future()
+            done.set_result(fn(*args))
+            return done
+        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads: see above
+            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork")
+            return self.pool.submit(fn, *(_ipc(a) if _is_arrow(a) else a for a in args))
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_init() -> None:
+    """In a worker process: forget the py4j objects' finalizers inherited from the driver (see
+    ``_converters``), without their lock, which a driver thread may have held at the fork."""
+    from py4j import finalizer
+
+    finalizer.ThreadSafeFinalizer.finalizers = {}
+    finalizer.Finalizer.finalizers = {}
+
+
+def _is_arrow(value: Any) -> bool:
+    import pyarrow as pa
+
+    return isinstance(value, pa.Table)
+
+
+def _ipc(table) -> bytes:
+    """An Arrow table as the bytes of an Arrow IPC stream: only its rows (a slice pickled
+    directly would carry its whole batch's buffers)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str,
+                   rows) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
+    """One conversion group's staged rows (``rows``: an Arrow table of the ``_STAGED`` columns
+    in ``seq`` order, or its IPC stream's bytes) converted by ``convert_group`` (``members``:
+    its versions with rows; ``versions``: those versions by index): ``(files, bad rows)`` —
+    each version's Parquet file as ``(version_dir, bytes)``, and each unconvertible row as a
+    ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not its raw value's text form
+    (``_staged_values``).  Runs in a worker process (``_converters``) or the driver."""
+    import pyarrow as pa
+
+    table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
+    by_version: dict[int, list[_Event]] = defaultdict(list)
+    try:
+        for f in table.to_pylist():
+            by_version[f["_part"]].append(_Event(
+                f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
+    except _Unsure:
+        return None
+    files: list[tuple[str, bytes]] = []
+
+    def write(v: dict, struct, rows: list[dict], fmt) -> None:
+        files.append((version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                      _parquet_bytes(struct, rows, fmt)))
+
+    bad = convert_group(members, by_version, versions, sopts, dialect, write)
+    return files, [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
+                    "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
+                   for ev, k, reason in bad]
 
 
 def _version_writer(fs, staging: str, run_id: str):
     """The ``write(version, struct, rows, fmt)`` of ``convert_group``: one Parquet file of a
     version's rows in ``staging/<version_dir>/``, named after the run (the commit's rule)."""
     def write(v: dict, struct, rows: list[dict], fmt) -> None:
-        _write_parquet(fs, f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}"
-                       f"/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet", struct, rows, fmt)
+        _write_parquet(fs, _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                                         run_id), struct, rows, fmt)
     return write
+
+
+def _version_file(staging: str, directory: str, run_id: str) -> str:
+    """A new row file of the version directory ``directory`` (``version_dir``) in ``staging``,
+    named after the run as Spark's writers name theirs (``pipeline._file_names``)."""
+    return f"{staging}/{directory}/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet"
 
 
 def _staged_values(texts: list | None) -> list | None:
@@ -726,12 +870,12 @@ def parquet_format(struct) -> tuple[Any, dict[str, str]]:
             {ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
 
 
-def _write_parquet(fs, rel: str, struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
-    """``rows`` as the Parquet file ``rel`` of the output (through ``fs``: Hadoop's
-    FileSystem), written by pyarrow as Spark writes it: the Arrow types of Spark's (INT64
-    ``TIMESTAMP(MICROS)``, decimals as INT32/INT64 by precision, 3-level lists), Snappy, and
-    Spark's footer (``ROW_METADATA_KEY``, ``SPARK_VERSION_KEY``), no Arrow schema.  ``fmt``:
-    ``parquet_format(struct)``, made once for many files of one struct."""
+def _parquet_bytes(struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> bytes:
+    """``rows`` (dicts of ``struct``'s fields) as the bytes of a Parquet file written by pyarrow
+    as Spark writes it: the Arrow types of Spark's (INT64 ``TIMESTAMP(MICROS)``, decimals as
+    INT32/INT64 by precision, 3-level lists), Snappy, and Spark's footer (``ROW_METADATA_KEY``,
+    ``SPARK_VERSION_KEY``), no Arrow schema.  ``fmt``: ``parquet_format(struct)``, made once
+    for many files of one struct."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -742,8 +886,18 @@ def _write_parquet(fs, rel: str, struct, rows: list[dict], fmt: tuple[Any, dict[
                           store_decimal_as_integer=True) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
+    return buf.getvalue()
+
+
+def _write_bytes(fs, rel: str, data: bytes) -> None:
+    """``data`` as the file ``rel`` of the output, through ``fs`` (Hadoop's FileSystem)."""
     stream = fs.fs.create(fs.path(rel), True)
     try:
-        stream.write(bytearray(buf.getvalue()))
+        stream.write(bytearray(data))
     finally:
         stream.close()
+
+
+def _write_parquet(fs, rel: str, struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
+    """``rows`` as the Parquet file ``rel`` of the output (``_parquet_bytes``, through ``fs``)."""
+    _write_bytes(fs, rel, _parquet_bytes(struct, rows, fmt))
