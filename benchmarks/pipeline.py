@@ -12,7 +12,8 @@ updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows
 * **ddlcore**: ``run_pipeline`` (history, version tagging, JVM conversion, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
   tagging and commit) with each table version converted by a per-row Python UDF applying
-  ``RowConverter.try_convert`` instead of the JVM expressions; its output is compared with
+  ``RowConverter.try_convert`` in a Spark job instead of the JVM expressions (every
+  conversion group a Spark job: none converted on the driver); its output is compared with
   ddlcore's, row for row (every table version, both ways);
 * **incremental** (``--incremental N``, default 1,000; 0 leaves it out): N more row events
   appended to the log, then ``ddlcore run`` as a fresh process on the ddlcore output, next to
@@ -22,7 +23,9 @@ updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows
 Prints rows/s of each and the ratios, the per-version overhead (``(ddlcore − limit) /
 versions written``: the seconds each table version costs beyond the rows it holds, if the
 rows cost what the limit pays for them), and the peak resident memory of the driver (Python
-process and its JVM, each reset before the ddlcore run: ``/proc/PID/clear_refs``).
+process and its JVM, each reset before the ddlcore run: ``/proc/PID/clear_refs``; and the
+largest of the processes the driver forks to convert groups of few rows, ``ru_maxrss`` of
+its children).
 
 ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V] [--skew F]
 [--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--keep]``.  Tables ``i`` and
@@ -38,6 +41,7 @@ import argparse
 import decimal
 import json
 import os
+import resource
 import random
 import shutil
 import subprocess
@@ -301,7 +305,7 @@ def main() -> int:
 
     from pyspark.sql import functions as F
 
-    from ddlcore.spark import pipeline
+    from ddlcore.spark import pipeline, small
     from ddlcore.spark.pipeline import EVENT_SCHEMA_DDL, run_pipeline, spark_session
 
     if args.concurrent_jobs is None:
@@ -354,6 +358,8 @@ def main() -> int:
     res = run_pipeline(log, work / "ddlcore", spark=spark, concurrent_jobs=args.concurrent_jobs)
     ddl_s = time.perf_counter() - t0
     py_peak, jvm_peak = _peak_mb(os.getpid()), (_peak_mb(jvm) if jvm else None)
+    # the largest child that ended (the JVM has not): the driver's conversion workers, if any
+    workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert res.rows == n_rows, (res.rows, n_rows, res.quarantine_reasons)
     n_versions = len(res.versions_written)
     print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s; "
@@ -363,12 +369,12 @@ def main() -> int:
     udf_s = None
     if not args.no_udf:
         t0 = time.perf_counter()
-        real = pipeline._write_version
-        pipeline._write_version = _udf_write_version
+        real, driver_max = pipeline._write_version, small.DRIVER_MAX_ROWS
+        pipeline._write_version, small.DRIVER_MAX_ROWS = _udf_write_version, -1
         try:
             res_udf = run_pipeline(log, work / "udf", spark=spark, concurrent_jobs=args.concurrent_jobs)
         finally:
-            pipeline._write_version = real
+            pipeline._write_version, small.DRIVER_MAX_ROWS = real, driver_max
         udf_s = time.perf_counter() - t0
         assert res_udf.rows == n_rows and res_udf.counts == res.counts, "the UDF job wrote other rows"
         print(f"naive Python UDF, same job  : {n_rows / udf_s:12,.0f} rows/s  ({udf_s:.1f} s)", flush=True)
@@ -398,7 +404,8 @@ def main() -> int:
           f"((ddlcore - limit) / {n_versions} versions)")
     if inc:
         print(f"incremental / start-up      : {inc[0] / inc[1]:12.2f}x")
-    print(f"peak driver RSS (ddlcore run): python {py_peak:.0f} MB" + (f", JVM {jvm_peak:.0f} MB" if jvm_peak else ""))
+    print(f"peak driver RSS (ddlcore run): python {py_peak:.0f} MB" + (f", JVM {jvm_peak:.0f} MB" if jvm_peak else "")
+          + f", largest child process that ended (the conversion workers) {workers_peak:.0f} MB")
     spark.stop()
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
