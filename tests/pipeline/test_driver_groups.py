@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -280,3 +282,48 @@ def test_workers_never_talk_to_the_jvm(spark):
     with small._converters(2) as submit:
         assert submit(_finalizers).result() == 0
     assert _finalizers() > 0
+
+
+def _reference_values(texts: list) -> list | str:
+    """What ``small._staged_values`` must give: every text through ``raw.from_text``, kept where
+    it is its value's text form or a tagged value that decodes; ``"unsure"`` otherwise."""
+    from ddlcore import raw
+
+    out = []
+    for t in texts:
+        if t is None or (t[:1] not in raw._NUMBER_START and not t.startswith('{"$')):
+            out.append(t)
+            continue
+        try:
+            v = raw.from_text(t)
+            if not (v is not t and t.startswith('{"$')) and raw.text_form(v) != t:
+                return "unsure"
+        except (ValueError, TypeError, KeyError, OverflowError):
+            return "unsure"
+        out.append(v)
+    return out
+
+
+_TEXT = st.one_of(
+    st.none(),
+    st.text(alphabet='0123456789-+.eE{}"$:\\ ab\n\x01é', max_size=14),
+    st.from_regex(r"\A-?[0-9]{1,25}\Z"),
+    st.from_regex(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9:.]{0,12})?\n?\Z"),  # a date's text, not a number
+    st.builds(lambda tag, payload: '{"' + tag + '":"' + payload + '"}',
+              st.sampled_from(["$dec", "$date", "$datetime", "$time", "$b64", "$s", "$json", "$absent", "$x", "$Dec"]),
+              st.text(alphabet='0123456789-:. ABab=+/"\\\x01é', max_size=24)))
+
+
+@given(st.lists(_TEXT, max_size=4))
+def test_staged_values_fast_paths_agree_with_raw_from_text(texts):
+    """The fast paths of ``_staged_values`` (an integer in its text form, a tagged value with a
+    plain payload) give exactly what ``raw.from_text`` and the text-form check give, value and
+    type, and leave to Spark exactly the same images."""
+    try:
+        got = small._staged_values(texts)
+    except small._Unsure:
+        got = "unsure"
+    want = _reference_values(texts)
+    assert repr(got) == repr(want)
+    if want != "unsure":
+        assert [type(v) for v in got] == [type(v) for v in want]

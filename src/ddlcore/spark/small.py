@@ -715,6 +715,14 @@ def _version_file(staging: str, directory: str, run_id: str) -> str:
     return f"{staging}/{directory}/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet"
 
 
+#: texts ``_staged_values`` takes without ``raw.from_text``: an integer in its text form (no
+#: sign but ``-``, no leading zero, not ``-0``: ``str(int(t)) == t``), a text starting with a
+#: digit that is no number (a date's), and a tagged value whose payload is a plain JSON string
+#: (no escape, no control character: ``json.loads`` reads it as written)
+_INT_FORM = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
+_PLAIN_TAGGED = re.compile(r'\{"(\$[a-z0-9]+)":"([^"\\\x00-\x1f]*)"\}\Z')
+
+
 def _staged_values(texts: list | None) -> list | None:
     """A staged row image (its values' texts as Spark read them) as raw values
     (``raw.from_text``), or ``_Unsure`` where a text is not the text form of its value (nor a
@@ -727,6 +735,20 @@ def _staged_values(texts: list | None) -> list | None:
             values.append(t)  # a plain string: ``raw.from_text`` gives it back, its own text form
             continue
         try:
+            # what ``from_text`` and the check below give, without them
+            if t[:1] in raw._NUMBER_START:
+                if _INT_FORM.match(t):
+                    values.append(int(t))
+                    continue
+                if not raw._NUMBER.match(t):  # not a number (a date's text): a plain string
+                    values.append(t)
+                    continue
+            else:
+                m = _PLAIN_TAGGED.match(t)
+                kind = raw.TAGS.get(m[1]) if m else None
+                if kind is not None:  # ``json.loads`` of it gives its payload as written
+                    values.append(raw._from_payload(kind, m[2]))
+                    continue
             v = raw.from_text(t)
             # a tagged value that decodes is taken as is (its payload, even in the source's
             # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its
