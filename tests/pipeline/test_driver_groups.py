@@ -274,14 +274,22 @@ def _finalizers() -> int:
     return len(finalizer.ThreadSafeFinalizer.finalizers)
 
 
+def _ignores_sigint() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
 def test_workers_never_talk_to_the_jvm(spark):
-    """A worker forked from the driver starts without the py4j finalizers it inherits: freeing
-    an inherited py4j object there would send the JVM a command over the driver's connection."""
+    """A worker forked from the driver starts without the py4j finalizers it inherits (freeing
+    an inherited py4j object there would send the JVM a command over the driver's connection)
+    and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
-    assert _finalizers() > 0 and keep is not None
+    assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
     with small._converters(2) as submit:
         assert submit(_finalizers).result() == 0
-    assert _finalizers() > 0
+        assert submit(_ignores_sigint).result()
+    assert _finalizers() > 0 and not _ignores_sigint()
 
 
 def _reference_values(texts: list) -> list | str:

@@ -35,6 +35,8 @@ import json
 import multiprocessing
 import os
 import re
+import signal
+import sys
 import uuid
 import warnings
 from collections import Counter, defaultdict, deque
@@ -47,7 +49,7 @@ from .. import raw
 from . import pipeline as pl
 from .layout import version_dir
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
+__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
 
 #: the driver-side path takes a run whose new bytes are at most this many (the small increment
@@ -602,9 +604,10 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
 
 def _workers(groups: int) -> int:
     """How many processes convert ``groups`` groups on the driver: ``DRIVER_WORKERS`` (``None``:
-    the CPUs this process may use), at most one per group, and 1 (the driver itself) where
-    processes cannot be forked."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
+    Linux (``_converters`` forks them: macOS's system libraries do not survive a fork with
+    threads, and Windows has none)."""
+    if not sys.platform.startswith("linux"):
         return 1
     n = DRIVER_WORKERS
     if n is None:
@@ -646,11 +649,14 @@ class _converters:
 
 def _worker_init() -> None:
     """In a worker process: forget the py4j objects' finalizers inherited from the driver (see
-    ``_converters``), without their lock, which a driver thread may have held at the fork."""
+    ``_converters``), without their lock, which a driver thread may have held at the fork; and
+    ignore ``SIGINT`` (Ctrl-C reaches the whole process group: PySpark's handler, inherited,
+    would cancel the jobs through py4j from here; the driver stops the workers itself)."""
     from py4j import finalizer
 
     finalizer.ThreadSafeFinalizer.finalizers = {}
     finalizer.Finalizer.finalizers = {}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _is_arrow(value: Any) -> bool:
