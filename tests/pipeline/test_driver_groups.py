@@ -286,7 +286,7 @@ def test_workers_never_talk_to_the_jvm(spark):
     and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
     assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
-    with small._converters(2) as submit:
+    with small._Converters(2) as submit:
         assert submit(_finalizers).result() == 0
         assert submit(_ignores_sigint).result()
     assert _finalizers() > 0 and not _ignores_sigint()
@@ -335,3 +335,50 @@ def test_staged_values_fast_paths_agree_with_raw_from_text(texts):
     assert repr(got) == repr(want)
     if want != "unsure":
         assert [type(v) for v in got] == [type(v) for v in want]
+
+
+def test_workers_die_with_the_driver(tmp_path):
+    """A driver killed mid-run (SIGKILL) leaves no conversion worker behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "driver.py"
+    pids = tmp_path / "pids"
+    script.write_text(f"""
+import os, time
+from ddlcore.spark import small
+def pid():
+    return os.getpid()
+with small._Converters(2) as submit:
+    found = {{submit(pid).result() for _ in range(20)}}
+    open({str(pids)!r}, "w").write(" ".join(map(str, found)))
+    time.sleep(60)
+""")
+    driver = subprocess.Popen([sys.executable, str(script)])
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = [int(p) for p in pids.read_text().split()]
+        assert workers and driver.pid not in workers
+        driver.send_signal(signal.SIGKILL)
+        driver.wait(30)
+        deadline = time.monotonic() + 30
+        alive = workers
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.1)
+            alive = [p for p in workers if _running(p)]
+        assert not alive, f"workers outlived their driver: {alive}"
+    finally:
+        driver.kill()
+
+
+def _running(pid: int) -> bool:
+    """``pid`` is a live process (not a zombie: a killed worker waits for init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

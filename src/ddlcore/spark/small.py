@@ -579,7 +579,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                            _parse_datatype_string(_BAD_SCHEMA), bad)
         say(f"converted {counts['done']} of {len(groups)} conversion group(s) of few rows on the driver")
 
-    with _converters(workers) as submit:
+    with _Converters(workers) as submit:
         for number, batch in enumerate(batches):
             # the batch is held as Arrow (twice at most: one converting, the next one read), and
             # one group at a time as Python objects in each worker
@@ -605,7 +605,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
 def _workers(groups: int) -> int:
     """How many processes convert ``groups`` groups on the driver: ``DRIVER_WORKERS`` (``None``:
     the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
-    Linux (``_converters`` forks them: macOS's system libraries do not survive a fork with
+    Linux (``_Converters`` forks them: macOS's system libraries do not survive a fork with
     threads, and Windows has none)."""
     if not sys.platform.startswith("linux"):
         return 1
@@ -615,7 +615,7 @@ def _workers(groups: int) -> int:
     return max(1, min(n, groups))
 
 
-class _converters:
+class _Converters:
     """A context manager giving ``submit(fn, *args) -> Future``: ``fn`` run in one of
     ``workers`` processes forked from the driver, or (``workers`` 1) right away in the driver.
 
@@ -628,7 +628,8 @@ class _converters:
 
     def __init__(self, workers: int):
         self.pool = None if workers <= 1 else ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
+            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
+            initargs=(os.getpid(),))
 
     def __enter__(self):
         return self.submit
@@ -647,16 +648,30 @@ class _converters:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _worker_init() -> None:
+def _worker_init(driver: int) -> None:
     """In a worker process: forget the py4j objects' finalizers inherited from the driver (see
-    ``_converters``), without their lock, which a driver thread may have held at the fork; and
+    ``_Converters``), without their lock, which a driver thread may have held at the fork;
     ignore ``SIGINT`` (Ctrl-C reaches the whole process group: PySpark's handler, inherited,
-    would cancel the jobs through py4j from here; the driver stops the workers itself)."""
+    would cancel the jobs through py4j from here; the driver stops the workers itself); and die
+    with the driver (``driver``: its pid), which may be killed mid-run (``prctl``'s
+    ``PR_SET_PDEATHSIG``): a pool's workers would otherwise wait for work forever."""
+    import ctypes
+
     from py4j import finalizer
 
     finalizer.ThreadSafeFinalizer.finalizers = {}
     finalizer.Finalizer.finalizers = {}
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - Linux has it
+        pass
+    if os.getppid() != driver:  # the driver died before prctl
+        os._exit(1)
+
+
+#: ``prctl``'s option: the signal a process gets when its parent dies (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
 
 
 def _is_arrow(value: Any) -> bool:
@@ -683,7 +698,7 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     its versions with rows; ``versions``: those versions by index): ``(files, bad rows)`` —
     each version's Parquet file as ``(version_dir, bytes)``, and each unconvertible row as a
     ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not its raw value's text form
-    (``_staged_values``).  Runs in a worker process (``_converters``) or the driver."""
+    (``_staged_values``).  Runs in a worker process (``_Converters``) or the driver."""
     import pyarrow as pa
 
     table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
