@@ -1180,7 +1180,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                               "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
                               .alias("_grp"), reason.alias("_reason"),
                               F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file")))
+                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
+                              # the bytes of its values, summed per group below (groups of few
+                              # rows but large values are not converted on the driver)
+                              F.when(F.col("_part") >= 0, F.expr(f"{_IMAGE_BYTES.format('after')} + "
+                                                                 f"{_IMAGE_BYTES.format('before')}")).alias("_bytes")))
             # one open file per staged directory and task, instead of sorting each task's rows by
             # directory first — unless there are more directories than the heap lets a task
             # keep files open (``_partitioned_writers``)
@@ -1222,10 +1226,13 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             # rows per version and op, from the staged rows (one scan of the ``op`` column); the
             # rows that cannot be converted are subtracted below
             staged_counts: dict[tuple[int, str], int] = {}
+            staged_bytes: dict[int, int] = defaultdict(int)
             staged_rows = spark.read.parquet(fs.str(rows_dir)) if any(g >= 0 for g in parts) else None
             if staged_rows is not None:
-                for r in staged_rows.where(F.col("_grp") >= 0).groupBy("_part", "op").count().collect():
+                for r in staged_rows.where(F.col("_grp") >= 0).groupBy("_part", "op").agg(
+                        F.count(F.lit(1)).alias("count"), F.sum("_bytes").alias("bytes")).collect():
                     staged_counts[(r["_part"], r["op"])] = r["count"]
+                    staged_bytes[r["_part"]] += r["bytes"] or 0
             todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
                 versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
             # column names differing only in case (PostgreSQL): written as they are
@@ -1280,6 +1287,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 size: dict[int, int] = defaultdict(int)
                 for (k, _), n in staged_counts.items():
                     size[group_of[k]] += n
+                group_bytes: dict[int, int] = defaultdict(int)
+                for k, n in staged_bytes.items():
+                    group_bytes[group_of[k]] += n
                 # groups of few rows: converted and written on the driver (in worker processes), no
                 # Spark job each
                 # (ddlcore.spark.small.convert_staged; docs/pipeline.md, "Performance")
@@ -1289,7 +1299,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                         f"row(s) on the driver")
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
-                        staged_rows, on_driver, size, versions, sopts=sopts, dialect=name, fs=fs, staging=staging,
+                        staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,
+                        staging=staging,
                         run_id=run_id, bad_dir=driver_bad, say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
@@ -1723,6 +1734,9 @@ def _partitioned_writers(partitions: int, open_per_task: int) -> str:
     return str(partitions + 1) if partitions < open_per_task else "0"
 
 
+#: the bytes of a staged image's values (their UTF-8 text forms; null: 0), a SQL expression over
+#: the image's column: staged with each row (``_bytes``), summed per conversion group
+_IMAGE_BYTES = "coalesce(octet_length(array_join({0}, '', '')), 0)"
 #: Parquet options of the staged rows, read once by their conversion job: no dictionary
 #: encoding and no column statistics (the raw texts are mostly distinct: building the
 #: dictionaries and min/max of each page was an eighth of a full run's CPU time, 1M events)

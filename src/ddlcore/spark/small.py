@@ -489,15 +489,14 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
 
 #: the staged columns a conversion reads (``pipeline._run``'s staging)
 _STAGED = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after", "_part")
-#: the bytes of a staged image's values (their UTF-8 text forms; null: 0)
-_IMAGE_BYTES = "coalesce(octet_length(array_join({0}, '', '')), 0)"
 #: what a row the Spark path quarantines as unconvertible is staged as (``_write_version``'s
 #: second job), read back with those of the Spark jobs
 _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, `table` STRING, "
                "_part INT, reason STRING")
 
 
-def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], versions: list[dict], *,
+def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
+                   versions: list[dict], *,
                    sopts: dict, dialect: str, fs, staging: str, run_id: str, bad_dir: str,
                    say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that hold few rows
@@ -505,9 +504,9 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
     thousand rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
     ``_grp`` partition column); ``groups``: group → its versions with rows; ``sizes``: group →
-    staged rows.  The rows are read at most ``BATCH_ROWS`` and ``BATCH_BYTES`` at a time (one
-    Spark job each, through Arrow; a first job sums each group's bytes, and a group of more
-    than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face
+    staged rows; ``nbytes``: group → the bytes of its values (the staged ``_bytes``).  The rows
+    are read at most ``BATCH_ROWS`` and ``BATCH_BYTES`` at a time (one Spark job each, through
+    Arrow; a group of more than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face
     (``convert_group``: the group job's rules) in ``DRIVER_WORKERS`` processes forked from the
     driver (``_convert_slice``, a group at a time each, while the driver reads the next batch),
     and written by the driver, per version, into ``staging/<version_dir>/`` (the file Spark
@@ -526,9 +525,6 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     def chosen(gs: list[int]):  # one SQL predicate (``isin`` makes a py4j literal per group)
         return staged.where(F.expr(f"_grp IN ({', '.join(map(str, gs))})"))
 
-    # the bytes of each group's values (one Spark job over these groups' rows only)
-    nbytes = {r["_grp"]: r["b"] or 0 for r in chosen(sorted(groups)).groupBy("_grp").agg(
-        F.expr(f"sum({_IMAGE_BYTES.format('after')} + {_IMAGE_BYTES.format('before')})").alias("b")).collect()}
     large = [g for g in sorted(groups) if nbytes.get(g, 0) > GROUP_MAX_BYTES]
     if large:
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
