@@ -1223,8 +1223,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
             # -- convert and write each table version ----------------------------------------------
             bad_dirs: list[str] = []
-            # rows per version and op, from the staged rows (one scan of the ``op`` column); the
-            # rows that cannot be converted are subtracted below
+            # rows per version and op, and the bytes of their values per version, from the staged
+            # rows (one scan of the ``op`` and ``_bytes`` columns); the rows that cannot be
+            # converted are subtracted below
             staged_counts: dict[tuple[int, str], int] = {}
             staged_bytes: dict[int, int] = defaultdict(int)
             staged_rows = spark.read.parquet(fs.str(rows_dir)) if any(g >= 0 for g in parts) else None
@@ -1291,8 +1292,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 for k, n in staged_bytes.items():
                     group_bytes[group_of[k]] += n
                 # groups of few rows: converted and written on the driver (in worker processes), no
-                # Spark job each
-                # (ddlcore.spark.small.convert_staged; docs/pipeline.md, "Performance")
+                # Spark job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
                 on_driver = {g: groups[g] for g in order if size[g] <= driver_side.DRIVER_MAX_ROWS}
                 if on_driver:
                     say(f"converting {len(on_driver)} conversion group(s) of at most {driver_side.DRIVER_MAX_ROWS:,} "
@@ -1300,8 +1300,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
                         staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,
-                        staging=staging,
-                        run_id=run_id, bad_dir=driver_bad, say=say)
+                        staging=staging, run_id=run_id, bad_dir=driver_bad, say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
                     done = set(on_driver) - set(left)
