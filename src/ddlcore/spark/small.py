@@ -841,7 +841,10 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     if len(texts) == n and any(t == raw.ABSENT_TEXT for t in texts):
         absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
     present = [None if v is raw.ABSENT else v for v in values]
-    row, errs = conv.try_convert(present)
+    try:  # the generated fast path (``RowConverter.convert``); the errors only where it fails
+        row, errs = conv.convert(present), []
+    except Exception:
+        row, errs = conv.try_convert(present)
     errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason) for e in errs]
     if not used:
         errors, errs = [], []
