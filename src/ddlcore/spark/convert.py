@@ -79,24 +79,24 @@ class RowConverter:
         Raises ``RowConversionError`` (``column``, ``position``, ``value``, ``reason``) for the
         first value that cannot be converted, or for a row of the wrong length (``column`` and
         ``position`` ``None``, ``value`` the row)."""
-        if values is None:
-            return None
-        try:
-            return self._row(values)
-        except Exception:
-            pass
         row, errors = self.try_convert(values)
         if errors:
             raise errors[0]
-        return row  # pragma: no cover - a rule failed only on the fast path
+        return row
 
     def try_convert(self, values: Sequence[Any] | None) -> tuple[tuple | None, list[RowConversionError]]:
         """Like ``convert`` but never raises: ``(row, errors)`` where a value that cannot be
         converted is ``None`` in ``row`` and has one ``RowConversionError`` in ``errors`` (the
         local equivalent of ``columns``' error column).  A row of the wrong length gives a
-        row of ``None`` and one error."""
+        row of ``None`` and one error.  A row that converts takes the generated function alone
+        (``_row_function``: no ``try`` per value); the per-value loop below runs only for a row
+        where some value fails, and finds each failure."""
         if values is None:
             return None, []
+        try:
+            return self._row(values), []
+        except Exception:
+            pass
         n = len(self._functions)
         try:
             size = len(values)

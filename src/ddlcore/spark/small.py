@@ -541,7 +541,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         bytes_in_batch += nbytes.get(g, 0)
     batches = [b for b in batches if b]
 
-    counts = Counter()  # groups done / left as unsure
+    done = unsure = 0
     has_bad = False
     workers = _workers(sum(map(len, batches)))
     if workers > 1:
@@ -551,7 +551,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
 
     def finish(number: int) -> None:
         """Write the files and bad rows of batch ``number`` as its groups finish."""
-        nonlocal has_bad
+        nonlocal done, unsure, has_bad
         bad: list[dict] = []
         while pending and pending[0][0] == number:
             _, g, future = pending.popleft()
@@ -562,18 +562,18 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                                        f"nothing was committed; run again") from None
             if out is None:
                 left.append(g)
-                counts["unsure"] += 1
+                unsure += 1
                 continue
             files, rows = out
             for directory, data in files:
                 _write_bytes(fs, _version_file(staging, directory, run_id), data)
             bad += rows
-            counts["done"] += 1
+            done += 1
         if bad:
             has_bad = True
             _write_parquet(fs, f"{bad_dir}/{run_id}-part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet",
                            _parse_datatype_string(_BAD_SCHEMA), bad)
-        say(f"converted {counts['done']} of {len(groups)} conversion group(s) of few rows on the driver")
+        say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
 
     with _Converters(workers) as submit:
         for number, batch in enumerate(batches):
@@ -592,8 +592,8 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                 finish(number - 1)
         if batches:
             finish(len(batches) - 1)
-    if counts["unsure"]:
-        say(f"{counts['unsure']} conversion group(s) left to Spark jobs: a value's text is not the text form of "
+    if unsure:
+        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
             f"its raw value, on which the two faces of the converter are not known to agree")
     return left, has_bad
 
@@ -763,7 +763,9 @@ def _staged_values(texts: list | None) -> list | None:
             else:
                 m = _PLAIN_TAGGED.match(t)
                 kind = raw.TAGS.get(m[1]) if m else None
-                if kind is not None:  # ``json.loads`` of it gives its payload as written
+                if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
+                    # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
+                    # fifth of this function again)
                     values.append(raw._from_payload(kind, m[2]))
                     continue
             v = raw.from_text(t)
@@ -841,10 +843,7 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     if len(texts) == n and any(t == raw.ABSENT_TEXT for t in texts):
         absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
     present = [None if v is raw.ABSENT else v for v in values]
-    try:  # the generated fast path (``RowConverter.convert``); the errors only where it fails
-        row, errs = conv.convert(present), []
-    except Exception:
-        row, errs = conv.try_convert(present)
+    row, errs = conv.try_convert(present)
     errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason) for e in errs]
     if not used:
         errors, errs = [], []
