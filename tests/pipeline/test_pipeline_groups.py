@@ -259,3 +259,46 @@ def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same
     assert sorted(a) == sorted(b) and len(a) == 5
     for rel in a:
         assert _rows(spark, a[rel]) == _rows(spark, b[rel])
+
+
+def _listing_jobs(spark) -> int:
+    """How many Spark jobs this session has run to list files ("parallel partition discovery":
+    a task per directory, described "Listing leaf files and directories for N paths")."""
+    jobs = spark._jsc.sc().statusStore().jobsList(spark._jvm.java.util.ArrayList()).iterator()
+    n = 0
+    while jobs.hasNext():
+        described = jobs.next().description()
+        n += described.isDefined() and described.get().startswith("Listing leaf files")
+    return n
+
+
+def test_the_runs_own_directories_are_listed_on_the_driver_on_a_local_filesystem(spark, tmp_path):
+    """Read as Spark reads by default, 40 partition directories are listed by a Spark job of a
+    task per directory (a staged log of 2,000 conversion groups: 7 s of a run); ``_read_own``
+    lists them on the driver when the output is local, and reads the same rows."""
+    from ddlcore.spark.fs import OutputFS
+
+    rows = [(k, f"v{k}") for k in range(40)]
+    spark.createDataFrame(rows, "k INT, v STRING").write.partitionBy("k").parquet(str(tmp_path / "t"))
+    before = _listing_jobs(spark)
+    plain = spark.read.parquet(str(tmp_path / "t"))
+    assert _listing_jobs(spark) == before + 1                 # Spark's default: a listing job
+    own = pl._read_own(spark, OutputFS(spark, str(tmp_path)), str(tmp_path / "t"))
+    assert _listing_jobs(spark) == before + 1                 # listed on the driver
+    assert sorted(own.collect()) == sorted(plain.collect()) and own.count() == 40
+    assert spark.conf.get(pl._PARALLEL_LISTING) == "32"       # the session's setting put back
+
+
+def test_a_log_of_many_conversion_groups_runs_no_listing_job(spark, tmp_path, monkeypatch):
+    """40 tables of columns of their own: 40 staged directories, read back without a Spark job
+    to list them (groups converted on the driver here, as a log of many small tables is)."""
+    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 1_000)
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    for t in range(40):
+        log.ddl(f"CREATE TABLE t{t} (id int, note varchar({10 + t}))")
+        log.row("c", f"t{t}", after=[t, b"x"])
+    before = _listing_jobs(spark)
+    res = pl.run_pipeline(log.write(), tmp_path / "out", spark=spark)
+    assert res.rows == 40 and len(res.versions_written) == 40
+    assert _listing_jobs(spark) == before

@@ -597,6 +597,25 @@ def _settings(spark, settings: dict[str, str]):
         put_back()
 
 
+#: Spark lists the files of a read of more paths (or partition directories) than this with a
+#: Spark job of one task per path ("parallel partition discovery"; default 32)
+_PARALLEL_LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+
+
+def _read_own(spark, fs: "OutputFS", *paths: str):
+    """``spark.read.parquet(*paths)`` of directories the run wrote under the output (``fs``):
+    staged rows, rows that could not be converted.  On the local filesystem the driver lists
+    them whatever their number.  Spark's default lists more than 32 directories with a Spark
+    job of a task per directory.  A staged log of 2,000 conversion groups took 7 s of a 2M-event
+    run that way; listed on the driver, under a second (docs/pipeline.md, Performance).  On
+    other filesystems (HDFS, object stores), each listing is a round trip, so Spark's parallel
+    listing is kept.  Raises what Spark raises for a missing path."""
+    if fs.scheme != "file":
+        return spark.read.parquet(*paths)
+    with _settings(spark, {_PARALLEL_LISTING: str(2 ** 31 - 1)}):  # Spark lists when the read is made
+        return spark.read.parquet(*paths)
+
+
 def _tail_dir(run_id: str) -> str:
     """Where a run's copies of change-log tails are staged (relative to the output)."""
     return f"_state/staging/{run_id}.tail"
@@ -1228,7 +1247,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             # converted are subtracted below
             staged_counts: dict[tuple[int, str], int] = {}
             staged_bytes: dict[int, int] = defaultdict(int)
-            staged_rows = spark.read.parquet(fs.str(rows_dir)) if any(g >= 0 for g in parts) else None
+            staged_rows = _read_own(spark, fs, fs.str(rows_dir)) if any(g >= 0 for g in parts) else None
             if staged_rows is not None:
                 for r in staged_rows.where(F.col("_grp") >= 0).groupBy("_part", "op").agg(
                         F.count(F.lit(1)).alias("count"), F.sum("_bytes").alias("bytes")).collect():
@@ -1339,7 +1358,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 gc.unfreeze()
             bad_counts: dict[tuple[int, str], int] = defaultdict(int)
             if bad_dirs:
-                for r in spark.read.parquet(*bad_dirs).groupBy("_part", "op").count().collect():
+                for r in _read_own(spark, fs, *bad_dirs).groupBy("_part", "op").count().collect():
                     bad_counts[(r["_part"], r["op"])] += r["count"]
             for k in todo:
                 v = versions[k]
@@ -1350,7 +1369,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                         result.rows += n
                 result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
             if bad_dirs:
-                converted_bad = spark.read.parquet(*bad_dirs)
+                converted_bad = _read_own(spark, fs, *bad_dirs)
                 if strict:
                     first = converted_bad.orderBy("seq").limit(1).collect()[0]
                     raise PipelineError(first.reason, first.seq)
