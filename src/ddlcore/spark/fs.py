@@ -84,6 +84,10 @@ class OutputFS:
         """The root as a local path when the filesystem is the local one, else ``None``."""
         return self._root_path if self.scheme == "file" else None
 
+    def local(self, rel: str = "") -> str | None:
+        """The local path of ``rel`` when the filesystem is the local one, else ``None``."""
+        return self.path(rel).toUri().getPath() if self.scheme == "file" else None
+
     def path(self, rel: str = ""):
         """The Hadoop ``Path`` of ``rel``."""
         rel = str(rel)

@@ -1319,7 +1319,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
                         staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,
-                        staging=staging, run_id=run_id, bad_dir=driver_bad, say=say)
+                        rows_dir=rows_dir, staging=staging, run_id=run_id, bad_dir=driver_bad, say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
                     done = set(on_driver) - set(left)

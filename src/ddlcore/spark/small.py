@@ -497,105 +497,140 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
 
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
                    versions: list[dict], *,
-                   sopts: dict, dialect: str, fs, staging: str, run_id: str, bad_dir: str,
+                   sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that hold few rows
     (``pipeline._run``: those of at most ``DRIVER_MAX_ROWS`` staged rows), instead of a Spark
     job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
     thousand rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
-    ``_grp`` partition column); ``groups``: group → its versions with rows; ``sizes``: group →
-    staged rows; ``nbytes``: group → the bytes of its values (the staged ``_bytes``).  The rows
-    are read at most ``BATCH_ROWS`` and ``BATCH_BYTES`` at a time (one Spark job each, through
-    Arrow; a group of more than ``GROUP_MAX_BYTES`` is left to Spark), converted by ``RowConverter``'s Python face
-    (``convert_group``: the group job's rules) in ``DRIVER_WORKERS`` processes forked from the
-    driver (``_convert_slice``, a group at a time each, while the driver reads the next batch),
-    and written by the driver, per version, into ``staging/<version_dir>/`` (the file Spark
-    writes); the rows the Spark path would quarantine as unconvertible are written to
-    ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
+    ``_grp`` partition column), staged in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative
+    to the output ``fs``); ``groups``: group → its versions with rows; ``sizes``: group →
+    staged rows; ``nbytes``: group → the bytes of its values (the staged ``_bytes``; a group of
+    more than ``GROUP_MAX_BYTES`` is left to Spark).  Each group is converted by
+    ``RowConverter``'s Python face (``convert_group``: the group job's rules) in one of
+    ``DRIVER_WORKERS`` processes forked from the driver (``_convert_slice``), and each version
+    is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
+    path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
+    ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
+
+    Where the rows come from and the files go, by the output's filesystem:
+
+    * local: each worker reads its group's staged files itself (pyarrow) and writes its
+      versions' files itself; the driver only hands out groups and writes the bad rows (no
+      Spark job, no rows through the driver);
+    * any other (HDFS, object stores): the driver reads the rows at most ``BATCH_ROWS`` and
+      ``BATCH_BYTES`` at a time (a Spark job each, through Arrow, the next batch read while one
+      converts) and writes the files the workers return, through Hadoop's ``FileSystem``.
 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
     then the two faces are not known to agree) is not converted here.  Returns ``(groups left
     to the Spark jobs, whether any row was written to bad_dir)``.  Raises what Spark, Hadoop's
     ``FileSystem`` or pyarrow raise, what a worker raised, and ``PipelineError`` if a worker
     process died (the run then stops before its commit: nothing visible)."""
-    import pyarrow.compute as pc
-    from pyspark.sql import functions as F
     from pyspark.sql.types import _parse_datatype_string
-
-    def chosen(gs: list[int]):  # one SQL predicate (``isin`` makes a py4j literal per group)
-        return staged.where(F.expr(f"_grp IN ({', '.join(map(str, gs))})"))
 
     large = [g for g in sorted(groups) if nbytes.get(g, 0) > GROUP_MAX_BYTES]
     if large:
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
             f"{GROUP_MAX_BYTES:,} bytes")
+    todo = sorted(set(groups) - set(large))
     left: list[int] = list(large)
-    batches: list[list[int]] = [[]]
+    local_rows, local_staging = fs.local(rows_dir), fs.local(staging)
+    workers = _workers(len(todo))
+    if workers > 1:
+        say(f"converting them in {workers} worker processes")
+    done = unsure = files_of_bad = 0
+    bad: list[dict] = []
+    step = max(1, len(todo) // 20)  # progress every twentieth of the groups
+
+    def write_bad() -> None:
+        nonlocal files_of_bad
+        if bad:
+            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{files_of_bad:05d}-{uuid.uuid4()}-c000.snappy.parquet",
+                           _parse_datatype_string(_BAD_SCHEMA), bad)
+            files_of_bad += 1
+            bad.clear()
+
+    def finish(g: int, future: Future) -> None:
+        """Write what the conversion of group ``g`` returned."""
+        nonlocal done, unsure
+        try:
+            out = future.result()
+        except BrokenProcessPool as exc:
+            raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
+                                   f"nothing was committed; run again") from None
+        if out is None:
+            left.append(g)
+            unsure += 1
+            return
+        files, rows = out
+        for directory, data in files:  # none where the worker wrote them (a local output)
+            _write_bytes(fs, _version_file(staging, directory, run_id), data)
+        bad.extend(rows)
+        if len(bad) >= BATCH_ROWS:
+            write_bad()
+        done += 1
+        if done % step == 0 or done == len(todo):
+            say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
+
+    #: groups submitted and not yet written, oldest first: (group, future)
+    pending: deque[tuple[int, Future]] = deque()
+    with _Converters(workers) as submit:
+        for g, rows in (_local_groups(todo, local_rows) if local_rows and local_staging
+                        else _read_groups(staged, todo, sizes, nbytes)):
+            local_out = (local_staging, run_id) if local_rows and local_staging else None
+            pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
+                                      sopts, dialect, rows, local_out)))
+            while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
+                finish(*pending.popleft())
+        while pending:
+            finish(*pending.popleft())
+    write_bad()
+    if unsure:
+        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
+            f"its raw value, on which the two faces of the converter are not known to agree")
+    return left, files_of_bad > 0
+
+
+def _local_groups(todo: list[int], local_rows: str):
+    """``(group, the local directory of its staged rows)`` of each group of ``todo``: the workers
+    read them themselves."""
+    for g in todo:
+        yield g, f"{local_rows}/_grp={g}"
+
+
+def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> list[list[int]]:
+    """The groups of ``todo`` in batches of at most ``BATCH_ROWS`` staged rows (``sizes``) and
+    ``BATCH_BYTES`` of values (``nbytes``), in order; a group larger than that alone."""
+    batches: list[list[int]] = []
     rows_in_batch = bytes_in_batch = 0
-    for g in sorted(set(groups) - set(large)):
-        if batches[-1] and (rows_in_batch + sizes[g] > BATCH_ROWS or bytes_in_batch + nbytes.get(g, 0) > BATCH_BYTES):
+    for g in todo:
+        if not batches or rows_in_batch + sizes[g] > BATCH_ROWS or bytes_in_batch + nbytes.get(g, 0) > BATCH_BYTES:
             batches.append([])
             rows_in_batch = bytes_in_batch = 0
         batches[-1].append(g)
         rows_in_batch += sizes[g]
         bytes_in_batch += nbytes.get(g, 0)
-    batches = [b for b in batches if b]
+    return batches
 
-    done = unsure = 0
-    has_bad = False
-    workers = _workers(sum(map(len, batches)))
-    if workers > 1:
-        say(f"converting them in {workers} worker processes")
-    #: the groups submitted and not yet written: (batch number, group, future), oldest first
-    pending: deque[tuple[int, int, Future]] = deque()
 
-    def finish(number: int) -> None:
-        """Write the files and bad rows of batch ``number`` as its groups finish."""
-        nonlocal done, unsure, has_bad
-        bad: list[dict] = []
-        while pending and pending[0][0] == number:
-            _, g, future = pending.popleft()
-            try:
-                out = future.result()
-            except BrokenProcessPool as exc:
-                raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
-                                       f"nothing was committed; run again") from None
-            if out is None:
-                left.append(g)
-                unsure += 1
-                continue
-            files, rows = out
-            for directory, data in files:
-                _write_bytes(fs, _version_file(staging, directory, run_id), data)
-            bad += rows
-            done += 1
-        if bad:
-            has_bad = True
-            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet",
-                           _parse_datatype_string(_BAD_SCHEMA), bad)
-        say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
+def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]):
+    """``(group, its staged rows as an Arrow table in seq order)`` of each group of ``todo``,
+    read from ``staged`` by the driver at most ``BATCH_ROWS`` rows and ``BATCH_BYTES`` of values
+    at a time (a Spark job each; a group larger than that alone): the caller converts a batch's
+    groups while the next batch is read."""
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
 
-    with _Converters(workers) as submit:
-        for number, batch in enumerate(batches):
-            # the batch is held as Arrow (twice at most: one converting, the next one read), and
-            # one group at a time as Python objects in each worker
-            table = chosen(batch).select("_grp", *_STAGED).toArrow()
-            table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
-            start = 0
-            for g, run in itertools.groupby(table.column("_grp").to_pylist()):
-                n = sum(1 for _ in run)
-                rows = table.slice(start, n).select(list(_STAGED))
-                pending.append((number, g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
-                                                  sopts, dialect, rows)))
-                start += n
-            if number:  # the previous batch's files, while this one converts
-                finish(number - 1)
-        if batches:
-            finish(len(batches) - 1)
-    if unsure:
-        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
-            f"its raw value, on which the two faces of the converter are not known to agree")
-    return left, has_bad
+    for batch in _batches(todo, sizes, nbytes):
+        # one SQL predicate (``isin`` makes a py4j literal per group)
+        table = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED).toArrow()
+        table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
+        start = 0
+        for g, run in itertools.groupby(table.column("_grp").to_pylist()):
+            n = sum(1 for _ in run)
+            yield g, table.slice(start, n).select(list(_STAGED))
+            start += n
 
 
 def _workers(groups: int) -> int:
@@ -688,16 +723,25 @@ def _ipc(table) -> bytes:
 
 
 def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str,
-                   rows) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
-    """One conversion group's staged rows (``rows``: an Arrow table of the ``_STAGED`` columns
-    in ``seq`` order, or its IPC stream's bytes) converted by ``convert_group`` (``members``:
-    its versions with rows; ``versions``: those versions by index): ``(files, bad rows)`` —
-    each version's Parquet file as ``(version_dir, bytes)``, and each unconvertible row as a
+                   rows, local_out: tuple[str, str] | None = None) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
+    """One conversion group's staged rows converted by ``convert_group`` (``members``: its
+    versions with rows; ``versions``: those versions by index): ``(files, bad rows)`` — each
+    version's Parquet file as ``(version_dir, bytes)``, and each unconvertible row as a
     ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not its raw value's text form
-    (``_staged_values``).  Runs in a worker process (``_Converters``) or the driver."""
+    (``_staged_values``).  ``rows``: an Arrow table of the ``_STAGED`` columns in ``seq``
+    order, its IPC stream's bytes, or the local directory of the group's staged Parquet files
+    (read here).  ``local_out``: ``(the run's staging directory, run id)`` on the local
+    filesystem: each file is written there (``staging/<version_dir>/``, named as
+    ``_version_file`` names it) instead of returned.  Runs in a worker process
+    (``_Converters``) or the driver."""
     import pyarrow as pa
 
-    table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
+    if isinstance(rows, str):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(rows, columns=list(_STAGED)).sort_by("seq")
+    else:
+        table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
     by_version: dict[int, list[_Event]] = defaultdict(list)
     try:
         for f in table.to_pylist():
@@ -708,8 +752,15 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     files: list[tuple[str, bytes]] = []
 
     def write(v: dict, struct, rows: list[dict], fmt) -> None:
-        files.append((version_dir(v["database"], v["schema"], v["table"], v["version"]),
-                      _parquet_bytes(struct, rows, fmt)))
+        directory = version_dir(v["database"], v["schema"], v["table"], v["version"])
+        data = _parquet_bytes(struct, rows, fmt)
+        if local_out is None:
+            files.append((directory, data))
+            return
+        path = _version_file(local_out[0], directory, local_out[1])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
 
     bad = convert_group(members, by_version, versions, sopts, dialect, write)
     return files, [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
