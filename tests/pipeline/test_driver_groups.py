@@ -324,6 +324,8 @@ def _reference_values(texts: list) -> list | str:
             v = raw.from_text(t)
             if not (v is not t and t.startswith('{"$')) and raw.text_form(v) != t:
                 return "unsure"
+            if v is raw.ABSENT and t != raw.ABSENT_TEXT:  # the marker in another spelling
+                return "unsure"
         except (ValueError, TypeError, KeyError, OverflowError):
             return "unsure"
         out.append(v)
@@ -337,7 +339,9 @@ _TEXT = st.one_of(
     st.from_regex(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9:.]{0,12})?\n?\Z"),  # a date's text, not a number
     st.builds(lambda tag, payload: '{"' + tag + '":"' + payload + '"}',
               st.sampled_from(["$dec", "$date", "$datetime", "$time", "$b64", "$s", "$json", "$absent", "$x", "$Dec"]),
-              st.text(alphabet='0123456789-:. ABab=+/"\\\x01é', max_size=24)))
+              st.text(alphabet='0123456789-:. ABab=+/"\\\x01é', max_size=24)),
+    st.sampled_from(['{"$absent":true}', '{"$absent": true}', '{"$absent":false}', '-0', '0', '007', '٣',
+                     '-', '-5', '1.50']))
 
 
 @given(st.lists(_TEXT, max_size=4))

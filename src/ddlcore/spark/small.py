@@ -460,7 +460,7 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
     """Convert the row events of one conversion group (``members``: version indexes of one
     ``pipeline._conversion_groups`` group that have rows; ``by_version``: version index →
     events) as the Spark path's one job for the group does, and have ``write(version,
-    StructType, rows, fmt)`` write each version's good rows (dicts of the output columns;
+    StructType, rows, fmt)`` write each version's good rows (``_convert``'s columns;
     ``fmt``: ``parquet_format`` of the struct, made once for the group).  Returns
     the rows that job quarantines as unconvertible, ``(event, version, reason)`` each.
 
@@ -479,11 +479,11 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
     errored: list[tuple[_Event, int, str]] = []
     failed = False
     for k in members:
-        rows, errs, f = _convert(conv, by_version[k], after=after, before=before)
+        columns, errs, f = _convert(conv, by_version[k], after=after, before=before)
         failed |= f
         errored += [(ev, k, reason) for ev, reason in errs]
-        if rows or len(members) == 1:
-            write(versions[k], struct, rows, fmt)
+        if columns["_op"] or len(members) == 1:
+            write(versions[k], struct, columns, fmt)
     return errored if failed else []
 
 
@@ -743,15 +743,18 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     else:
         table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
     by_version: dict[int, list[_Event]] = defaultdict(list)
+    columns = table.to_pydict()
+    names = list(columns)
     try:
-        for f in table.to_pylist():
+        for row in zip(*columns.values()):  # (``to_pylist`` indexes each column per row)
+            f = dict(zip(names, row))
             by_version[f["_part"]].append(_Event(
                 f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
     except _Unsure:
         return None
     files: list[tuple[str, bytes]] = []
 
-    def write(v: dict, struct, rows: list[dict], fmt) -> None:
+    def write(v: dict, struct, rows: dict[str, Any], fmt) -> None:
         directory = version_dir(v["database"], v["schema"], v["table"], v["version"])
         data = _parquet_bytes(struct, rows, fmt)
         if local_out is None:
@@ -771,7 +774,7 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
 def _version_writer(fs, staging: str, run_id: str):
     """The ``write(version, struct, rows, fmt)`` of ``convert_group``: one Parquet file of a
     version's rows in ``staging/<version_dir>/``, named after the run (the commit's rule)."""
-    def write(v: dict, struct, rows: list[dict], fmt) -> None:
+    def write(v: dict, struct, rows: dict[str, Any], fmt) -> None:
         _write_parquet(fs, _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]),
                                          run_id), struct, rows, fmt)
     return write
@@ -783,51 +786,63 @@ def _version_file(staging: str, directory: str, run_id: str) -> str:
     return f"{staging}/{directory}/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet"
 
 
-#: texts ``_staged_values`` takes without ``raw.from_text``: an integer in its text form (no
-#: sign but ``-``, no leading zero, not ``-0``: ``str(int(t)) == t``), a text starting with a
-#: digit that is no number (a date's), and a tagged value whose payload is a plain JSON string
-#: (no escape, no control character: ``json.loads`` reads it as written)
-_INT_FORM = re.compile(r"(?:0|-?[1-9][0-9]*)\Z")
+#: besides integers in their text form (no sign but ``-``, no leading zero, not ``-0``:
+#: ``str(int(t)) == t``) and texts starting with a digit that are no number (a date's), the
+#: texts ``_staged_values`` takes without ``raw.from_text``: a tagged value whose payload is a
+#: plain JSON string (no escape, no control character: ``json.loads`` reads it as written)
 _PLAIN_TAGGED = re.compile(r'\{"(\$[a-z0-9]+)":"([^"\\\x00-\x1f]*)"\}\Z')
 
 
 def _staged_values(texts: list | None) -> list | None:
     """A staged row image (its values' texts as Spark read them) as raw values
     (``raw.from_text``), or ``_Unsure`` where a text is not the text form of its value (nor a
-    tagged value that decodes, whose payload both faces parse)."""
+    tagged value that decodes, whose payload both faces parse).  The absent marker's value
+    (``raw.ABSENT``) comes from ``raw.ABSENT_TEXT`` alone (what ``_image`` relies on)."""
     if texts is None:
         return None
-    values = []
+    values: list = []
+    append = values.append
     for t in texts:
-        if t is None or (t[:1] not in raw._NUMBER_START and not t.startswith('{"$')):
-            values.append(t)  # a plain string: ``raw.from_text`` gives it back, its own text form
+        if t is None:
+            append(None)
+            continue
+        first = t[:1]
+        if first in raw._NUMBER_START:
+            # what ``from_text`` and the check below give, without them: an integer in its text
+            # form (ASCII digits, no leading zero, no ``-0``), or a text that is no number (a
+            # date's): a plain string
+            digits = t[1:] if first == "-" else t
+            if digits.isdigit() and digits.isascii() and (digits[0] != "0" or t == "0"):
+                append(int(t))
+                continue
+            if not raw._NUMBER.match(t):
+                append(t)
+                continue
+        elif first == "{" and t.startswith('{"$'):
+            m = _PLAIN_TAGGED.match(t)
+            kind = raw.TAGS.get(m[1]) if m else None
+            if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
+                # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
+                # fifth of this function again)
+                try:
+                    append(raw._from_payload(kind, m[2]))
+                except (ValueError, TypeError, KeyError, OverflowError):
+                    raise _Unsure from None
+                continue
+        else:  # a plain string: ``raw.from_text`` gives it back, its own text form
+            append(t)
             continue
         try:
-            # what ``from_text`` and the check below give, without them
-            if t[:1] in raw._NUMBER_START:
-                if _INT_FORM.match(t):
-                    values.append(int(t))
-                    continue
-                if not raw._NUMBER.match(t):  # not a number (a date's text): a plain string
-                    values.append(t)
-                    continue
-            else:
-                m = _PLAIN_TAGGED.match(t)
-                kind = raw.TAGS.get(m[1]) if m else None
-                if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
-                    # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
-                    # fifth of this function again)
-                    values.append(raw._from_payload(kind, m[2]))
-                    continue
             v = raw.from_text(t)
-            # a tagged value that decodes is taken as is (its payload, even in the source's
-            # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its
-            # value's text form (``1.50`` or ``007`` are not)
-            if not (v is not t and t.startswith('{"$')) and raw.text_form(v) != t:
-                raise _Unsure
         except (ValueError, TypeError, KeyError, OverflowError):
             raise _Unsure from None
-        values.append(v)
+        # a tagged value that decodes is taken as is (its payload, even in the source's
+        # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its value's
+        # text form (``1.50`` or ``007`` are not)
+        tagged = v is not t and t.startswith('{"$')
+        if (not tagged and raw.text_form(v) != t) or (v is raw.ABSENT and t != raw.ABSENT_TEXT):
+            raise _Unsure
+        append(v)
     return values
 
 
@@ -881,7 +896,7 @@ def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | Non
 
 
 def _image(conv, texts: list | None, values: list | None, on: bool,
-           used: bool = True) -> tuple[list | None, list | None, list, bool]:
+           used: bool = True) -> tuple[tuple | None, list | None, list, bool]:
     """One row image converted as ``_write_version`` converts it: ``(values, absent names,
     errors, failed)``; values ``None`` for no image (or ``on`` false: the plan leaves the image
     out), absent names ``None`` when none is absent; errors ``(column, text, reason)`` each
@@ -889,49 +904,58 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     images); ``used`` false (the event's op does not carry this image): no errors, not failed."""
     if texts is None:
         return None, None, [], False
-    n = len(conv.rules)
     absent = None
-    if len(texts) == n and any(t == raw.ABSENT_TEXT for t in texts):
-        absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
-    present = [None if v is raw.ABSENT else v for v in values]
-    row, errs = conv.try_convert(present)
-    errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason) for e in errs]
-    if not used:
-        errors, errs = [], []
+    if raw.ABSENT_TEXT in texts:  # (only that text is ``raw.ABSENT``: ``_staged_values``, ``_raw_texts``)
+        if len(texts) == len(conv.rules):
+            absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
+        values = [None if v is raw.ABSENT else v for v in values]
+    row, errs = conv.try_convert(values)
+    if not errs:
+        return (row, absent, [], False) if on else (None, None, [], False)
+    errors = [(e.column, str(len(texts)) if e.column is None else texts[e.position], e.reason)
+              for e in errs] if used else []
     if not on:
         return None, None, errors, False
-    return list(row), absent, errors, bool(errs)
+    return row, absent, errors, used
 
 
 def _convert(conv, events: list[_Event], *, after: bool,
-             before: bool) -> tuple[list[dict], list[tuple[_Event, str]], bool]:
-    """The rows ``_write_version`` writes for one version's events (dicts of the output
-    columns), the rows with an error in either image ``(event, reason)``, and whether some row
-    failed (an error in an image the plan converts: ``after`` / ``before``)."""
-    n = len(conv.rules)
+             before: bool) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
+    """The rows ``_write_version`` writes for one version's events, as columns (each output
+    column's name → its values, in the events' order: what ``_parquet_bytes`` takes), the rows
+    with an error in either image ``(event, reason)``, and whether some row failed (an error in
+    an image the plan converts: ``after`` / ``before``)."""
     names = conv.names
-    out, failed, errored = [], False, []
+    none = (None,) * len(names)
+    images: list[tuple] = []
+    meta: dict[str, list] = {c: [] for c in pl.META_COLUMNS}
+    op_, seq_, position_, ts_, tx_, row_, absent_, before_, before_absent_ = meta.values()
+    failed, errored = False, []
     for ev in events:
+        f, op = ev.fields, ev.fields["op"]
         # only the images the event's op carries count, as in ``pl._converted``
-        a, xa, ea, fa = _image(conv, ev.fields["after"], ev.values["after"], after,
-                               ev.op in pl._AFTER_OPS)
-        b, xb, eb, fb = _image(conv, ev.fields["before"], ev.values["before"], before,
-                               ev.op in pl._BEFORE_OPS)
+        a, xa, ea, fa = _image(conv, f["after"], ev.values["after"], after, op in pl._AFTER_OPS)
+        b, xb, eb, fb = _image(conv, f["before"], ev.values["before"], before, op in pl._BEFORE_OPS)
         if ea or eb:
             errored.append((ev, pl.conversion_reason(ea + eb)))
         if fa or fb:
             failed = True
             continue
-        op = ev.op
         delete, has_before = op == "d", op in ("u", "d")
         image = b if delete else a
-        row = dict(zip(names, image if image is not None else [None] * n))
-        row.update({"_op": op, "_seq": ev.seq, "_position": ev.fields["position"], "_ts": ev.fields["ts"],
-                    "_tx": ev.fields["tx"], "_row": ev.fields["row"], "_absent": xb if delete else xa,
-                    "_before": (dict(zip(names, b if b is not None else [None] * n)) if has_before else None),
-                    "_before_absent": xb if has_before else None})
-        out.append(row)
-    return out, errored, failed
+        images.append(none if image is None else image)
+        op_.append(op)
+        seq_.append(f["seq"])
+        position_.append(f["position"])
+        ts_.append(f["ts"])
+        tx_.append(f["tx"])
+        row_.append(f["row"])
+        absent_.append(xb if delete else xa)
+        before_.append(dict(zip(names, none if b is None else b)) if has_before else None)
+        before_absent_.append(xb if has_before else None)
+    columns = dict(zip(names, zip(*images))) if images else {c: () for c in names}
+    columns.update(meta)
+    return columns, errored, failed
 
 
 def output_struct(conv):
@@ -962,8 +986,9 @@ def parquet_format(struct) -> tuple[Any, dict[str, str]]:
             {ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
 
 
-def _parquet_bytes(struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> bytes:
-    """``rows`` (dicts of ``struct``'s fields) as the bytes of a Parquet file written by pyarrow
+def _parquet_bytes(struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, dict[str, str]] | None = None) -> bytes:
+    """``rows`` (dicts of ``struct``'s fields, or each field's name → its values: ``_convert``'s
+    columns) as the bytes of a Parquet file written by pyarrow
     as Spark writes it: the Arrow types of Spark's (INT64 ``TIMESTAMP(MICROS)``, decimals as
     INT32/INT64 by precision, 3-level lists), Snappy, and Spark's footer (``ROW_METADATA_KEY``,
     ``SPARK_VERSION_KEY``), no Arrow schema.  ``fmt``: ``parquet_format(struct)``, made once
@@ -972,7 +997,7 @@ def _parquet_bytes(struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | N
     import pyarrow.parquet as pq
 
     schema, footer = fmt or parquet_format(struct)
-    table = pa.Table.from_pylist(rows, schema=schema)
+    table = (pa.Table.from_pydict if isinstance(rows, dict) else pa.Table.from_pylist)(rows, schema=schema)
     buf = io.BytesIO()
     with pq.ParquetWriter(buf, schema, compression="snappy", store_schema=False, use_compliant_nested_type=True,
                           store_decimal_as_integer=True) as writer:
@@ -990,6 +1015,6 @@ def _write_bytes(fs, rel: str, data: bytes) -> None:
         stream.close()
 
 
-def _write_parquet(fs, rel: str, struct, rows: list[dict], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
+def _write_parquet(fs, rel: str, struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
     """``rows`` as the Parquet file ``rel`` of the output (``_parquet_bytes``, through ``fs``)."""
     _write_bytes(fs, rel, _parquet_bytes(struct, rows, fmt))
