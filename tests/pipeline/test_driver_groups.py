@@ -115,14 +115,17 @@ def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, 
     assert ("shop", "public.cased", 1, "c") in res.counts, res.counts
 
 
-@pytest.mark.parametrize("batch_rows", [3, None])
-def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows):
+@pytest.mark.parametrize("batch_rows, chunk_rows", [(3, None), (None, None), (None, 2)])
+def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows, chunk_rows):
     """Three sharded tables share one conversion group; one of its rows cannot be converted, so
     the group's job quarantines it and writes the others (read by the workers, or by the
-    driver in batches of 3 rows: a batch per group)."""
+    driver in batches of 3 rows: a batch per group; converted two rows at a time: a row group
+    per chunk in each version's file)."""
     if batch_rows:
         monkeypatch.setattr(small, "BATCH_ROWS", batch_rows)
         _read_in_batches(monkeypatch)
+    if chunk_rows:
+        monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
     res, _ = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write())
     assert res.quarantined == 1 and res.rows == 10
 
@@ -161,24 +164,31 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     assert converted[-1].startswith("converted 3 of 4"), converted
 
 
-def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk_rows", [None, 1])
+def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch, chunk_rows):
     """``"1.50"`` (a string where the log should have a number or ``$dec``) is a string to the
     JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,
     whose text form is ``1.5``: on such a text the faces are not known to agree, so its group
-    is converted by a Spark job (as the reference does); the other group stays on the driver."""
+    is converted by a Spark job (as the reference does); the other group stays on the driver.
+    Converted a row at a time (``CHUNK_ROWS``), the group's first row (table ``a``, sharded
+    with ``a2``) is written before the second is found unsure: its file is removed (the output
+    would hold the row twice)."""
+    if chunk_rows:
+        monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
     log = Log(tmp_path / "changelog.jsonl")
     log.ddl("CREATE DATABASE shop")
     log.ddl("CREATE TABLE a (id int, total decimal(8,2))")
+    log.ddl("CREATE TABLE a2 (id int, total decimal(8,2))")
     log.ddl("CREATE TABLE b (id int, note varchar(10))")
-    bad = log.add(op="c", database="shop", table="a", after=[1, "1.50"])
     log.row("c", "a", after=[2, decimal.Decimal("2.25")])
+    bad = log.add(op="c", database="shop", table="a2", after=[1, "1.50"])
     log.row("c", "b", after=[1, "x"])
     res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
     assert res.rows == 2 and res.quarantined == 1
     [record] = quarantine(tmp_path / "driver")
     assert record["seq"] == bad and record["reason"].startswith("cannot convert: total (1.50)"), record
     assert any("1 conversion group(s) left to Spark jobs" in m for m in said), said
-    assert any(m.startswith("converting shop.a version 1") for m in said), said
+    assert any(m.startswith("converting shop.a version 1 and 1 more") for m in said), said
 
 
 def test_replayed_quarantine_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
@@ -262,7 +272,7 @@ def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeyp
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
     monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small, "convert_group", _failing_group("raise"))  # inherited by the forked workers
+    monkeypatch.setattr(small._GroupJob, "add", _failing_group("raise"))  # inherited by the forked workers
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="a worker's own error") as exc:
         _run(spark, log, out, monkeypatch, 2_000)
@@ -275,7 +285,7 @@ def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypa
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
     monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small, "convert_group", _failing_group("die"))
+    monkeypatch.setattr(small._GroupJob, "add", _failing_group("die"))
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
         _run(spark, log, out, monkeypatch, 2_000)

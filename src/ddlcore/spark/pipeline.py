@@ -1312,9 +1312,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     group_bytes[group_of[k]] += n
                 # groups of few rows: converted and written on the driver (in worker processes), no
                 # Spark job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
-                on_driver = {g: groups[g] for g in order if size[g] <= driver_side.DRIVER_MAX_ROWS}
+                max_rows = driver_side.driver_max_rows(spark, fs)
+                on_driver = {g: groups[g] for g in order if size[g] <= max_rows}
                 if on_driver:
-                    say(f"converting {len(on_driver)} conversion group(s) of at most {driver_side.DRIVER_MAX_ROWS:,} "
+                    say(f"converting {len(on_driver)} conversion group(s) of at most {max_rows:,} "
                         f"row(s) on the driver")
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(

@@ -10,7 +10,7 @@ staging area, where the commit finds them as it finds the Spark path's.  Must no
 dialect.  docs/pipeline.md, "Incremental runs".
 
 It also converts, in a Spark run, the conversion groups of few staged rows (``convert_staged``:
-at most ``DRIVER_MAX_ROWS``): their rows are collected from the staging area and converted and
+at most ``driver_max_rows``): their rows are read from the staging area and converted and
 written here, where a Spark job each would cost far more than its rows — in ``DRIVER_WORKERS``
 processes forked from the driver, one group at a time each (docs/pipeline.md, "How it works",
 step 3).
@@ -49,7 +49,7 @@ from .. import raw
 from . import pipeline as pl
 from .layout import version_dir
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
+__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
 
 #: the driver-side path takes a run whose new bytes are at most this many (the small increment
@@ -57,23 +57,35 @@ __all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", 
 #: never (tests set it to force one path or the other)
 MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: in a Spark run, the conversion groups of at most this many staged rows are converted on the
-#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs exercised).
-#: The groups Spark would run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``):
-#: 60 tables of 5,000 rows each took 25 s in Spark jobs (41 s of CPU: half of it planning them
-#: in the driver's JVM and Python) and 12.7 s on the driver, in one process (docs/pipeline.md,
-#: "Performance")
-DRIVER_MAX_ROWS = 20_000
+#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs
+#: exercised); ``None``: by where the run is (``driver_max_rows``)
+DRIVER_MAX_ROWS: int | None = None
+#: ``driver_max_rows`` when Spark runs in local mode and the output is on the local filesystem:
+#: the driver's cores are Spark's, and the workers read the staged rows and write the files
+#: themselves.  2M events, 20 x 3 (groups of about 83,000 rows): ``run_pipeline`` 49.7-55.3 s
+#: with the groups on the driver, 66.7-71.7 s as Spark jobs (docs/pipeline.md, "Performance")
+LOCAL_MAX_ROWS = 100_000
+#: ``driver_max_rows`` otherwise: on a cluster the executors' cores convert a Spark job's rows
+#: in parallel, and the driver reads the groups' rows through Spark.  The groups Spark would
+#: run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``): 60 tables of 5,000
+#: rows each took 25 s in Spark jobs (41 s of CPU: half of it planning them in the driver's JVM
+#: and Python) and 12.7 s on the driver, in one process
+CLUSTER_MAX_ROWS = 20_000
 #: the processes converting those groups (forked from the driver, one group at a time each;
 #: the driver itself collects the rows and writes the files); ``None``: one per CPU the driver
 #: may use; ``1``: none, the driver converts them itself
 DRIVER_WORKERS: int | None = None
+#: the staged rows a conversion worker holds as Python objects at a time (``_convert_slice``:
+#: a row group of each version's file per chunk)
+CHUNK_ROWS = 10_000
 #: the staged rows ``convert_staged`` reads into the driver at a time, and their values' bytes
 #: (UTF-8 text forms): the driver's memory bound
 BATCH_ROWS = 50_000
 BATCH_BYTES = 64 << 20
 #: a group whose values take more bytes than this stays a Spark job however few its rows (large
-#: BLOBs: the driver holds a group's rows as Python objects, several times their bytes)
-GROUP_MAX_BYTES = 16 << 20
+#: BLOBs: a worker holds the group as Arrow, and a chunk of it as Python objects, several times
+#: their bytes)
+GROUP_MAX_BYTES = 64 << 20
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -400,7 +412,7 @@ class DriverIncrement:
                 by_version[part].append(ev)
 
         bad = _convert_versions(by_version, versions, last, sopts, dialect, result,
-                                _version_writer(fs, staging, run_id))
+                                _version_opener(fs, staging, run_id))
         if strict and bad:
             ev, reason = min(bad, key=lambda b: b[0].seq)
             raise pl.PipelineError(reason, ev.seq)
@@ -427,19 +439,18 @@ class DriverIncrement:
 
 
 def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict], last: int | None, sopts: dict,
-                      dialect: str, result, write) -> list[tuple[_Event, str]]:
+                      dialect: str, result, open_file) -> list[tuple[_Event, str]]:
     """Convert each version's row events (``by_version``: version index → events, in file
-    order), have ``write(version, StructType, rows)`` write its good rows, and count them into
+    order), write its good rows into a file ``open_file(version)`` gives, and count them into
     ``result`` (``counts``, ``rows``, ``versions_written``) as the Spark path does.  Returns the
-    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each.  ``write``:
-    as for ``convert_group``."""
+    rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
     # the Spark path converts the versions of a conversion group with one plan, in one job
     groups = [[k for k in members if k in by_version]
               for members in pl._conversion_groups(pl._live(versions, last), versions)]
     grouped = {k for members in groups for k in members}
     groups += [[k] for k in by_version if k not in grouped]  # not live (never with rows): alone
     bad = [b for members in groups if members
-           for b in convert_group(members, by_version, versions, sopts, dialect, write)]
+           for b in convert_group(members, by_version, versions, sopts, dialect, open_file)]
     todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
                                              versions[k]["table"], versions[k]["version"]))
     bad_counts = Counter((part, ev.op) for ev, part, _ in bad)
@@ -455,36 +466,115 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     return [(ev, reason) for ev, _, reason in bad]
 
 
-def convert_group(members: list[int], by_version: dict[int, list[_Event]], versions: list[dict], sopts: dict,
-                  dialect: str, write) -> list[tuple[_Event, int, str]]:
-    """Convert the row events of one conversion group (``members``: version indexes of one
-    ``pipeline._conversion_groups`` group that have rows; ``by_version``: version index →
-    events) as the Spark path's one job for the group does, and have ``write(version,
-    StructType, rows, fmt)`` write each version's good rows (``_convert``'s columns;
-    ``fmt``: ``parquet_format`` of the struct, made once for the group).  Returns
-    the rows that job quarantines as unconvertible, ``(event, version, reason)`` each.
+class _GroupJob:
+    """The Spark path's one job for a conversion group (``members``: version indexes of one
+    ``pipeline._conversion_groups`` group that have rows; ``versions``: version index → its
+    record), done here: ``add`` converts a chunk of the group's row events (version index →
+    events, in ``seq`` order) and appends each version's good rows to its Parquet file (a row
+    group per chunk: memory follows the chunk, not the group); ``finish`` closes the files and
+    returns the rows the job quarantines as unconvertible, ``(event, version, reason)`` each.
+    ``ops``: the ops of all the group's events; ``open_file(version)``: a new binary file for a
+    version's rows (closed by ``finish``).
 
     The job's rules, kept here: its plan converts the images of the group's ops (after for
     c, r, u; before for u, d); a version alone in its job writes a file even when none of its
     rows could be converted (a partitioned job writes none for such a version); and only when
     some row failed in an image the plan converts is every row with an error in an image its
     op carries quarantined."""
-    from . import RowConverter
 
-    conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
-    struct = output_struct(conv)
-    fmt = parquet_format(struct)
-    ops = {ev.op for k in members for ev in by_version[k]}
-    after, before = bool(ops & {"c", "r", "u"}), bool(ops & {"d", "u"})
-    errored: list[tuple[_Event, int, str]] = []
-    failed = False
-    for k in members:
-        columns, errs, f = _convert(conv, by_version[k], after=after, before=before)
-        failed |= f
-        errored += [(ev, k, reason) for ev, reason in errs]
-        if columns["_op"] or len(members) == 1:
-            write(versions[k], struct, columns, fmt)
-    return errored if failed else []
+    def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file):
+        from . import RowConverter
+
+        self.members, self.versions, self.open_file = members, versions, open_file
+        self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
+        self.schema, self.footer = parquet_format(output_struct(self.conv))
+        self.after, self.before = bool(ops & {"c", "r", "u"}), bool(ops & {"d", "u"})
+        self.errored: list[tuple[_Event, int, str]] = []
+        self.failed = False
+        self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
+
+    def add(self, by_version: dict[int, list[_Event]]) -> None:
+        import pyarrow as pa
+
+        for k in self.members:
+            events = by_version.get(k)
+            if not events:
+                continue
+            columns, errs, failed = _convert(self.conv, events, after=self.after, before=self.before)
+            self.failed |= failed
+            self.errored += [(ev, k, reason) for ev, reason in errs]
+            if columns["_op"]:
+                self._writer(k).write_table(pa.Table.from_pydict(columns, schema=self.schema))
+
+    def _writer(self, k: int):
+        import pyarrow.parquet as pq
+
+        if k not in self.files:
+            file = self.open_file(self.versions[k])
+            self.files[k] = (file, pq.ParquetWriter(file, self.schema, **_PARQUET_WRITER))
+        return self.files[k][1]
+
+    def finish(self) -> list[tuple[_Event, int, str]]:
+        if len(self.members) == 1:
+            self._writer(self.members[0])
+        for file, writer in self.files.values():
+            writer.add_key_value_metadata(self.footer)
+            writer.close()
+            file.close()
+        return self.errored if self.failed else []
+
+    def discard(self) -> None:
+        """Drop the files written so far (each file's ``discard``)."""
+        for file, writer in self.files.values():
+            writer.close()
+            file.discard()
+
+
+def convert_group(members: list[int], by_version: dict[int, list[_Event]], versions, sopts: dict, dialect: str,
+                  open_file) -> list[tuple[_Event, int, str]]:
+    """All the row events of a conversion group (``by_version``: version index → events)
+    converted and written at once by a ``_GroupJob``; returns what its ``finish`` returns."""
+    job = _GroupJob(members, versions, sopts, dialect, {ev.op for k in members for ev in by_version[k]}, open_file)
+    job.add(by_version)
+    return job.finish()
+
+
+class _Bytes(io.BytesIO):
+    """A file in memory whose bytes are handed to ``done`` when it is closed (not when it is
+    discarded)."""
+
+    def __init__(self, done):
+        super().__init__()
+        self._done = done
+
+    def close(self) -> None:
+        if not self.closed:
+            self._done(self.getvalue())
+        super().close()
+
+    def discard(self) -> None:
+        super().close()
+
+
+class _LocalFile(io.FileIO):
+    """A new local file ``path``, written under a hidden temporary name in the directory
+    ``root`` (which exists) and moved to ``path`` when it is closed (its directories made
+    then): a discarded file (removed) leaves no directory behind, which the commit would take
+    for a staged table version."""
+
+    def __init__(self, root: str, path: str):
+        super().__init__(os.path.join(root, f".{uuid.uuid4()}.tmp"), "wb")
+        self.path = path
+
+    def close(self) -> None:
+        if not self.closed:
+            super().close()
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            os.replace(self.name, self.path)
+
+    def discard(self) -> None:
+        super().close()
+        os.remove(self.name)
 
 
 #: the staged columns a conversion reads (``pipeline._run``'s staging)
@@ -495,12 +585,22 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
                "_part INT, reason STRING")
 
 
+def driver_max_rows(spark, fs) -> int:
+    """The most staged rows of a conversion group converted on the driver (``DRIVER_MAX_ROWS``,
+    or when it is ``None``: ``LOCAL_MAX_ROWS`` for a local master writing to the local
+    filesystem, else ``CLUSTER_MAX_ROWS``); ``fs``: the output's ``OutputFS``."""
+    if DRIVER_MAX_ROWS is not None:
+        return DRIVER_MAX_ROWS
+    local = spark.sparkContext.master.startswith("local") and fs.scheme == "file"
+    return LOCAL_MAX_ROWS if local else CLUSTER_MAX_ROWS
+
+
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
                    versions: list[dict], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that hold few rows
-    (``pipeline._run``: those of at most ``DRIVER_MAX_ROWS`` staged rows), instead of a Spark
+    (``pipeline._run``: those of at most ``driver_max_rows`` staged rows), instead of a Spark
     job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
     thousand rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
     ``_grp`` partition column), staged in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative
@@ -724,16 +824,16 @@ def _ipc(table) -> bytes:
 
 def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str,
                    rows, local_out: tuple[str, str] | None = None) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
-    """One conversion group's staged rows converted by ``convert_group`` (``members``: its
-    versions with rows; ``versions``: those versions by index): ``(files, bad rows)`` — each
-    version's Parquet file as ``(version_dir, bytes)``, and each unconvertible row as a
-    ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not its raw value's text form
-    (``_staged_values``).  ``rows``: an Arrow table of the ``_STAGED`` columns in ``seq``
-    order, its IPC stream's bytes, or the local directory of the group's staged Parquet files
-    (read here).  ``local_out``: ``(the run's staging directory, run id)`` on the local
-    filesystem: each file is written there (``staging/<version_dir>/``, named as
-    ``_version_file`` names it) instead of returned.  Runs in a worker process
-    (``_Converters``) or the driver."""
+    """One conversion group's staged rows converted by a ``_GroupJob`` (``members``: its
+    versions with rows; ``versions``: those versions by index), ``CHUNK_ROWS`` rows at a time:
+    ``(files, bad rows)`` — each version's Parquet file as ``(version_dir, bytes)``, and each
+    unconvertible row as a ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not
+    its raw value's text form (``_staged_values``; then no file is left behind).  ``rows``: an
+    Arrow table of the ``_STAGED`` columns in ``seq`` order, its IPC stream's bytes, or the
+    local directory of the group's staged Parquet files (read here).  ``local_out``: ``(the
+    run's staging directory, run id)`` on the local filesystem: each file is written there
+    (``staging/<version_dir>/``, named as ``_version_file`` names it) instead of returned.
+    Runs in a worker process (``_Converters``) or the driver."""
     import pyarrow as pa
 
     if isinstance(rows, str):
@@ -742,42 +842,43 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
         table = pq.read_table(rows, columns=list(_STAGED)).sort_by("seq")
     else:
         table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
-    by_version: dict[int, list[_Event]] = defaultdict(list)
-    columns = table.to_pydict()
-    names = list(columns)
-    try:
-        for row in zip(*columns.values()):  # (``to_pylist`` indexes each column per row)
-            f = dict(zip(names, row))
-            by_version[f["_part"]].append(_Event(
-                f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
-    except _Unsure:
-        return None
     files: list[tuple[str, bytes]] = []
 
-    def write(v: dict, struct, rows: dict[str, Any], fmt) -> None:
+    def open_file(v: dict):
         directory = version_dir(v["database"], v["schema"], v["table"], v["version"])
-        data = _parquet_bytes(struct, rows, fmt)
         if local_out is None:
-            files.append((directory, data))
-            return
-        path = _version_file(local_out[0], directory, local_out[1])
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as fh:
-            fh.write(data)
+            return _Bytes(lambda data: files.append((directory, data)))
+        os.makedirs(local_out[0], exist_ok=True)
+        return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    bad = convert_group(members, by_version, versions, sopts, dialect, write)
+    job = _GroupJob(members, versions, sopts, dialect, set(table.column("op").unique().to_pylist()), open_file)
+    try:
+        for start in range(0, table.num_rows, CHUNK_ROWS):
+            columns = table.slice(start, CHUNK_ROWS).to_pydict()
+            names = list(columns)
+            by_version: dict[int, list[_Event]] = defaultdict(list)
+            for row in zip(*columns.values()):  # (``to_pylist`` indexes each column per row)
+                f = dict(zip(names, row))
+                by_version[f["_part"]].append(_Event(
+                    f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
+            job.add(by_version)
+    except _Unsure:
+        job.discard()
+        return None
+    bad = job.finish()
     return files, [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
                     "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
                    for ev, k, reason in bad]
 
 
-def _version_writer(fs, staging: str, run_id: str):
-    """The ``write(version, struct, rows, fmt)`` of ``convert_group``: one Parquet file of a
-    version's rows in ``staging/<version_dir>/``, named after the run (the commit's rule)."""
-    def write(v: dict, struct, rows: dict[str, Any], fmt) -> None:
-        _write_parquet(fs, _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]),
-                                         run_id), struct, rows, fmt)
-    return write
+def _version_opener(fs, staging: str, run_id: str):
+    """The ``open_file(version)`` of ``convert_group``: a new Parquet file of a version's rows in
+    ``staging/<version_dir>/`` (through ``fs``, Hadoop's FileSystem, when it is closed), named
+    after the run (the commit's rule)."""
+    def open_file(v: dict) -> _Bytes:
+        rel = _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]), run_id)
+        return _Bytes(lambda data: _write_bytes(fs, rel, data))
+    return open_file
 
 
 def _version_file(staging: str, directory: str, run_id: str) -> str:
@@ -986,6 +1087,11 @@ def parquet_format(struct) -> tuple[Any, dict[str, str]]:
             {ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
 
 
+#: pyarrow's ``ParquetWriter`` options for files as Spark writes them (``_parquet_bytes``)
+_PARQUET_WRITER = {"compression": "snappy", "store_schema": False, "use_compliant_nested_type": True,
+                   "store_decimal_as_integer": True}
+
+
 def _parquet_bytes(struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, dict[str, str]] | None = None) -> bytes:
     """``rows`` (dicts of ``struct``'s fields, or each field's name → its values: ``_convert``'s
     columns) as the bytes of a Parquet file written by pyarrow
@@ -999,8 +1105,7 @@ def _parquet_bytes(struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, di
     schema, footer = fmt or parquet_format(struct)
     table = (pa.Table.from_pydict if isinstance(rows, dict) else pa.Table.from_pylist)(rows, schema=schema)
     buf = io.BytesIO()
-    with pq.ParquetWriter(buf, schema, compression="snappy", store_schema=False, use_compliant_nested_type=True,
-                          store_decimal_as_integer=True) as writer:
+    with pq.ParquetWriter(buf, schema, **_PARQUET_WRITER) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
     return buf.getvalue()
