@@ -351,7 +351,7 @@ _TEXT = st.one_of(
               st.sampled_from(["$dec", "$date", "$datetime", "$time", "$b64", "$s", "$json", "$absent", "$x", "$Dec"]),
               st.text(alphabet='0123456789-:. ABab=+/"\\\x01é', max_size=24)),
     st.sampled_from(['{"$absent":true}', '{"$absent": true}', '{"$absent":false}', '-0', '0', '007', '٣',
-                     '-', '-5', '1.50']))
+                     '-', '-5', '1.50', '9' * 5000]))
 
 
 @given(st.lists(_TEXT, max_size=4))

@@ -673,12 +673,12 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         if done % step == 0 or done == len(todo):
             say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
 
+    # a local output: the workers read the staged files and write the versions' files
+    local_out = (local_staging, run_id) if local_rows and local_staging else None
     #: groups submitted and not yet written, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
     with _Converters(workers) as submit:
-        for g, rows in (_local_groups(todo, local_rows) if local_rows and local_staging
-                        else _read_groups(staged, todo, sizes, nbytes)):
-            local_out = (local_staging, run_id) if local_rows and local_staging else None
+        for g, rows in (_local_groups(todo, local_rows) if local_out else _read_groups(staged, todo, sizes, nbytes)):
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
                                       sopts, dialect, rows, local_out)))
             while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
@@ -914,7 +914,10 @@ def _staged_values(texts: list | None) -> list | None:
             # date's): a plain string
             digits = t[1:] if first == "-" else t
             if digits.isdigit() and digits.isascii() and (digits[0] != "0" or t == "0"):
-                append(int(t))
+                try:
+                    append(int(t))
+                except ValueError:  # past Python's limit on the digits of an int
+                    raise _Unsure from None
                 continue
             if not raw._NUMBER.match(t):
                 append(t)
@@ -1092,18 +1095,16 @@ _PARQUET_WRITER = {"compression": "snappy", "store_schema": False, "use_complian
                    "store_decimal_as_integer": True}
 
 
-def _parquet_bytes(struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, dict[str, str]] | None = None) -> bytes:
-    """``rows`` (dicts of ``struct``'s fields, or each field's name → its values: ``_convert``'s
-    columns) as the bytes of a Parquet file written by pyarrow
+def _parquet_bytes(struct, rows: list[dict]) -> bytes:
+    """``rows`` (dicts of ``struct``'s fields) as the bytes of a Parquet file written by pyarrow
     as Spark writes it: the Arrow types of Spark's (INT64 ``TIMESTAMP(MICROS)``, decimals as
     INT32/INT64 by precision, 3-level lists), Snappy, and Spark's footer (``ROW_METADATA_KEY``,
-    ``SPARK_VERSION_KEY``), no Arrow schema.  ``fmt``: ``parquet_format(struct)``, made once
-    for many files of one struct."""
+    ``SPARK_VERSION_KEY``), no Arrow schema (``parquet_format``, ``_PARQUET_WRITER``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema, footer = fmt or parquet_format(struct)
-    table = (pa.Table.from_pydict if isinstance(rows, dict) else pa.Table.from_pylist)(rows, schema=schema)
+    schema, footer = parquet_format(struct)
+    table = pa.Table.from_pylist(rows, schema=schema)
     buf = io.BytesIO()
     with pq.ParquetWriter(buf, schema, **_PARQUET_WRITER) as writer:
         writer.write_table(table)
@@ -1120,6 +1121,6 @@ def _write_bytes(fs, rel: str, data: bytes) -> None:
         stream.close()
 
 
-def _write_parquet(fs, rel: str, struct, rows: list[dict] | dict[str, Any], fmt: tuple[Any, dict[str, str]] | None = None) -> None:
+def _write_parquet(fs, rel: str, struct, rows: list[dict]) -> None:
     """``rows`` as the Parquet file ``rel`` of the output (``_parquet_bytes``, through ``fs``)."""
-    _write_bytes(fs, rel, _parquet_bytes(struct, rows, fmt))
+    _write_bytes(fs, rel, _parquet_bytes(struct, rows))
