@@ -414,3 +414,19 @@ def _running(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
+    """``None``: groups of up to ``LOCAL_MAX_ROWS`` on the driver for a local master writing to
+    the local filesystem (the workers read and write the files themselves), ``CLUSTER_MAX_ROWS``
+    for an output elsewhere (the driver reads the rows through Spark); a set value wins."""
+    from ddlcore.spark.fs import OutputFS
+
+    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", None)
+    local = OutputFS(spark, str(tmp_path))
+    assert spark.sparkContext.master.startswith("local") and local.scheme == "file"
+    assert small.driver_max_rows(spark, local) == small.LOCAL_MAX_ROWS == 100_000
+    monkeypatch.setattr(OutputFS, "scheme", property(lambda self: "hdfs"))
+    assert small.driver_max_rows(spark, local) == small.CLUSTER_MAX_ROWS == 20_000
+    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 7)
+    assert small.driver_max_rows(spark, local) == 7
