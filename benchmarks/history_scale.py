@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import shutil
 import sys
 import tempfile
 import time
@@ -83,11 +84,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7, help="latency measurement rounds (best kept)")
     args = ap.parse_args(argv)
 
-    sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
-    grid = [(e, 1_000) for e in sizes] + [(e, 10_000) for e in sizes if e >= 10_000]
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="ddlcore-history-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    print(f"stores in {workdir}")
+    print(f"stores in {workdir}" + ("" if args.dir else " (removed at the end: --dir keeps them)"))
+    try:
+        return _measure(args, workdir)
+    finally:
+        if args.dir is None:  # each run's stores take about 180 MB
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, workdir: Path) -> int:
+    """The measurements of ``main``, with the stores in ``workdir``."""
+    sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+    grid = [(e, 1_000) for e in sizes] + [(e, 10_000) for e in sizes if e >= 10_000]
     print(f"{'events':>8} {'tables':>7} {'record/s':>9} {'start ms':>9} {'middle ms':>10} {'end ms':>8} "
           f"{'tables@end':>10} {'cols@end':>8} {'size MB':>8} {'replay ms':>10} {'replay/recovery':>16}")
     results: dict[tuple[int, int], dict[str, float]] = {}
