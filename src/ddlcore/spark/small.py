@@ -488,7 +488,7 @@ class _GroupJob:
         self.members, self.versions, self.open_file = members, versions, open_file
         self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
         self.schema, self.footer = parquet_format(output_struct(self.conv))
-        self.after, self.before = bool(ops & {"c", "r", "u"}), bool(ops & {"d", "u"})
+        self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
         self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
@@ -607,7 +607,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     to the output ``fs``); ``groups``: group → its versions with rows; ``sizes``: group →
     staged rows; ``nbytes``: group → the bytes of its values (the staged ``_bytes``; a group of
     more than ``GROUP_MAX_BYTES`` is left to Spark).  Each group is converted by
-    ``RowConverter``'s Python face (``convert_group``: the group job's rules) in one of
+    ``RowConverter``'s Python face (``_GroupJob``: the group job's rules) in one of
     ``DRIVER_WORKERS`` processes forked from the driver (``_convert_slice``), and each version
     is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
     path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
@@ -635,7 +635,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             f"{GROUP_MAX_BYTES:,} bytes")
     todo = sorted(set(groups) - set(large))
     left: list[int] = list(large)
-    local_rows, local_staging = fs.local(rows_dir), fs.local(staging)
+    local_rows = fs.local(rows_dir)  # ``None`` but on the local filesystem
     workers = _workers(len(todo))
     if workers > 1:
         say(f"converting them in {workers} worker processes")
@@ -674,11 +674,13 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
 
     # a local output: the workers read the staged files and write the versions' files
-    local_out = (local_staging, run_id) if local_rows and local_staging else None
+    local_out = None if local_rows is None else (fs.local(staging), run_id)
+    sources = (((g, f"{local_rows}/_grp={g}") for g in todo) if local_out
+               else _read_groups(staged, todo, sizes, nbytes))
     #: groups submitted and not yet written, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
     with _Converters(workers) as submit:
-        for g, rows in (_local_groups(todo, local_rows) if local_out else _read_groups(staged, todo, sizes, nbytes)):
+        for g, rows in sources:
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
                                       sopts, dialect, rows, local_out)))
             while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
@@ -690,13 +692,6 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
             f"its raw value, on which the two faces of the converter are not known to agree")
     return left, files_of_bad > 0
-
-
-def _local_groups(todo: list[int], local_rows: str):
-    """``(group, the local directory of its staged rows)`` of each group of ``todo``: the workers
-    read them themselves."""
-    for g in todo:
-        yield g, f"{local_rows}/_grp={g}"
 
 
 def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> list[list[int]]:
@@ -1026,14 +1021,13 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
 def _convert(conv, events: list[_Event], *, after: bool,
              before: bool) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
     """The rows ``_write_version`` writes for one version's events, as columns (each output
-    column's name → its values, in the events' order: what ``_parquet_bytes`` takes), the rows
+    column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input), the rows
     with an error in either image ``(event, reason)``, and whether some row failed (an error in
     an image the plan converts: ``after`` / ``before``)."""
     names = conv.names
     none = (None,) * len(names)
     images: list[tuple] = []
-    meta: dict[str, list] = {c: [] for c in pl.META_COLUMNS}
-    op_, seq_, position_, ts_, tx_, row_, absent_, before_, before_absent_ = meta.values()
+    op_, seq_, position_, ts_, tx_, row_, absent_, before_, before_absent_ = ([] for _ in range(9))
     failed, errored = False, []
     for ev in events:
         f, op = ev.fields, ev.fields["op"]
@@ -1058,7 +1052,8 @@ def _convert(conv, events: list[_Event], *, after: bool,
         before_.append(dict(zip(names, none if b is None else b)) if has_before else None)
         before_absent_.append(xb if has_before else None)
     columns = dict(zip(names, zip(*images))) if images else {c: () for c in names}
-    columns.update(meta)
+    columns.update({"_op": op_, "_seq": seq_, "_position": position_, "_ts": ts_, "_tx": tx_, "_row": row_,
+                    "_absent": absent_, "_before": before_, "_before_absent": before_absent_})
     return columns, errored, failed
 
 
