@@ -430,3 +430,74 @@ def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
     assert small.driver_max_rows(spark, local) == small.CLUSTER_MAX_ROWS == 20_000
     monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 7)
     assert small.driver_max_rows(spark, local) == 7
+
+
+def _memo_table():
+    from ddlcore_mysql.types import DataTypeSpec as D
+
+    from ..spark.support import table
+    return table(D("INT"), D("TINYINT", unsigned=True), D("ENUM", values=("new", "paid")),
+                 D("DECIMAL", 5, 2), D("DATE"), D("DATETIME", 3), D("VARCHAR", 8, charset="latin1"),
+                 D("SET", values=("a", "b")))
+
+
+#: per column of ``_memo_table``: texts that convert, and texts that do not
+_GOOD = [["1", "-7", "2147483647"], ["0", "255"], ["1", "2", "paid"], ['{"$dec":"1.50"}', "12"],
+         ["2024-02-29", '{"$date":"2024-01-01"}'], ["2024-01-01 10:00:00.123", '{"$datetime":"2024-01-01 10:00:00.1234"}'],
+         ['{"$b64":"Y2Fm6Q=="}', "plain"], ["0", "3", "a,b"]]
+_BAD = [["2147483648", "abc"], ["256", "-1"], ["3", "nope"], ['{"$dec":"1234.567"}', "x"], ["2023-02-29"],
+        ["nonsense"], ['{"$b64":"////////////"}'], ["4", "c"]]
+
+
+def _pick(i: int, p: int) -> str | None:
+    """Column ``i % 8``'s text number ``p``: mostly one that converts, at times a null, the
+    absent marker or one that does not."""
+    c = i % 8
+    if p == 0:
+        return None
+    if p == 1:
+        return small.raw.ABSENT_TEXT
+    if p == 2:
+        return _BAD[c][i % len(_BAD[c])]
+    return _GOOD[c][p % len(_GOOD[c])]
+
+
+_IMAGE = st.lists(st.integers(0, 19), min_size=7, max_size=9).map(lambda picks: [_pick(i, p) for i, p in enumerate(picks)])
+_EVENT = st.tuples(st.sampled_from(["c", "r", "u", "d", "t"]), st.none() | _IMAGE, st.none() | _IMAGE)
+
+
+@given(st.lists(_EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
+       st.sampled_from([(True, True), (True, False), (False, True)]))
+def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, images):
+    """``_convert`` over staged rows (the column pass through ``_ColumnMemo``, one memo per
+    image and column lasting across chunks) gives what the row pass gives with each image's
+    values from ``_staged_values`` — output columns, quarantined rows and reasons, failure —
+    on images with values that do not convert, absent markers, nulls and a wrong arity, with
+    the memo full after one text or not; and raises ``_Unsure`` exactly where the row pass
+    does."""
+    from ddlcore.spark import RowConverter
+
+    conv = RowConverter(_memo_table(), dialect="mysql")
+    after, before = images
+    memos = {image: [small._ColumnMemo(fn) for fn in conv._functions] for image in ("after", "before")}
+    old, small.MEMO_TEXTS = small.MEMO_TEXTS, memo_texts
+    try:
+        for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
+            columns = {name: [None] * len(chunk) for name in small._ROW_FIELDS}
+            columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
+                           before=[e[2] for e in chunk])
+            try:
+                values = {"after": [small._staged_values(e[1]) for e in chunk],
+                          "before": [small._staged_values(e[2]) for e in chunk]}
+            except small._Unsure:
+                with pytest.raises(small._Unsure):
+                    small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+                return
+            want = small._convert(conv, small._Rows(columns, values), after=after, before=before)
+            got = small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+            assert repr(got[0]) == repr(want[0])
+            assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
+            assert got[2] == want[2]
+    finally:
+        small.MEMO_TEXTS = old
+    assert all(len(m) <= max(memo_texts, 1) + 1 for ms in memos.values() for m in ms)

@@ -126,7 +126,7 @@ class _Event:
     (``file``, the URI a quarantine reason names) and ``valid`` (``_read_events``' rule)."""
 
     fields: dict[str, Any]
-    values: dict[str, list | None]
+    values: dict[str, list | None] | None
     line: str
     file: str
     valid: bool
@@ -470,7 +470,7 @@ class _GroupJob:
     """The Spark path's one job for a conversion group (``members``: version indexes of one
     ``pipeline._conversion_groups`` group that have rows; ``versions``: version index → its
     record), done here: ``add`` converts a chunk of the group's row events (version index →
-    events, in ``seq`` order) and appends each version's good rows to its Parquet file (a row
+    its events as ``_Rows``, in ``seq`` order) and appends each version's good rows to its Parquet file (a row
     group per chunk: memory follows the chunk, not the group); ``finish`` closes the files and
     returns the rows the job quarantines as unconvertible, ``(event, version, reason)`` each.
     ``ops``: the ops of all the group's events; ``open_file(version)``: a new binary file for a
@@ -480,27 +480,35 @@ class _GroupJob:
     c, r, u; before for u, d); a version alone in its job writes a file even when none of its
     rows could be converted (a partitioned job writes none for such a version); and only when
     some row failed in an image the plan converts is every row with an error in an image its
-    op carries quarantined."""
+    op carries quarantined.
 
-    def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file):
+    ``staged``: the events are staged rows (``_convert_slice``: texts only, ``values``
+    ``None``), converted column by column through a ``_ColumnMemo`` per image and column that
+    lasts the whole job."""
+
+    def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file,
+                 staged: bool = False):
         from . import RowConverter
 
         self.members, self.versions, self.open_file = members, versions, open_file
         self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
+        self.memos = ({image: [_ColumnMemo(fn) for fn in self.conv._functions] for image in ("after", "before")}
+                      if staged else None)
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
         self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
 
-    def add(self, by_version: dict[int, list[_Event]]) -> None:
+    def add(self, by_version: dict[int, "_Rows"]) -> None:
         import pyarrow as pa
 
         for k in self.members:
-            events = by_version.get(k)
-            if not events:
+            rows = by_version.get(k)
+            if not rows:
                 continue
-            columns, errs, failed = _convert(self.conv, events, after=self.after, before=self.before)
+            columns, errs, failed = _convert(self.conv, rows, after=self.after, before=self.before,
+                                             memos=self.memos)
             self.failed |= failed
             self.errored += [(ev, k, reason) for ev, reason in errs]
             if columns["_op"]:
@@ -535,7 +543,7 @@ def convert_group(members: list[int], by_version: dict[int, list[_Event]], versi
     """All the row events of a conversion group (``by_version``: version index → events)
     converted and written at once by a ``_GroupJob``; returns what its ``finish`` returns."""
     job = _GroupJob(members, versions, sopts, dialect, {ev.op for k in members for ev in by_version[k]}, open_file)
-    job.add(by_version)
+    job.add({k: _Rows.of(by_version[k]) for k in members if by_version.get(k)})
     return job.finish()
 
 
@@ -846,16 +854,21 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
         os.makedirs(local_out[0], exist_ok=True)
         return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    job = _GroupJob(members, versions, sopts, dialect, set(table.column("op").unique().to_pylist()), open_file)
+    job = _GroupJob(members, versions, sopts, dialect, set(table.column("op").unique().to_pylist()), open_file,
+                    staged=True)
     try:
         for start in range(0, table.num_rows, CHUNK_ROWS):
             columns = table.slice(start, CHUNK_ROWS).to_pydict()
-            names = list(columns)
-            by_version: dict[int, list[_Event]] = defaultdict(list)
-            for row in zip(*columns.values()):  # (``to_pylist`` indexes each column per row)
-                f = dict(zip(names, row))
-                by_version[f["_part"]].append(_Event(
-                    f, {"after": _staged_values(f["after"]), "before": _staged_values(f["before"])}, "", "", True))
+            parts = columns.pop("_part")
+            distinct = set(parts)
+            if len(distinct) == 1:  # one version (the commonest chunk)
+                by_version = {distinct.pop(): _Rows(columns)}
+            else:
+                at: dict[int, list[int]] = defaultdict(list)
+                for j, k in enumerate(parts):
+                    at[k].append(j)
+                by_version = {k: _Rows({name: [column[j] for j in js] for name, column in columns.items()})
+                              for k, js in at.items()}
             job.add(by_version)
     except _Unsure:
         job.discard()
@@ -891,58 +904,53 @@ _PLAIN_TAGGED = re.compile(r'\{"(\$[a-z0-9]+)":"([^"\\\x00-\x1f]*)"\}\Z')
 
 def _staged_values(texts: list | None) -> list | None:
     """A staged row image (its values' texts as Spark read them) as raw values
-    (``raw.from_text``), or ``_Unsure`` where a text is not the text form of its value (nor a
-    tagged value that decodes, whose payload both faces parse).  The absent marker's value
-    (``raw.ABSENT``) comes from ``raw.ABSENT_TEXT`` alone (what ``_image`` relies on)."""
-    if texts is None:
+    (``_staged_value`` of each text), or ``_Unsure``."""
+    return None if texts is None else [_staged_value(t) for t in texts]
+
+
+def _staged_value(t: str | None) -> Any:
+    """A staged value's text (as Spark read it) as its raw value (``raw.from_text``), or
+    ``_Unsure`` where the text is not the text form of its value (nor a tagged value that
+    decodes, whose payload both faces parse).  The absent marker's value (``raw.ABSENT``) comes
+    from ``raw.ABSENT_TEXT`` alone (what ``_image`` and ``_ColumnMemo`` rely on)."""
+    if t is None:
         return None
-    values: list = []
-    append = values.append
-    for t in texts:
-        if t is None:
-            append(None)
-            continue
-        first = t[:1]
-        if first in raw._NUMBER_START:
-            # what ``from_text`` and the check below give, without them: an integer in its text
-            # form (ASCII digits, no leading zero, no ``-0``), or a text that is no number (a
-            # date's): a plain string
-            digits = t[1:] if first == "-" else t
-            if digits.isdigit() and digits.isascii() and (digits[0] != "0" or t == "0"):
-                try:
-                    append(int(t))
-                except ValueError:  # past Python's limit on the digits of an int
-                    raise _Unsure from None
-                continue
-            if not raw._NUMBER.match(t):
-                append(t)
-                continue
-        elif first == "{" and t.startswith('{"$'):
-            m = _PLAIN_TAGGED.match(t)
-            kind = raw.TAGS.get(m[1]) if m else None
-            if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
-                # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
-                # fifth of this function again)
-                try:
-                    append(raw._from_payload(kind, m[2]))
-                except (ValueError, TypeError, KeyError, OverflowError):
-                    raise _Unsure from None
-                continue
-        else:  # a plain string: ``raw.from_text`` gives it back, its own text form
-            append(t)
-            continue
-        try:
-            v = raw.from_text(t)
-        except (ValueError, TypeError, KeyError, OverflowError):
-            raise _Unsure from None
-        # a tagged value that decodes is taken as is (its payload, even in the source's
-        # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its value's
-        # text form (``1.50`` or ``007`` are not)
-        tagged = v is not t and t.startswith('{"$')
-        if (not tagged and raw.text_form(v) != t) or (v is raw.ABSENT and t != raw.ABSENT_TEXT):
-            raise _Unsure
-        append(v)
-    return values
+    first = t[:1]
+    if first in raw._NUMBER_START:
+        # what ``from_text`` and the check below give, without them: an integer in its text
+        # form (ASCII digits, no leading zero, no ``-0``), or a text that is no number (a
+        # date's): a plain string
+        digits = t[1:] if first == "-" else t
+        if digits.isdigit() and digits.isascii() and (digits[0] != "0" or t == "0"):
+            try:
+                return int(t)
+            except ValueError:  # past Python's limit on the digits of an int
+                raise _Unsure from None
+        if not raw._NUMBER.match(t):
+            return t
+    elif first == "{" and t.startswith('{"$'):
+        m = _PLAIN_TAGGED.match(t)
+        kind = raw.TAGS.get(m[1]) if m else None
+        if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
+            # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
+            # fifth of this function again)
+            try:
+                return raw._from_payload(kind, m[2])
+            except (ValueError, TypeError, KeyError, OverflowError):
+                raise _Unsure from None
+    else:  # a plain string: ``raw.from_text`` gives it back, its own text form
+        return t
+    try:
+        v = raw.from_text(t)
+    except (ValueError, TypeError, KeyError, OverflowError):
+        raise _Unsure from None
+    # a tagged value that decodes is taken as is (its payload, even in the source's
+    # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its value's
+    # text form (``1.50`` or ``007`` are not)
+    tagged = v is not t and t.startswith('{"$')
+    if (not tagged and raw.text_form(v) != t) or (v is raw.ABSENT and t != raw.ABSENT_TEXT):
+        raise _Unsure
+    return v
 
 
 def _by_seq(record: tuple) -> tuple:
@@ -1018,42 +1026,157 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     return row, absent, errors, used
 
 
-def _convert(conv, events: list[_Event], *, after: bool,
-             before: bool) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
-    """The rows ``_write_version`` writes for one version's events, as columns (each output
-    column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input), the rows
-    with an error in either image ``(event, reason)``, and whether some row failed (an error in
-    an image the plan converts: ``after`` / ``before``)."""
+#: the texts a column's ``_ColumnMemo`` keeps at most (a column of distinct values stops filling
+#: it; about 100 bytes each)
+MEMO_TEXTS = 4096
+#: a value ``_ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
+#: convert: their rows' errors and absent names are the row pass's)
+_SLOW = object()
+
+
+class _ColumnMemo(dict):
+    """One column's converted values by their staged texts: ``memo[text]`` is ``fn(value)``
+    (``fn``: the column's Python converter, ``value``: ``_staged_value(text)``, which raises
+    ``_Unsure``), ``None`` for a null, or ``_SLOW`` (counted in ``slow``, never kept) for the
+    absent marker and a value ``fn`` refuses.  A conversion is a function of the text alone (a
+    column rule is built from the version's model and the options), so a text seen before —
+    an enum, a status, a date, a foreign key — costs one lookup."""
+
+    __slots__ = ("fn", "slow")
+
+    def __init__(self, fn):
+        super().__init__()
+        self[None] = None
+        self.fn, self.slow = fn, 0
+
+    def __missing__(self, text: str) -> Any:
+        if text == raw.ABSENT_TEXT:
+            self.slow += 1
+            return _SLOW
+        value = _staged_value(text)
+        try:
+            out = self.fn(value)
+        except Exception:  # the row pass finds the reason (``try_convert``)
+            self.slow += 1
+            return _SLOW
+        if len(self) < MEMO_TEXTS:
+            self[text] = out
+        return out
+
+
+def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
+    """The row images of one version's staged events (each a list of texts, or ``None``)
+    converted column by column through ``memos`` (one per column): per image its converted
+    tuple, ``None`` for no image, or ``_SLOW`` where the row pass must convert it (a value
+    ``_SLOW``, or a wrong number of values).  Raises ``_Unsure`` (``_staged_value``)."""
+    n = len(memos)
+    out = [_SLOW if t is not None else None for t in images]
+    full = [j for j, t in enumerate(images) if t is not None and len(t) == n]
+    if not full:
+        return out
+    if not n:
+        for j in full:
+            out[j] = ()
+        return out
+    slow: set[int] = set()
+    columns = []
+    for memo, texts in zip(memos, zip(*[images[j] for j in full])):
+        seen = memo.slow
+        values = [memo[t] for t in texts]
+        if memo.slow != seen:
+            slow.update(i for i, v in enumerate(values) if v is _SLOW)
+        columns.append(values)
+    for i, row in enumerate(zip(*columns)):
+        if i not in slow:
+            out[full[i]] = row
+    return out
+
+
+class _Rows:
+    """One version's row events of a chunk, as columns: ``columns`` (``_STAGED``'s fields but
+    ``_part``: name → one value per event, in ``seq`` order; the images as their values'
+    texts), ``values`` (per image, each event's raw values: events read on the driver, whose
+    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts)
+    and ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed)."""
+
+    __slots__ = ("columns", "values", "events")
+
+    def __init__(self, columns: dict[str, list], values: dict[str, list] | None = None,
+                 events: list[_Event] | None = None):
+        self.columns, self.values, self.events = columns, values, events
+
+    @classmethod
+    def of(cls, events: list[_Event]) -> "_Rows":
+        """Events read on the driver (``_spark_event``), as columns."""
+        return cls({name: [ev.fields[name] for ev in events] for name in _ROW_FIELDS},
+                   {image: [ev.values[image] for ev in events] for image in ("after", "before")}, events)
+
+    def __len__(self) -> int:
+        return len(self.columns["op"])
+
+    def event(self, j: int) -> _Event:
+        """The ``j``-th event (its fields: what a quarantine record names)."""
+        if self.events is not None:
+            return self.events[j]
+        return _Event({name: column[j] for name, column in self.columns.items()}, None, "", "", True)
+
+
+#: the fields ``_convert`` reads
+_ROW_FIELDS = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after")
+
+
+def _convert(conv, rows: _Rows, *, after: bool, before: bool,
+             memos: dict[str, list[_ColumnMemo]] | None = None) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
+    """The rows ``_write_version`` writes for one version's events (``rows``), as columns (each
+    output column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input),
+    the rows with an error in either image ``(event, reason)``, and whether some row failed (an
+    error in an image the plan converts: ``after`` / ``before``).  ``memos``: for staged rows,
+    each image's ``_ColumnMemo`` per column: the images are converted column by column first
+    (``_column_pass``), and only those it leaves go through ``_image`` with their values
+    (``_staged_values``).  Raises ``_Unsure`` (``_staged_value``)."""
     names = conv.names
     none = (None,) * len(names)
-    images: list[tuple] = []
-    op_, seq_, position_, ts_, tx_, row_, absent_, before_, before_absent_ = ([] for _ in range(9))
+    c = rows.columns
+    ops, texts_a, texts_b = c["op"], c["after"], c["before"]
+    n = len(ops)
+    if memos is not None and rows.values is None:
+        fast_a, fast_b = _column_pass(texts_a, memos["after"]), _column_pass(texts_b, memos["before"])
+    else:
+        fast_a = fast_b = [_SLOW] * n
+    given = rows.values
+    # each image of each event: (converted values or None, absent names or None); the row
+    # pass only for those the column pass left (errors, absent markers, a wrong arity)
+    image_a: list = [qa if after else None for qa in fast_a]
+    image_b: list = [qb if before else None for qb in fast_b]
+    absent_a: list = [None] * n
+    absent_b: list = [None] * n
+    keep = [True] * n
     failed, errored = False, []
-    for ev in events:
-        f, op = ev.fields, ev.fields["op"]
+    for j in [j for j in range(n) if fast_a[j] is _SLOW or fast_b[j] is _SLOW]:
+        op = ops[j]
         # only the images the event's op carries count, as in ``pl._converted``
-        a, xa, ea, fa = _image(conv, f["after"], ev.values["after"], after, op in pl._AFTER_OPS)
-        b, xb, eb, fb = _image(conv, f["before"], ev.values["before"], before, op in pl._BEFORE_OPS)
+        ea = eb = ()
+        if fast_a[j] is _SLOW:
+            va = given["after"][j] if given is not None else _staged_values(texts_a[j])
+            image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in pl._AFTER_OPS)
+            failed |= fa
+            keep[j] = not fa
+        if fast_b[j] is _SLOW:
+            vb = given["before"][j] if given is not None else _staged_values(texts_b[j])
+            image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in pl._BEFORE_OPS)
+            failed |= fb
+            keep[j] = keep[j] and not fb
         if ea or eb:
-            errored.append((ev, pl.conversion_reason(ea + eb)))
-        if fa or fb:
-            failed = True
-            continue
-        delete, has_before = op == "d", op in ("u", "d")
-        image = b if delete else a
-        images.append(none if image is None else image)
-        op_.append(op)
-        seq_.append(f["seq"])
-        position_.append(f["position"])
-        ts_.append(f["ts"])
-        tx_.append(f["tx"])
-        row_.append(f["row"])
-        absent_.append(xb if delete else xa)
-        before_.append(dict(zip(names, none if b is None else b)) if has_before else None)
-        before_absent_.append(xb if has_before else None)
-    columns = dict(zip(names, zip(*images))) if images else {c: () for c in names}
-    columns.update({"_op": op_, "_seq": seq_, "_position": position_, "_ts": ts_, "_tx": tx_, "_row": row_,
-                    "_absent": absent_, "_before": before_, "_before_absent": before_absent_})
+            errored.append((rows.event(j), pl.conversion_reason([*ea, *eb])))
+    kept = range(n) if all(keep) else [j for j in range(n) if keep[j]]
+    images = [none if image is None else image
+              for image in ((image_b[j] if ops[j] == "d" else image_a[j]) for j in kept)]
+    columns = dict(zip(names, zip(*images))) if images else {name: () for name in names}
+    columns.update({f"_{name}": [c[name][j] for j in kept] for name in ("op", "seq", "position", "ts", "tx", "row")})
+    columns["_absent"] = [absent_b[j] if ops[j] == "d" else absent_a[j] for j in kept]
+    columns["_before"] = [dict(zip(names, none if image_b[j] is None else image_b[j])) if ops[j] in ("u", "d") else None
+                          for j in kept]
+    columns["_before_absent"] = [absent_b[j] if ops[j] in ("u", "d") else None for j in kept]
     return columns, errored, failed
 
 
