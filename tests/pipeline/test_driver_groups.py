@@ -10,6 +10,7 @@ stopping the run before its commit."""
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import json
 import os
@@ -115,19 +116,41 @@ def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, 
     assert ("shop", "public.cased", 1, "c") in res.counts, res.counts
 
 
-@pytest.mark.parametrize("batch_rows, chunk_rows", [(3, None), (None, None), (None, 2)])
-def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows, chunk_rows):
+@contextlib.contextmanager
+def _split_input(spark, on: bool = True):
+    """Input splits of 64 bytes while on (a line or none each): the staging pass writes a file
+    per task and group, several per group (a group's parts when ``PART_ROWS`` is small)."""
+    settings = {"spark.sql.files.maxPartitionBytes": "64", "spark.sql.files.openCostInBytes": "0"} if on else {}
+    old = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in old.items():
+            spark.conf.set(key, value)
+
+
+@pytest.mark.parametrize("batch_rows, chunk_rows, parts", [(3, None, False), (None, None, False), (None, 2, False),
+                                                           (None, None, True)])
+def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows, chunk_rows, parts):
     """Three sharded tables share one conversion group; one of its rows cannot be converted, so
     the group's job quarantines it and writes the others (read by the workers, or by the
     driver in batches of 3 rows: a batch per group; converted two rows at a time: a row group
-    per chunk in each version's file)."""
+    per chunk in each version's file; in parts, a staged file each: the failed row is in one
+    part, and the rule — every row with an error is quarantined if some row failed — holds
+    over the group)."""
     if batch_rows:
         monkeypatch.setattr(small, "BATCH_ROWS", batch_rows)
         _read_in_batches(monkeypatch)
     if chunk_rows:
         monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
-    res, _ = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write())
+    with _split_input(spark, parts):
+        if parts:
+            monkeypatch.setattr(small, "PART_ROWS", 1)
+        res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write())
     assert res.quarantined == 1 and res.rows == 10
+    assert any(" parts of about 1 rows" in m for m in said) == parts, said
 
 
 def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch):
@@ -160,21 +183,26 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     assert any("1 conversion group(s) left to Spark jobs: their values take more than 1,000 bytes" in m
                for m in said), said
     assert any(m.startswith("converting shop.blobs version 1") for m in said), said
-    converted = [m for m in said if "of few rows on the driver" in m and m.startswith("converted")]
+    converted = [m for m in said if "conversion group(s) on the driver" in m and m.startswith("converted")]
     assert converted[-1].startswith("converted 3 of 4"), converted
 
 
-@pytest.mark.parametrize("chunk_rows", [None, 1])
-def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch, chunk_rows):
+@pytest.mark.parametrize("chunk_rows, parts", [(None, False), (1, False), (None, True)])
+def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch, chunk_rows,
+                                                                            parts):
     """``"1.50"`` (a string where the log should have a number or ``$dec``) is a string to the
     JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,
     whose text form is ``1.5``: on such a text the faces are not known to agree, so its group
     is converted by a Spark job (as the reference does); the other group stays on the driver.
     Converted a row at a time (``CHUNK_ROWS``), the group's first row (table ``a``, sharded
     with ``a2``) is written before the second is found unsure: its file is removed (the output
-    would hold the row twice)."""
+    would hold the row twice).  In parts (a staged file each, in two workers), the part that
+    wrote the first row's file may end before or after the one found unsure: the driver
+    removes the group's files when its last part ends."""
     if chunk_rows:
         monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
+    if parts:
+        monkeypatch.setattr(small, "PART_ROWS", 1)
     log = Log(tmp_path / "changelog.jsonl")
     log.ddl("CREATE DATABASE shop")
     log.ddl("CREATE TABLE a (id int, total decimal(8,2))")
@@ -183,7 +211,9 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     log.row("c", "a", after=[2, decimal.Decimal("2.25")])
     bad = log.add(op="c", database="shop", table="a2", after=[1, "1.50"])
     log.row("c", "b", after=[1, "x"])
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
+    with _split_input(spark, parts):
+        res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
+    assert any(" parts of about 1 rows" in m for m in said) == parts, said
     assert res.rows == 2 and res.quarantined == 1
     [record] = quarantine(tmp_path / "driver")
     assert record["seq"] == bad and record["reason"].startswith("cannot convert: total (1.50)"), record
@@ -417,15 +447,15 @@ def _running(pid: int) -> bool:
 
 
 def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
-    """``None``: groups of up to ``LOCAL_MAX_ROWS`` on the driver for a local master writing to
-    the local filesystem (the workers read and write the files themselves), ``CLUSTER_MAX_ROWS``
+    """``None``: every group on the driver for a local master writing to the local filesystem
+    (the workers read and write the files themselves, in parts), ``CLUSTER_MAX_ROWS``
     for an output elsewhere (the driver reads the rows through Spark); a set value wins."""
     from ddlcore.spark.fs import OutputFS
 
     monkeypatch.setattr(small, "DRIVER_MAX_ROWS", None)
     local = OutputFS(spark, str(tmp_path))
     assert spark.sparkContext.master.startswith("local") and local.scheme == "file"
-    assert small.driver_max_rows(spark, local) == small.LOCAL_MAX_ROWS == 100_000
+    assert small.driver_max_rows(spark, local) is None
     monkeypatch.setattr(OutputFS, "scheme", property(lambda self: "hdfs"))
     assert small.driver_max_rows(spark, local) == small.CLUSTER_MAX_ROWS == 20_000
     monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 7)

@@ -1312,11 +1312,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     group_bytes[group_of[k]] += n
                 # groups of few rows: converted and written on the driver (in worker processes), no
                 # Spark job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
-                max_rows = driver_side.driver_max_rows(spark, fs)
-                on_driver = {g: groups[g] for g in order if size[g] <= max_rows}
+                max_rows = driver_side.driver_max_rows(spark, fs)  # ``None``: any number
+                on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
                 if on_driver:
-                    say(f"converting {len(on_driver)} conversion group(s) of at most {max_rows:,} "
-                        f"row(s) on the driver")
+                    say(f"converting {len(on_driver)} conversion group(s)"
+                        + ("" if max_rows is None else f" of at most {max_rows:,} row(s)") + " on the driver")
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
                         staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,

@@ -60,11 +60,13 @@ MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs
 #: exercised); ``None``: by where the run is (``driver_max_rows``)
 DRIVER_MAX_ROWS: int | None = None
-#: ``driver_max_rows`` when Spark runs in local mode and the output is on the local filesystem:
-#: the driver's cores are Spark's, and the workers read the staged rows and write the files
-#: themselves.  2M events, 20 x 3 (groups of about 83,000 rows): ``run_pipeline`` 49.7-55.3 s
-#: with the groups on the driver, 66.7-71.7 s as Spark jobs (docs/pipeline.md, "Performance")
-LOCAL_MAX_ROWS = 100_000
+#: in local mode writing to the local filesystem (``driver_max_rows`` ``None``: every group
+#: on the driver, the driver's cores being Spark's), a group of more staged rows than this is
+#: converted in parts of about this many, in several workers at once (``_parts``: its staged
+#: files, a staging task's each).  2M events, 20 x 3 (groups of about 83,000 rows):
+#: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s as Spark jobs
+#: (docs/pipeline.md, "Performance")
+PART_ROWS = 100_000
 #: ``driver_max_rows`` otherwise: on a cluster the executors' cores convert a Spark job's rows
 #: in parallel, and the driver reads the groups' rows through Spark.  The groups Spark would
 #: run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``): 60 tables of 5,000
@@ -84,7 +86,8 @@ BATCH_ROWS = 50_000
 BATCH_BYTES = 64 << 20
 #: a group whose values take more bytes than this stays a Spark job however few its rows (large
 #: BLOBs: a worker holds the group as Arrow, and a chunk of it as Python objects, several times
-#: their bytes)
+#: their bytes); on a local output, where a worker reads a chunk at a time, a group whose
+#: chunk of ``CHUNK_ROWS`` rows would take more, on average
 GROUP_MAX_BYTES = 64 << 20
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
@@ -593,14 +596,46 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
                "_part INT, reason STRING")
 
 
-def driver_max_rows(spark, fs) -> int:
-    """The most staged rows of a conversion group converted on the driver (``DRIVER_MAX_ROWS``,
-    or when it is ``None``: ``LOCAL_MAX_ROWS`` for a local master writing to the local
-    filesystem, else ``CLUSTER_MAX_ROWS``); ``fs``: the output's ``OutputFS``."""
+def driver_max_rows(spark, fs) -> int | None:
+    """The most staged rows of a conversion group converted on the driver (``DRIVER_MAX_ROWS``
+    when set; else ``None``, no limit, for a local master writing to the local filesystem —
+    the groups of more than ``PART_ROWS`` rows in parts — and ``CLUSTER_MAX_ROWS`` otherwise);
+    ``fs``: the output's ``OutputFS``."""
     if DRIVER_MAX_ROWS is not None:
         return DRIVER_MAX_ROWS
     local = spark.sparkContext.master.startswith("local") and fs.scheme == "file"
-    return LOCAL_MAX_ROWS if local else CLUSTER_MAX_ROWS
+    return None if local else CLUSTER_MAX_ROWS
+
+
+def _parts(directory: str, rows: int) -> list[list[str]]:
+    """A group's staged Parquet files (in ``directory``, local; not ``.``- or ``_``-prefixed,
+    as pyarrow's dataset discovery skips them), in name order, split into parts of at least
+    ``PART_ROWS`` rows each by their footers (one part if the group's ``rows`` are no more)."""
+    import pyarrow.parquet as pq
+
+    files = [os.path.join(directory, n) for n in sorted(os.listdir(directory)) if not n.startswith((".", "_"))]
+    if rows <= PART_ROWS:
+        return [files]
+    parts: list[list[str]] = [[]]
+    n = 0
+    for f in files:
+        if n >= PART_ROWS:
+            parts.append([])
+            n = 0
+        parts[-1].append(f)
+        n += pq.read_metadata(f).num_rows
+    return parts
+
+
+def _remove_files(paths: list[str], root: str) -> None:
+    """Remove the local files ``paths`` and the directories they leave empty below ``root`` (the
+    commit would take an empty version directory for a staged version)."""
+    for path in paths:
+        os.remove(path)
+        d = os.path.dirname(path)
+        while d != root and d.startswith(root + os.sep) and not os.listdir(d):
+            os.rmdir(d)
+            d = os.path.dirname(d)
 
 
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
@@ -637,19 +672,32 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     process died (the run then stops before its commit: nothing visible)."""
     from pyspark.sql.types import _parse_datatype_string
 
-    large = [g for g in sorted(groups) if nbytes.get(g, 0) > GROUP_MAX_BYTES]
+    local_rows = fs.local(rows_dir)  # ``None`` but on the local filesystem
+    # the bytes a worker holds at once: a group's, or on a local output a chunk's (on average)
+    held = ((lambda g: nbytes.get(g, 0)) if local_rows is None else
+            (lambda g: nbytes.get(g, 0) * min(1.0, CHUNK_ROWS / max(1, sizes.get(g, 0)))))
+    large = [g for g in sorted(groups) if held(g) > GROUP_MAX_BYTES]
     if large:
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
-            f"{GROUP_MAX_BYTES:,} bytes")
+            f"{GROUP_MAX_BYTES:,} bytes" + ("" if local_rows is None else f" per {CHUNK_ROWS:,} rows"))
     todo = sorted(set(groups) - set(large))
     left: list[int] = list(large)
-    local_rows = fs.local(rows_dir)  # ``None`` but on the local filesystem
-    workers = _workers(len(todo))
+    # a local output: the workers read the staged files (a group of many rows in parts, in
+    # several workers at once) and write the versions' files; otherwise a group is one part
+    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0)) for g in todo} if local_rows is not None
+             else dict.fromkeys(todo, [None]))
+    split = [g for g in todo if len(parts[g]) > 1]
+    if split:
+        say(f"{len(split)} of them in parts of about {PART_ROWS:,} rows (their staged files): "
+            f"{sum(len(parts[g]) for g in split)} parts")
+    workers = _workers(sum(len(p) for p in parts.values()))
     if workers > 1:
         say(f"converting them in {workers} worker processes")
     done = unsure = files_of_bad = 0
     bad: list[dict] = []
     step = max(1, len(todo) // 20)  # progress every twentieth of the groups
+    #: per group being converted: its parts not yet returned, and what they returned
+    running: dict[int, list] = {g: [len(parts[g]), [], False, [], False] for g in todo}
 
     def write_bad() -> None:
         nonlocal files_of_bad
@@ -660,32 +708,47 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             bad.clear()
 
     def finish(g: int, future: Future) -> None:
-        """Write what the conversion of group ``g`` returned."""
+        """Take what a part of group ``g`` returned; when it was the group's last, write the
+        group's unconvertible rows (the job's rule: if some row failed), or, if some part was
+        unsure, remove the files of its other parts and leave the group to Spark."""
         nonlocal done, unsure
         try:
             out = future.result()
         except BrokenProcessPool as exc:
             raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
                                    f"nothing was committed; run again") from None
+        state = running[g]  # [parts left, errored rows, failed, local files written, unsure]
+        state[0] -= 1
         if out is None:
+            state[4] = True
+        else:
+            files, errored, failed, written = out
+            for directory, data in files:  # none where the worker wrote them (a local output)
+                _write_bytes(fs, _version_file(staging, directory, run_id), data)
+            state[1] += errored
+            state[2] |= failed
+            state[3] += written
+        if state[0]:
+            return
+        del running[g]
+        if state[4]:
+            if local_out:
+                _remove_files(state[3], local_out[0])
             left.append(g)
             unsure += 1
             return
-        files, rows = out
-        for directory, data in files:  # none where the worker wrote them (a local output)
-            _write_bytes(fs, _version_file(staging, directory, run_id), data)
-        bad.extend(rows)
+        if state[2]:
+            bad.extend(state[1])
         if len(bad) >= BATCH_ROWS:
             write_bad()
         done += 1
         if done % step == 0 or done == len(todo):
-            say(f"converted {done} of {len(groups)} conversion group(s) of few rows on the driver")
+            say(f"converted {done} of {len(groups)} conversion group(s) on the driver")
 
-    # a local output: the workers read the staged files and write the versions' files
     local_out = None if local_rows is None else (fs.local(staging), run_id)
-    sources = (((g, f"{local_rows}/_grp={g}") for g in todo) if local_out
+    sources = (((g, part) for g in todo for part in parts[g]) if local_out
                else _read_groups(staged, todo, sizes, nbytes))
-    #: groups submitted and not yet written, oldest first: (group, future)
+    #: parts submitted and not yet taken, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
     with _Converters(workers) as submit:
         for g, rows in sources:
@@ -827,24 +890,21 @@ def _ipc(table) -> bytes:
 
 def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str,
                    rows, local_out: tuple[str, str] | None = None) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
-    """One conversion group's staged rows converted by a ``_GroupJob`` (``members``: its
-    versions with rows; ``versions``: those versions by index), ``CHUNK_ROWS`` rows at a time:
-    ``(files, bad rows)`` — each version's Parquet file as ``(version_dir, bytes)``, and each
-    unconvertible row as a ``_BAD_SCHEMA`` record — or ``None`` where a value's text is not
-    its raw value's text form (``_staged_values``; then no file is left behind).  ``rows``: an
-    Arrow table of the ``_STAGED`` columns in ``seq`` order, its IPC stream's bytes, or the
-    local directory of the group's staged Parquet files (read here).  ``local_out``: ``(the
+    """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
+    (``members``: the group's versions with rows; ``versions``: those versions by index),
+    ``CHUNK_ROWS`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
+    Parquet file as ``(version_dir, bytes)`` (none on a local output), each row with an error
+    as a ``_BAD_SCHEMA`` record (unconvertible if some row of the group failed: the caller's
+    rule, over all the parts), whether some row failed, and the local files written — or
+    ``None`` where a value's text is not its raw value's text form (``_staged_values``; then
+    none of this part's files is left behind).  ``rows``: an Arrow table of the ``_STAGED``
+    columns in ``seq`` order, its IPC stream's bytes, or a list of the group's local staged
+    Parquet files (read here a chunk at a time, in that order: a worker's memory follows
+    ``CHUNK_ROWS``, not the group).  ``local_out``: ``(the
     run's staging directory, run id)`` on the local filesystem: each file is written there
     (``staging/<version_dir>/``, named as ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
-    import pyarrow as pa
-
-    if isinstance(rows, str):
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(rows, columns=list(_STAGED)).sort_by("seq")
-    else:
-        table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
+    chunks, ops = _chunks(rows)
     files: list[tuple[str, bytes]] = []
 
     def open_file(v: dict):
@@ -854,11 +914,10 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
         os.makedirs(local_out[0], exist_ok=True)
         return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    job = _GroupJob(members, versions, sopts, dialect, set(table.column("op").unique().to_pylist()), open_file,
-                    staged=True)
+    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True)
     try:
-        for start in range(0, table.num_rows, CHUNK_ROWS):
-            columns = table.slice(start, CHUNK_ROWS).to_pydict()
+        for chunk in chunks:
+            columns = chunk.to_pydict()
             parts = columns.pop("_part")
             distinct = set(parts)
             if len(distinct) == 1:  # one version (the commonest chunk)
@@ -873,10 +932,30 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     except _Unsure:
         job.discard()
         return None
-    bad = job.finish()
+    job.finish()
+    written = [file.path for file, _ in job.files.values() if isinstance(file, _LocalFile)]
     return files, [{"seq": ev.seq, "position": ev.fields["position"], "op": ev.op, "database": ev.fields["database"],
                     "schema": ev.fields["schema"], "table": ev.fields["table"], "_part": k, "reason": reason}
-                   for ev, k, reason in bad]
+                   for ev, k, reason in job.errored], job.failed, written
+
+
+def _chunks(rows) -> tuple[Any, set[str]]:
+    """``_convert_slice``'s ``rows`` as chunks of at most ``CHUNK_ROWS`` rows of the ``_STAGED``
+    columns (Arrow tables, an iterator), and the ops among all of them (the plan's images).
+    Local Parquet files (a list of paths) are read a chunk at a time (pyarrow), their ops
+    first from the ``op`` column alone."""
+    import pyarrow as pa
+
+    if not isinstance(rows, list):
+        table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
+        return (table.slice(start, CHUNK_ROWS) for start in range(0, table.num_rows, CHUNK_ROWS)), \
+            set(table.column("op").unique().to_pylist())
+    import pyarrow.dataset as ds
+
+    files = ds.dataset(rows, format="parquet")
+    ops = set(files.to_table(columns=["op"]).column("op").unique().to_pylist())
+    return (pa.Table.from_batches([batch]) for batch in files.to_batches(
+        columns=list(_STAGED), batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=1)), ops
 
 
 def _version_opener(fs, staging: str, run_id: str):
