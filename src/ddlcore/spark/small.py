@@ -42,7 +42,7 @@ import warnings
 from collections import Counter, defaultdict, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import raw
@@ -473,9 +473,10 @@ class _GroupJob:
     """The Spark path's one job for a conversion group (``members``: version indexes of one
     ``pipeline._conversion_groups`` group that have rows; ``versions``: version index → its
     record), done here: ``add`` converts a chunk of the group's row events (version index →
-    its events as ``_Rows``, in ``seq`` order) and appends each version's good rows to its Parquet file (a row
-    group per chunk: memory follows the chunk, not the group); ``finish`` closes the files and
-    returns the rows the job quarantines as unconvertible, ``(event, version, reason)`` each.
+    its events as ``_Rows``, in ``seq`` order) and appends each version's good rows to its
+    Parquet file (a row group per chunk: memory follows the chunk, not the group); ``finish``
+    closes the files and returns the rows the job quarantines as unconvertible, ``(event,
+    version, reason)`` each.
     ``ops``: the ops of all the group's events; ``open_file(version)``: a new binary file for a
     version's rows (closed by ``finish``).
 
@@ -627,6 +628,19 @@ def _parts(directory: str, rows: int) -> list[list[str]]:
     return parts
 
 
+@dataclass
+class _PartsOf:
+    """A group being converted on the driver: its parts not yet returned (``left``), and what
+    those that did returned (``_convert_slice``): rows with an error, whether one failed, the
+    local files written, whether one part was unsure."""
+
+    left: int
+    errored: list[dict] = field(default_factory=list)
+    failed: bool = False
+    written: list[str] = field(default_factory=list)
+    unsure: bool = False
+
+
 def _remove_files(paths: list[str], root: str) -> None:
     """Remove the local files ``paths`` and the directories they leave empty below ``root`` (the
     commit would take an empty version directory for a staged version)."""
@@ -696,8 +710,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     done = unsure = files_of_bad = 0
     bad: list[dict] = []
     step = max(1, len(todo) // 20)  # progress every twentieth of the groups
-    #: per group being converted: its parts not yet returned, and what they returned
-    running: dict[int, list] = {g: [len(parts[g]), [], False, [], False] for g in todo}
+    running = {g: _PartsOf(len(parts[g])) for g in todo}
 
     def write_bad() -> None:
         nonlocal files_of_bad
@@ -717,28 +730,28 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         except BrokenProcessPool as exc:
             raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
                                    f"nothing was committed; run again") from None
-        state = running[g]  # [parts left, errored rows, failed, local files written, unsure]
-        state[0] -= 1
+        group = running[g]
+        group.left -= 1
         if out is None:
-            state[4] = True
+            group.unsure = True
         else:
             files, errored, failed, written = out
             for directory, data in files:  # none where the worker wrote them (a local output)
                 _write_bytes(fs, _version_file(staging, directory, run_id), data)
-            state[1] += errored
-            state[2] |= failed
-            state[3] += written
-        if state[0]:
+            group.errored += errored
+            group.failed |= failed
+            group.written += written
+        if group.left:
             return
         del running[g]
-        if state[4]:
+        if group.unsure:
             if local_out:
-                _remove_files(state[3], local_out[0])
+                _remove_files(group.written, local_out[0])
             left.append(g)
             unsure += 1
             return
-        if state[2]:
-            bad.extend(state[1])
+        if group.failed:
+            bad.extend(group.errored)
         if len(bad) >= BATCH_ROWS:
             write_bad()
         done += 1
@@ -1204,8 +1217,8 @@ class _Rows:
 _ROW_FIELDS = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after")
 
 
-def _convert(conv, rows: _Rows, *, after: bool, before: bool,
-             memos: dict[str, list[_ColumnMemo]] | None = None) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
+def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, list[_ColumnMemo]] | None = None
+             ) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
     """The rows ``_write_version`` writes for one version's events (``rows``), as columns (each
     output column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input),
     the rows with an error in either image ``(event, reason)``, and whether some row failed (an
