@@ -9,10 +9,12 @@ pyarrow, with the footer Spark writes), the quarantine records and the counts in
 staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
 dialect.  docs/pipeline.md, "Incremental runs".
 
-It also converts, in a Spark run, the conversion groups of few staged rows (``convert_staged``:
-at most ``driver_max_rows``): their rows are read from the staging area and converted and
-written here, where a Spark job each would cost far more than its rows — in ``DRIVER_WORKERS``
-processes forked from the driver, one group at a time each (docs/pipeline.md, "How it works",
+It also converts, in a Spark run, the conversion groups of staged rows that ``driver_max_rows``
+gives the driver (``convert_staged``: all of them in local mode writing to a local output,
+those of few rows elsewhere): their rows are read from the staging area and converted and
+written here, where a Spark job each would cost more than its rows — in ``DRIVER_WORKERS``
+processes forked from the driver, a group (or a part of a large one) at a time each, column by
+column through a memo of each column's converted values (docs/pipeline.md, "How it works",
 step 3).
 
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
@@ -656,14 +658,15 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                    versions: list[dict], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    say=lambda msg: None) -> tuple[list[int], bool]:
-    """Convert and write on the driver the conversion groups of a Spark run that hold few rows
-    (``pipeline._run``: those of at most ``driver_max_rows`` staged rows), instead of a Spark
-    job each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
-    thousand rows in Python.  ``staged``: the run's staged rows (a DataFrame with the
-    ``_grp`` partition column), staged in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative
-    to the output ``fs``); ``groups``: group → its versions with rows; ``sizes``: group →
-    staged rows; ``nbytes``: group → the bytes of its values (the staged ``_bytes``; a group of
-    more than ``GROUP_MAX_BYTES`` is left to Spark).  Each group is converted by
+    """Convert and write on the driver the conversion groups of a Spark run that
+    ``driver_max_rows`` allows (``pipeline._run``), instead of a Spark job each: a job's fixed
+    cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
+    and in local mode the workers' cost per row is below a Spark job's on the same cores.
+    ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
+    in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative to the output ``fs``); ``groups``:
+    group → its versions with rows; ``sizes``: group → staged rows; ``nbytes``: group → the
+    bytes of its values (the staged ``_bytes``; a group of more than ``GROUP_MAX_BYTES``, or
+    on a local output whose chunk would hold more, is left to Spark).  Each group is converted by
     ``RowConverter``'s Python face (``_GroupJob``: the group job's rules) in one of
     ``DRIVER_WORKERS`` processes forked from the driver (``_convert_slice``), and each version
     is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
@@ -672,9 +675,11 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
 
     Where the rows come from and the files go, by the output's filesystem:
 
-    * local: each worker reads its group's staged files itself (pyarrow) and writes its
-      versions' files itself; the driver only hands out groups and writes the bad rows (no
-      Spark job, no rows through the driver);
+    * local: each worker reads its group's staged files itself (pyarrow, a chunk at a time)
+      and writes its versions' files itself; a group of more than ``PART_ROWS`` rows is split
+      into parts (``_parts``), converted at once in several workers, under the job's rules
+      over all of them (``_PartsOf``); the driver only hands out parts and writes the bad rows
+      (no Spark job, no rows through the driver);
     * any other (HDFS, object stores): the driver reads the rows at most ``BATCH_ROWS`` and
       ``BATCH_BYTES`` at a time (a Spark job each, through Arrow, the next batch read while one
       converts) and writes the files the workers return, through Hadoop's ``FileSystem``.
@@ -901,8 +906,9 @@ def _ipc(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str,
-                   rows, local_out: tuple[str, str] | None = None) -> tuple[list[tuple[str, bytes]], list[dict]] | None:
+def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str, rows,
+                   local_out: tuple[str, str] | None = None
+                   ) -> tuple[list[tuple[str, bytes]], list[dict], bool, list[str]] | None:
     """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
     (``members``: the group's versions with rows; ``versions``: those versions by index),
     ``CHUNK_ROWS`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
@@ -913,9 +919,9 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     none of this part's files is left behind).  ``rows``: an Arrow table of the ``_STAGED``
     columns in ``seq`` order, its IPC stream's bytes, or a list of the group's local staged
     Parquet files (read here a chunk at a time, in that order: a worker's memory follows
-    ``CHUNK_ROWS``, not the group).  ``local_out``: ``(the
-    run's staging directory, run id)`` on the local filesystem: each file is written there
-    (``staging/<version_dir>/``, named as ``_version_file`` names it) instead of returned.
+    ``CHUNK_ROWS``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
+    on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
+    ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
     chunks, ops = _chunks(rows)
     files: list[tuple[str, bytes]] = []
