@@ -510,25 +510,43 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
 
     conv = RowConverter(_memo_table(), dialect="mysql")
     after, before = images
-    memos = {image: [small._ColumnMemo(fn) for fn in conv._functions] for image in ("after", "before")}
-    old, small.MEMO_TEXTS = small.MEMO_TEXTS, memo_texts
-    try:
-        for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
-            columns = {name: [None] * len(chunk) for name in small._ROW_FIELDS}
-            columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
-                           before=[e[2] for e in chunk])
-            try:
-                values = {"after": [small._staged_values(e[1]) for e in chunk],
-                          "before": [small._staged_values(e[2]) for e in chunk]}
-            except small._Unsure:
-                with pytest.raises(small._Unsure):
-                    small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
-                return
-            want = small._convert(conv, small._Rows(columns, values), after=after, before=before)
-            got = small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
-            assert repr(got[0]) == repr(want[0])
-            assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
-            assert got[2] == want[2]
-    finally:
-        small.MEMO_TEXTS = old
-    assert all(len(m) <= max(memo_texts, 1) + 1 for ms in memos.values() for m in ms)
+    memos = {image: [small._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
+        columns = {name: [None] * len(chunk) for name in small._ROW_FIELDS}
+        columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
+                       before=[e[2] for e in chunk])
+        try:
+            values = {"after": [small._staged_values(e[1]) for e in chunk],
+                      "before": [small._staged_values(e[2]) for e in chunk]}
+        except small._Unsure:
+            with pytest.raises(small._Unsure):
+                small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+            return
+        want = small._convert(conv, small._Rows(columns, values), after=after, before=before)
+        got = small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+        assert repr(got[0]) == repr(want[0])
+        assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
+        assert got[2] == want[2]
+    assert all(len(m) <= memo_texts + 1 for ms in memos.values() for m in ms)  # (+ the null's entry)
+
+
+def test_column_memos_are_bounded():
+    """A group job's memos share ``MEMO_TEXTS`` over its columns and images (at least
+    ``MEMO_MIN_TEXTS`` each), keep no text longer than ``MEMO_TEXT_CHARS``, and never keep a
+    value that does not convert."""
+    from ddlcore.spark import RowConverter
+    from ddlcore.spark.rules import Fail
+
+    conv = RowConverter(_memo_table(), dialect="mysql")
+    memos = small._memos(conv)
+    assert {m.limit for ms in memos.values() for m in ms} == {max(small.MEMO_MIN_TEXTS, small.MEMO_TEXTS // 16)}
+
+    def convert(v):
+        if v == "bad":
+            raise Fail("no")
+        return v.upper()
+
+    memo = small._ColumnMemo(convert, 2)
+    long = "x" * (small.MEMO_TEXT_CHARS + 1)
+    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), small._SLOW, "B", "C", "A"]
+    assert set(memo) == {None, "a", "b"} and memo.slow == 1

@@ -498,8 +498,7 @@ class _GroupJob:
 
         self.members, self.versions, self.open_file = members, versions, open_file
         self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
-        self.memos = ({image: [_ColumnMemo(fn) for fn in self.conv._functions] for image in ("after", "before")}
-                      if staged else None)
+        self.memos = _memos(self.conv) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
@@ -1124,9 +1123,13 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     return row, absent, errors, used
 
 
-#: the texts a column's ``_ColumnMemo`` keeps at most (a column of distinct values stops filling
-#: it; about 100 bytes each)
-MEMO_TEXTS = 4096
+#: the texts the ``_ColumnMemo`` of a group job keep at most, over all their columns and both
+#: images (a column of distinct values stops filling its memo; at most a few hundred bytes
+#: each: a worker's memory stays bounded however wide the table), and the least any column
+#: keeps; texts longer than ``MEMO_TEXT_CHARS`` are converted every time (seldom repeated)
+MEMO_TEXTS = 131_072
+MEMO_MIN_TEXTS = 64
+MEMO_TEXT_CHARS = 64
 #: a value ``_ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
 #: convert: their rows' errors and absent names are the row pass's)
 _SLOW = object()
@@ -1138,14 +1141,15 @@ class _ColumnMemo(dict):
     ``_Unsure``), ``None`` for a null, or ``_SLOW`` (counted in ``slow``, never kept) for the
     absent marker and a value ``fn`` refuses.  A conversion is a function of the text alone (a
     column rule is built from the version's model and the options), so a text seen before —
-    an enum, a status, a date, a foreign key — costs one lookup."""
+    an enum, a status, a date, a foreign key — costs one lookup.  Keeps at most ``limit``
+    texts, of at most ``MEMO_TEXT_CHARS`` characters each."""
 
-    __slots__ = ("fn", "slow")
+    __slots__ = ("fn", "slow", "limit")
 
-    def __init__(self, fn):
+    def __init__(self, fn, limit: int):
         super().__init__()
         self[None] = None
-        self.fn, self.slow = fn, 0
+        self.fn, self.slow, self.limit = fn, 0, limit
 
     def __missing__(self, text: str) -> Any:
         if text == raw.ABSENT_TEXT:
@@ -1157,9 +1161,16 @@ class _ColumnMemo(dict):
         except Exception:  # the row pass finds the reason (``try_convert``)
             self.slow += 1
             return _SLOW
-        if len(self) < MEMO_TEXTS:
+        if len(self) <= self.limit and len(text) <= MEMO_TEXT_CHARS:
             self[text] = out
         return out
+
+
+def _memos(conv) -> dict[str, list[_ColumnMemo]]:
+    """A ``_ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
+    ``MEMO_TEXTS`` between them."""
+    limit = max(MEMO_MIN_TEXTS, MEMO_TEXTS // max(1, 2 * len(conv._functions)))
+    return {image: [_ColumnMemo(fn, limit) for fn in conv._functions] for image in ("after", "before")}
 
 
 def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
