@@ -1310,8 +1310,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 group_bytes: dict[int, int] = defaultdict(int)
                 for k, n in staged_bytes.items():
                     group_bytes[group_of[k]] += n
-                # groups of few rows: converted and written on the driver (in worker processes), no
-                # Spark job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
+                # the groups ``driver_max_rows`` allows (every one in local mode, those of few rows
+                # elsewhere): converted and written on the driver (in worker processes), no Spark
+                # job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
                 max_rows = driver_side.driver_max_rows(spark, fs)  # ``None``: any number
                 on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
                 if on_driver:

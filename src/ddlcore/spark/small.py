@@ -62,12 +62,12 @@ MAX_BYTES = pl._INTERPRETED_MAX_BYTES
 #: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs
 #: exercised); ``None``: by where the run is (``driver_max_rows``)
 DRIVER_MAX_ROWS: int | None = None
-#: in local mode writing to the local filesystem (``driver_max_rows`` ``None``: every group
-#: on the driver, the driver's cores being Spark's), a group of more staged rows than this is
-#: converted in parts of about this many, in several workers at once (``_parts``: its staged
-#: files, a staging task's each).  2M events, 20 x 3 (groups of about 83,000 rows):
-#: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s as Spark jobs
-#: (docs/pipeline.md, "Performance")
+#: in local mode writing to the local filesystem, every group is converted on the driver
+#: (``driver_max_rows`` ``None``: the driver's cores are Spark's; 2M events, 20 x 3, groups of
+#: about 83,000 rows: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s
+#: as Spark jobs, docs/pipeline.md, "Performance"), and a group of more staged rows than this
+#: in parts of about this many, in several workers at once (``_parts``: its staged files, a
+#: staging task's each; 10M events: 88 parts)
 PART_ROWS = 100_000
 #: ``driver_max_rows`` otherwise: on a cluster the executors' cores convert a Spark job's rows
 #: in parallel, and the driver reads the groups' rows through Spark.  The groups Spark would
@@ -691,6 +691,8 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     from pyspark.sql.types import _parse_datatype_string
 
     local_rows = fs.local(rows_dir)  # ``None`` but on the local filesystem
+    # a local output: the workers read the staged files and write the versions' files there
+    local_out = None if local_rows is None else (fs.local(staging), run_id)
     # the bytes a worker holds at once: a group's, or on a local output a chunk's (on average)
     held = ((lambda g: nbytes.get(g, 0)) if local_rows is None else
             (lambda g: nbytes.get(g, 0) * min(1.0, CHUNK_ROWS / max(1, sizes.get(g, 0)))))
@@ -762,7 +764,6 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         if done % step == 0 or done == len(todo):
             say(f"converted {done} of {len(groups)} conversion group(s) on the driver")
 
-    local_out = None if local_rows is None else (fs.local(staging), run_id)
     sources = (((g, part) for g in todo for part in parts[g]) if local_out
                else _read_groups(staged, todo, sizes, nbytes))
     #: parts submitted and not yet taken, oldest first: (group, future)
