@@ -4,15 +4,16 @@ Generates a change log of ``--rows`` row events over ``--tables`` tables, each t
 ``--versions`` schema versions (a column added by ALTER TABLE between them), mixed MySQL
 types (unsigned ints, enum, set, latin1 text, decimal, datetime(3), date), 80% inserts, 15%
 updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows (issue 12:
-``--tables 500 --versions 4 --skew 0.1``).  Then, in one Spark session (``local[*]``):
+``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[*]`` session:
 
 * **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
   writes Parquet — the cost of reading and writing alone;
-* **ddlcore**: ``run_pipeline`` (history, version tagging, JVM conversion, quarantine, commit);
+* **ddlcore**: ``run_pipeline`` (history, version tagging, conversion — in local mode in the
+  driver's worker processes, ``ddlcore.spark.small`` —, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
   tagging and commit) with each table version converted by a per-row Python UDF applying
-  ``RowConverter.try_convert`` in a Spark job instead of the JVM expressions (every
+  ``RowConverter.try_convert`` in a Spark job instead of ddlcore's converters (every
   conversion group a Spark job: none converted on the driver); its output is compared with
   ddlcore's, row for row (every table version, both ways);
 * **incremental** (``--incremental N``, default 1,000; 0 leaves it out): N more row events
@@ -20,12 +21,19 @@ updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows
   a fresh process that only starts a Spark session (``spark_session()``) — issue 12 wants
   the first ≤ 2× the second.
 
+Each of the three runs in a fresh process (its own Spark session and JVM, as a user's
+``ddlcore run`` or ``spark-submit`` does), its job timed once its session has started:
+the JVM compiles its hot code during the first job that runs it (in one JVM, the limit's job
+ran 42.7 s, then 24.6 s and 25.3 s again), so in a shared JVM the first job paid for the
+others' warm-up (docs/pipeline.md, Performance, "Each job in a fresh JVM").
+
 Prints rows/s of each and the ratios, the per-version overhead (``(ddlcore − limit) /
 versions written``: the seconds each table version costs beyond the rows it holds, if the
-rows cost what the limit pays for them), and the peak resident memory of the driver (Python
-process and its JVM, each reset before the ddlcore run: ``/proc/PID/clear_refs``; and the
-largest of the processes the driver forks to convert groups of few rows, ``ru_maxrss`` of
-its children).
+rows cost what the limit pays for them), and the peak resident memory of the ddlcore run's
+driver: its Python process and its JVM (``VmHWM``), the largest of the processes the driver
+forks to convert groups (``ru_maxrss`` of its children), and the JVM's live heap (the most
+its old generation held after a full collection: the data it kept, apart from how far the
+collector let the heap grow).
 
 ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V] [--skew F]
 [--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--keep]``.  Tables ``i`` and
@@ -213,6 +221,119 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
     return False
 
 
+def limit_job(spark, log: Path, out: Path) -> None:
+    """The limit: plain Spark reads ``log`` with a hand-written schema, casts the raw array
+    elements to the target types by position and writes Parquet partitioned by table."""
+    from pyspark.sql import functions as F
+
+    from ddlcore.spark.pipeline import EVENT_SCHEMA_DDL
+
+    ev = spark.read.text(str(log)).select(F.from_json("value", EVENT_SCHEMA_DDL).alias("e")).select("e.*")
+    casts = ["long", "string", "string", "string", "decimal(10,2)", "timestamp_ntz", "date", "int"]
+
+    def payload(x):  # a tagged value's payload ({"$dec":"1.50"} → 1.50), else the text
+        return F.when(x.startswith('{"$'), F.regexp_extract(x, r'^\{"\$\w+":"(.*)"\}$', 1)).otherwise(x)
+
+    def image(arr):  # every table's columns are rotated: cast by position in table 0's order
+        return [payload(F.get(arr, i)).try_cast(t).alias(f"c{i}") for i, t in enumerate(casts)]
+
+    row = F.when(F.col("op") == "d", F.col("before")).otherwise(F.col("after"))
+    plain = ev.where(F.col("op").isin("c", "u", "d")).select(
+        "table", *image(row), F.when(F.col("op").isin("u", "d"), F.struct(*image(F.col("before")))).alias("_before"))
+    plain.write.mode("overwrite").partitionBy("table").parquet(str(out))
+
+
+def ddlcore_job(spark, log: Path, out: Path, jobs: int):
+    """``run_pipeline`` on ``log`` into ``out``; its result."""
+    from ddlcore.spark.pipeline import run_pipeline
+
+    return run_pipeline(log, out, spark=spark, concurrent_jobs=jobs)
+
+
+def udf_job(spark, log: Path, out: Path, jobs: int):
+    """``run_pipeline`` with every table version converted by the naive per-row Python UDF
+    (``_udf_write_version``) in a Spark job; its result."""
+    from ddlcore.spark import pipeline, small
+
+    real, driver_max = pipeline._write_version, small.DRIVER_MAX_ROWS
+    pipeline._write_version, small.DRIVER_MAX_ROWS = _udf_write_version, -1
+    try:
+        return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs)
+    finally:
+        pipeline._write_version, small.DRIVER_MAX_ROWS = real, driver_max
+
+
+def run_job(kind: str, log: Path, out: Path, jobs: int) -> dict:
+    """Run one timed job (``limit``, ``ddlcore`` or ``udf``) in a fresh process (``--job``):
+    each job starts its own Spark session and JVM, as a user's ``ddlcore run`` or
+    ``spark-submit`` does, and none warms the JVM for another.  What it measured: ``seconds``
+    (the job alone, after the session started), ``rows``, ``versions``, ``counts``, and the
+    process's peaks in MB (``python_mb``, ``jvm_mb``, ``workers_mb``, ``live_mb``)."""
+    env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
+    done = subprocess.run([sys.executable, __file__, "--job", kind, "--job-log", str(log), "--job-out", str(out),
+                           "--concurrent-jobs", str(jobs)], env=env, stdout=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the {kind} job failed (exit status {done.returncode})")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def job_main(kind: str, log: Path, out: Path, jobs: int) -> int:
+    """The process of one timed job (``run_job``): prints what it measured as one JSON line."""
+    import threading
+
+    from ddlcore.spark.pipeline import spark_session
+
+    spark = spark_session(None, f"ddlcore benchmark: {kind}")
+    spark.sparkContext.setLogLevel("ERROR")
+    jvm = _jvm_pid(spark)
+    live = _LiveHeap(spark)
+    threading.Thread(target=live.watch, daemon=True).start()
+    _reset_peak(os.getpid())
+    if jvm:
+        _reset_peak(jvm)
+    t0 = time.perf_counter()
+    if kind == "limit":
+        limit_job(spark, log, out)
+        seconds = time.perf_counter() - t0
+        measured = {"rows": spark.read.parquet(str(out)).count(), "versions": None, "counts": None}
+    else:
+        res = (ddlcore_job if kind == "ddlcore" else udf_job)(spark, log, out, jobs)
+        seconds = time.perf_counter() - t0
+        measured = {"rows": res.rows, "versions": len(res.versions_written), "counts": sorted([*k, n] for k, n in res.counts.items())}
+    live.stop()
+    measured.update(seconds=seconds, python_mb=_peak_mb(os.getpid()), jvm_mb=_peak_mb(jvm) if jvm else None,
+                    # the largest child that ended (the JVM has not): the driver's conversion workers
+                    workers_mb=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+                    live_mb=live.peak_mb)
+    spark.stop()
+    print(json.dumps(measured, default=str))
+    return 0
+
+
+class _LiveHeap:
+    """The most the JVM's old generation held after a full collection while the job ran: the
+    data it kept, apart from how far the collector let its heap grow (``MemoryPoolMXBean``
+    ``getCollectionUsage``, read twice a second)."""
+
+    def __init__(self, spark):
+        self._jvm = spark._jvm
+        self.peak_mb = 0.0
+        self._stopped = False
+
+    def watch(self) -> None:
+        mf = self._jvm.java.lang.management.ManagementFactory
+        pools = [p for p in mf.getMemoryPoolMXBeans() if "Old Gen" in p.getName() or "Tenured" in p.getName()]
+        while not self._stopped:
+            for p in pools:
+                used = p.getCollectionUsage()
+                if used is not None:
+                    self.peak_mb = max(self.peak_mb, used.getUsed() / 2 ** 20)
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        self._stopped = True
+
+
 def _canonical_rows(spark, root: Path):
     """Every row file under ``root`` (all tables and versions, one DataFrame: the tables
     share column names and types) as ``(table, version, row JSON)``."""
@@ -300,16 +421,18 @@ def main() -> int:
                     help="no two tables with the same columns (default: 8 column orders, as sharded tables)")
     ap.add_argument("--no-udf", action="store_true", help="leave out the naive-UDF baseline")
     ap.add_argument("--concurrent-jobs", type=int, default=None, help="run_pipeline's (default: its own)")
+    ap.add_argument("--job", choices=("limit", "ddlcore", "udf"), help=argparse.SUPPRESS)
+    ap.add_argument("--job-log", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--job-out", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
 
-    from pyspark.sql import functions as F
-
-    from ddlcore.spark import pipeline, small
-    from ddlcore.spark.pipeline import EVENT_SCHEMA_DDL, run_pipeline, spark_session
+    from ddlcore.spark import pipeline
 
     if args.concurrent_jobs is None:
         args.concurrent_jobs = pipeline.DEFAULT_CONCURRENT_JOBS
+    if args.job:
+        return job_main(args.job, args.job_log, args.job_out, args.concurrent_jobs)
 
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-"))
     log = work / "changelog.jsonl"
@@ -325,60 +448,32 @@ def main() -> int:
           f"{os.cpu_count()} cpus (load average {load:.1f} before Spark), concurrent jobs {args.concurrent_jobs}",
           flush=True)
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the UDF baseline's workers need ddlcore
-    spark = spark_session(None, "ddlcore benchmark")
-    spark.sparkContext.setLogLevel("ERROR")
-    jvm = _jvm_pid(spark)
-
-    # -- limit: hand-written schema, plain casts ------------------------------------------------
-    t0 = time.perf_counter()
-    ev = spark.read.text(str(log)).select(F.from_json("value", EVENT_SCHEMA_DDL).alias("e")).select("e.*")
-    casts = ["long", "string", "string", "string", "decimal(10,2)", "timestamp_ntz", "date", "int"]
-
-    def payload(x):  # a tagged value's payload ({"$dec":"1.50"} → 1.50), else the text
-        return F.when(x.startswith('{"$'), F.regexp_extract(x, r'^\{"\$\w+":"(.*)"\}$', 1)).otherwise(x)
-
-    def image(arr):  # every table's columns are rotated: cast by position in table 0's order
-        return [payload(F.get(arr, i)).try_cast(t).alias(f"c{i}") for i, t in enumerate(casts)]
-
-    row = F.when(F.col("op") == "d", F.col("before")).otherwise(F.col("after"))
-    plain = ev.where(F.col("op").isin("c", "u", "d")).select(
-        "table", *image(row), F.when(F.col("op").isin("u", "d"), F.struct(*image(F.col("before")))).alias("_before"))
-    plain.write.mode("overwrite").partitionBy("table").parquet(str(work / "limit"))
-    limit_s = time.perf_counter() - t0
-    limit_n = spark.read.parquet(str(work / "limit")).count()
-    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s; {limit_n:,} rows)",
+    # -- the timed jobs: each in a fresh process ------------------------------------------------
+    limit = run_job("limit", log, work / "limit", args.concurrent_jobs)
+    limit_s = limit["seconds"]
+    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s; {limit['rows']:,} rows)",
           flush=True)
-
-    # -- ddlcore ---------------------------------------------------------------------------------
-    _reset_peak(os.getpid())
-    if jvm:
-        _reset_peak(jvm)
-    t0 = time.perf_counter()
-    res = run_pipeline(log, work / "ddlcore", spark=spark, concurrent_jobs=args.concurrent_jobs)
-    ddl_s = time.perf_counter() - t0
-    py_peak, jvm_peak = _peak_mb(os.getpid()), (_peak_mb(jvm) if jvm else None)
-    # the largest child that ended (the JVM has not): the driver's conversion workers, if any
-    workers_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    assert res.rows == n_rows, (res.rows, n_rows, res.quarantine_reasons)
-    n_versions = len(res.versions_written)
+    ddl = run_job("ddlcore", log, work / "ddlcore", args.concurrent_jobs)
+    ddl_s, n_versions = ddl["seconds"], ddl["versions"]
+    if ddl["rows"] != n_rows:
+        print(f"ERROR: ddlcore wrote {ddl['rows']:,} rows, not {n_rows:,}", file=sys.stderr)
+        return 1
     print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s; "
           f"{n_versions} table versions written)", flush=True)
-
-    # -- naive per-row Python UDF, same job ------------------------------------------------------
     udf_s = None
     if not args.no_udf:
-        t0 = time.perf_counter()
-        real, driver_max = pipeline._write_version, small.DRIVER_MAX_ROWS
-        pipeline._write_version, small.DRIVER_MAX_ROWS = _udf_write_version, -1
-        try:
-            res_udf = run_pipeline(log, work / "udf", spark=spark, concurrent_jobs=args.concurrent_jobs)
-        finally:
-            pipeline._write_version, small.DRIVER_MAX_ROWS = real, driver_max
-        udf_s = time.perf_counter() - t0
-        assert res_udf.rows == n_rows and res_udf.counts == res.counts, "the UDF job wrote other rows"
+        udf = run_job("udf", log, work / "udf", args.concurrent_jobs)
+        udf_s = udf["seconds"]
+        if udf["rows"] != n_rows or udf["counts"] != ddl["counts"]:
+            print("ERROR: the UDF job wrote other rows than ddlcore", file=sys.stderr)
+            return 1
         print(f"naive Python UDF, same job  : {n_rows / udf_s:12,.0f} rows/s  ({udf_s:.1f} s)", flush=True)
+        from ddlcore.spark.pipeline import spark_session
+
+        spark = spark_session(None, "ddlcore benchmark: compare")
+        spark.sparkContext.setLogLevel("ERROR")
         same, compared = same_output(spark, work / "ddlcore", work / "udf")
+        spark.stop()
         print(f"outputs equal (ddlcore, UDF): {same} ({compared:,} rows compared)", flush=True)
         if not same:
             print("ERROR: ddlcore and the naive UDF wrote different rows", file=sys.stderr)
@@ -404,9 +499,10 @@ def main() -> int:
           f"((ddlcore - limit) / {n_versions} versions)")
     if inc:
         print(f"incremental / start-up      : {inc[0] / inc[1]:12.2f}x")
-    print(f"peak driver RSS (ddlcore run): python {py_peak:.0f} MB" + (f", JVM {jvm_peak:.0f} MB" if jvm_peak else "")
-          + f", largest child process that ended (the conversion workers) {workers_peak:.0f} MB")
-    spark.stop()
+    print(f"peak driver RSS (ddlcore run): python {ddl['python_mb']:.0f} MB"
+          + (f", JVM {ddl['jvm_mb']:.0f} MB" if ddl["jvm_mb"] else "")
+          + f", largest child process that ended (the conversion workers) {ddl['workers_mb']:.0f} MB; "
+          f"the JVM's live heap (old generation after full collections, at most) {ddl['live_mb']:.0f} MB")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
