@@ -25,7 +25,9 @@ Each of the three runs in a fresh process (its own Spark session and JVM, as a u
 ``ddlcore run`` or ``spark-submit`` does), its job timed once its session has started:
 the JVM compiles its hot code during the first job that runs it (in one JVM, the limit's job
 ran 42.7 s, then 24.6 s and 25.3 s again), so in a shared JVM the first job paid for the
-others' warm-up (docs/pipeline.md, Performance, "Each job in a fresh JVM").
+others' warm-up (docs/pipeline.md, Performance, "Each job in a fresh JVM").  ``--repeat N``
+runs the limit and ddlcore in turn N times and reports the medians (the ratio: the median of
+the N pairs' ratios): a cold job's time varies by a third from run to run on 2 cores.
 
 Prints rows/s of each and the ratios, the per-version overhead (``(ddlcore − limit) /
 versions written``: the seconds each table version costs beyond the rows it holds, if the
@@ -36,7 +38,7 @@ its old generation held after a full collection: the data it kept, apart from ho
 collector let the heap grow).
 
 ``python benchmarks/pipeline.py [--rows N] [--tables T] [--versions V] [--skew F]
-[--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--keep]``.  Tables ``i`` and
+[--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--repeat N] [--keep]``.  Tables ``i`` and
 ``i + 8`` have the same columns (as sharded tables do), so ``ddlcore run`` converts their
 versions with one plan; ``--distinct`` gives every table columns of its own.  The default (200,000 events,
 20 × 3) takes a few minutes on 2 cores; issue 12's sizes: ``--rows 2000000`` (20 × 3) and
@@ -52,6 +54,7 @@ import os
 import resource
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -421,6 +424,8 @@ def main() -> int:
                     help="no two tables with the same columns (default: 8 column orders, as sharded tables)")
     ap.add_argument("--no-udf", action="store_true", help="leave out the naive-UDF baseline")
     ap.add_argument("--concurrent-jobs", type=int, default=None, help="run_pipeline's (default: its own)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the limit and ddlcore in turn this many times and report the medians")
     ap.add_argument("--job", choices=("limit", "ddlcore", "udf"), help=argparse.SUPPRESS)
     ap.add_argument("--job-log", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--job-out", type=Path, help=argparse.SUPPRESS)
@@ -449,17 +454,27 @@ def main() -> int:
           flush=True)
 
     # -- the timed jobs: each in a fresh process ------------------------------------------------
-    limit = run_job("limit", log, work / "limit", args.concurrent_jobs)
-    limit_s = limit["seconds"]
-    print(f"limit (plain Spark casts)   : {n_rows / limit_s:12,.0f} rows/s  ({limit_s:.1f} s; {limit['rows']:,} rows)",
-          flush=True)
-    ddl = run_job("ddlcore", log, work / "ddlcore", args.concurrent_jobs)
-    ddl_s, n_versions = ddl["seconds"], ddl["versions"]
-    if ddl["rows"] != n_rows:
-        print(f"ERROR: ddlcore wrote {ddl['rows']:,} rows, not {n_rows:,}", file=sys.stderr)
-        return 1
-    print(f"ddlcore run                 : {n_rows / ddl_s:12,.0f} rows/s  ({ddl_s:.1f} s; "
-          f"{n_versions} table versions written)", flush=True)
+    # ``--repeat N``: the limit and ddlcore in turn, N times; the medians are reported (a cold
+    # job's time varied by a third from run to run on this 2-core machine)
+    limits, ddls, ratios = [], [], []
+    for r in range(args.repeat):
+        limit = run_job("limit", log, work / "limit", args.concurrent_jobs)
+        shutil.rmtree(work / "ddlcore", ignore_errors=True)  # a fresh output: not an incremental run
+        ddl = run_job("ddlcore", log, work / "ddlcore", args.concurrent_jobs)
+        if ddl["rows"] != n_rows:
+            print(f"ERROR: ddlcore wrote {ddl['rows']:,} rows, not {n_rows:,}", file=sys.stderr)
+            return 1
+        limits.append(limit["seconds"])
+        ddls.append(ddl)
+        ratios.append(limit["seconds"] / ddl["seconds"])
+        print(f"limit (plain Spark casts)   : {n_rows / limit['seconds']:12,.0f} rows/s  ({limit['seconds']:.1f} s; "
+              f"{limit['rows']:,} rows)", flush=True)
+        print(f"ddlcore run                 : {n_rows / ddl['seconds']:12,.0f} rows/s  ({ddl['seconds']:.1f} s; "
+              f"{ddl['versions']} table versions written)" + (f"; ratio {ratios[-1]:.2f}x" if args.repeat > 1 else ""),
+              flush=True)
+    limit_s = statistics.median(limits)
+    ddl, ddl_s = ddls[-1], statistics.median(d["seconds"] for d in ddls)  # the last run wrote work/ddlcore
+    n_versions = ddl["versions"]
     udf_s = None
     if not args.no_udf:
         udf = run_job("udf", log, work / "udf", args.concurrent_jobs)
@@ -492,17 +507,19 @@ def main() -> int:
         print(f"incremental run ({args.incremental:,} new)  : {inc_s:12.1f} s  (fresh process; "
               f"Spark start-up alone {startup_s:.1f} s; the run itself says {last_run['seconds']:.1f} s)", flush=True)
 
-    print(f"ddlcore / limit             : {limit_s / ddl_s:12.2f}x")
+    print(f"ddlcore / limit             : {statistics.median(ratios):12.2f}x"
+          + (f"  (median of {args.repeat} pairs: " + ", ".join(f"{x:.2f}" for x in ratios) + ")" if args.repeat > 1 else ""))
     if udf_s is not None:
         print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x")
     print(f"per-version overhead        : {(ddl_s - limit_s) / max(1, n_versions) * 1000:12.1f} ms  "
           f"((ddlcore - limit) / {n_versions} versions)")
     if inc:
         print(f"incremental / start-up      : {inc[0] / inc[1]:12.2f}x")
-    print(f"peak driver RSS (ddlcore run): python {ddl['python_mb']:.0f} MB"
-          + (f", JVM {ddl['jvm_mb']:.0f} MB" if ddl["jvm_mb"] else "")
-          + f", largest child process that ended (the conversion workers) {ddl['workers_mb']:.0f} MB; "
-          f"the JVM's live heap (old generation after full collections, at most) {ddl['live_mb']:.0f} MB")
+    peak = {k: max((d[k] or 0) for d in ddls) for k in ("python_mb", "jvm_mb", "workers_mb", "live_mb")}
+    print(f"peak driver RSS (ddlcore run{'s' if args.repeat > 1 else ''}): python {peak['python_mb']:.0f} MB"
+          + (f", JVM {peak['jvm_mb']:.0f} MB" if peak["jvm_mb"] else "")
+          + f", largest child process that ended (the conversion workers) {peak['workers_mb']:.0f} MB; "
+          f"the JVM's live heap (old generation after full collections, at most) {peak['live_mb']:.0f} MB")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     else:
