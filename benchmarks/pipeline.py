@@ -302,7 +302,8 @@ def job_main(kind: str, log: Path, out: Path, jobs: int) -> int:
     else:
         res = (ddlcore_job if kind == "ddlcore" else udf_job)(spark, log, out, jobs)
         seconds = time.perf_counter() - t0
-        measured = {"rows": res.rows, "versions": len(res.versions_written), "counts": sorted([*k, n] for k, n in res.counts.items())}
+        measured = {"rows": res.rows, "versions": len(res.versions_written),
+                    "counts": sorted([*k, n] for k, n in res.counts.items())}
     live.stop()
     measured.update(seconds=seconds, python_mb=_peak_mb(os.getpid()), jvm_mb=_peak_mb(jvm) if jvm else None,
                     # the largest child that ended (the JVM has not): the driver's conversion workers
@@ -507,8 +508,8 @@ def main() -> int:
         print(f"incremental run ({args.incremental:,} new)  : {inc_s:12.1f} s  (fresh process; "
               f"Spark start-up alone {startup_s:.1f} s; the run itself says {last_run['seconds']:.1f} s)", flush=True)
 
-    print(f"ddlcore / limit             : {statistics.median(ratios):12.2f}x"
-          + (f"  (median of {args.repeat} pairs: " + ", ".join(f"{x:.2f}" for x in ratios) + ")" if args.repeat > 1 else ""))
+    pairs = f"  (median of {args.repeat} pairs: {', '.join(f'{x:.2f}' for x in ratios)})" if args.repeat > 1 else ""
+    print(f"ddlcore / limit             : {statistics.median(ratios):12.2f}x{pairs}")
     if udf_s is not None:
         print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x")
     print(f"per-version overhead        : {(ddl_s - limit_s) / max(1, n_versions) * 1000:12.1f} ms  "
