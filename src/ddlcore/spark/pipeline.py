@@ -311,6 +311,17 @@ def _op_regex(*ops: str) -> str:
     return rf'"{letters("op")}"\s*:\s*"(' + "|".join(letters(o) for o in ops) + ')"'
 
 
+def _op_prefilter(value, *ops: str):
+    """A Spark condition on a line's text (``value``) true for every line ``_op_regex(*ops)``
+    matches, and cheap: the line holds ``"<op>"`` as written or a ``\\u`` escape (one of the
+    regex's letters spelt as one).  Byte searches, no regex and no conversion of the line to a
+    Java string: and-ed before the regex, it leaves the regex to the few lines that pass (a
+    quarter of the DDL pass's time on a log of row events)."""
+    from functools import reduce
+
+    return reduce(lambda a, b: a | b, [value.contains(f'"{o}"') for o in ops] + [value.contains("\\u")])
+
+
 #: a line whose event may be recorded in the history (``ddl`` or ``source``)
 _MAYBE_HISTORY = _op_regex(*HISTORY_OPS)
 #: the same over bytes (``\s`` ASCII whitespace only, as in Java's regular expressions)
@@ -683,7 +694,7 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
     if text_files:
         text = spark.read.text(text_files).where(F.trim("value") != "")
         if history_only:
-            text = text.where(F.col("value").rlike(_MAYBE_HISTORY))
+            text = text.where(_op_prefilter(F.col("value"), *HISTORY_OPS) & F.col("value").rlike(_MAYBE_HISTORY))
         if after_seq is not None:
             found = F.transform(F.regexp_extract_all(F.col("value"), F.lit(_SEQ_MEMBER), 1),
                                 lambda n: n.try_cast("long"))

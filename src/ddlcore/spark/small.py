@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import raw
+from . import columnar
 from . import pipeline as pl
 from .layout import version_dir
 
@@ -500,6 +501,8 @@ class _GroupJob:
         self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
         self.memos = _memos(self.conv) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
+        # staged rows are converted a column at a time where they can be (``columnar``)
+        self.columns = _column_converters(self.conv, self.schema, self.memos) if staged else None
         self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
@@ -512,6 +515,13 @@ class _GroupJob:
             rows = by_version.get(k)
             if not rows:
                 continue
+            if rows.table is not None:  # staged rows: a column at a time, unless a row needs the row pass
+                table = columnar.convert_chunk(rows.table, self.schema, self.conv.names, self.columns,
+                                               after=self.after, before=self.before)
+                if table is not None:
+                    self._writer(k).write_table(table)
+                    continue
+                rows = _Rows(rows.table.to_pydict())
             columns, errs, failed = _convert(self.conv, rows, after=self.after, before=self.before,
                                              memos=self.memos)
             self.failed |= failed
@@ -923,6 +933,8 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
+    import pyarrow.compute as pc
+
     chunks, ops = _chunks(rows)
     files: list[tuple[str, bytes]] = []
 
@@ -936,17 +948,13 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True)
     try:
         for chunk in chunks:
-            columns = chunk.to_pydict()
-            parts = columns.pop("_part")
-            distinct = set(parts)
+            parts = chunk.column("_part")
+            chunk = chunk.drop_columns(["_part"])
+            distinct = pc.unique(parts).to_pylist()
             if len(distinct) == 1:  # one version (the commonest chunk)
-                by_version = {distinct.pop(): _Rows(columns)}
+                by_version = {distinct[0]: _Rows.staged(chunk)}
             else:
-                at: dict[int, list[int]] = defaultdict(list)
-                for j, k in enumerate(parts):
-                    at[k].append(j)
-                by_version = {k: _Rows({name: [column[j] for j in js] for name, column in columns.items()})
-                              for k, js in at.items()}
+                by_version = {k: _Rows.staged(chunk.filter(pc.equal(parts, k))) for k in distinct}
             job.add(by_version)
     except _Unsure:
         job.discard()
@@ -1174,6 +1182,16 @@ def _memos(conv) -> dict[str, list[_ColumnMemo]]:
     return {image: [_ColumnMemo(fn, limit) for fn in conv._functions] for image in ("after", "before")}
 
 
+def _column_converters(conv, schema, memos: dict[str, list[_ColumnMemo]]) -> dict[str, list]:
+    """Per image, a ``columnar.column_converter`` per column of ``conv`` (a ``RowConverter``):
+    its rule's kernel if it has one, and its ``memos`` entry; ``schema``: the version's row
+    table's Arrow schema (``parquet_format``), whose first fields are the columns'."""
+    types = [f.type for f in list(schema)[:len(conv.names)]]
+    kernels = [columnar.vector_function(rule, t) for rule, t in zip(conv.rules, types)]
+    return {image: [columnar.column_converter(kernel, memo, t) for kernel, memo, t in zip(kernels, column_memos, types)]
+            for image, column_memos in memos.items()}
+
+
 def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
     """The row images of one version's staged events (each a list of texts, or ``None``)
     converted column by column through ``memos`` (one per column): per image its converted
@@ -1206,14 +1224,22 @@ class _Rows:
     """One version's row events of a chunk, as columns: ``columns`` (``_STAGED``'s fields but
     ``_part``: name → one value per event, in ``seq`` order; the images as their values'
     texts), ``values`` (per image, each event's raw values: events read on the driver, whose
-    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts)
-    and ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed)."""
+    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts),
+    ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed) and
+    ``table`` (staged rows as read, an Arrow table; ``columns`` is then ``None``: ``staged``)."""
 
-    __slots__ = ("columns", "values", "events")
+    __slots__ = ("columns", "values", "events", "table")
 
     def __init__(self, columns: dict[str, list], values: dict[str, list] | None = None,
-                 events: list[_Event] | None = None):
-        self.columns, self.values, self.events = columns, values, events
+                 events: list[_Event] | None = None, table=None):
+        self.columns, self.values, self.events, self.table = columns, values, events, table
+
+    @classmethod
+    def staged(cls, table) -> "_Rows":
+        """Staged rows as an Arrow table (``_STAGED``'s columns but ``_part``), for
+        ``columnar.convert_chunk``; ``columns`` is ``None`` (the caller makes ``_Rows`` of
+        ``table.to_pydict()`` where the row pass is needed)."""
+        return cls(None, table=table)
 
     @classmethod
     def of(cls, events: list[_Event]) -> "_Rows":
@@ -1222,7 +1248,7 @@ class _Rows:
                    {image: [ev.values[image] for ev in events] for image in ("after", "before")}, events)
 
     def __len__(self) -> int:
-        return len(self.columns["op"])
+        return self.table.num_rows if self.columns is None else len(self.columns["op"])
 
     def event(self, j: int) -> _Event:
         """The ``j``-th event (its fields: what a quarantine record names)."""
