@@ -44,14 +44,16 @@ def _run(spark, log: Path, out: Path, monkeypatch, max_rows: int, **kw):
     return res, said
 
 
-def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, *, max_rows: int = 2_000, **kw):
+def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, *, max_rows: int = 2_000,
+               driver_settings=contextlib.nullcontext, **kw):
     """``log`` run into a new output with Spark jobs only, and with groups of at most
-    ``max_rows`` rows on the driver: asserts the outputs and results equal; returns the
-    driver run's result and progress."""
+    ``max_rows`` rows on the driver (within ``driver_settings()``, a context manager): asserts
+    the outputs and results equal; returns the driver run's result and progress."""
     out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
     res_spark, said_spark = _run(spark, log, out_spark, monkeypatch, -1, **kw)
     assert not any("on the driver" in m for m in said_spark), said_spark
-    res_driver, said = _run(spark, log, out_driver, monkeypatch, max_rows, **kw)
+    with driver_settings():
+        res_driver, said = _run(spark, log, out_driver, monkeypatch, max_rows, **kw)
     assert any("on the driver" in m for m in said), said
     assert_same_output(spark, out_driver, out_spark, "", "")
     for field in _RESULT_FIELDS:
@@ -117,10 +119,11 @@ def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, 
 
 
 @contextlib.contextmanager
-def _split_input(spark, on: bool = True):
-    """Input splits of 64 bytes while on (a line or none each): the staging pass writes a file
-    per task and group, several per group (a group's parts when ``PART_ROWS`` is small)."""
-    settings = {"spark.sql.files.maxPartitionBytes": "64", "spark.sql.files.openCostInBytes": "0"} if on else {}
+def _split_input(spark, on: bool = True, split: int = 64):
+    """Input splits of ``split`` bytes while on (64: a line or none each; 200, about a row
+    event's line: one or two lines each): the staging pass writes a file per task and group,
+    several per group (a group's parts when ``PART_ROWS`` is small)."""
+    settings = {"spark.sql.files.maxPartitionBytes": str(split), "spark.sql.files.openCostInBytes": "0"} if on else {}
     old = {key: spark.conf.get(key) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
@@ -145,12 +148,16 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
         _read_in_batches(monkeypatch)
     if chunk_rows:
         monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
-    with _split_input(spark, parts):
-        if parts:
-            monkeypatch.setattr(small, "PART_ROWS", 1)
-        res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write())
+    if parts:
+        monkeypatch.setattr(small, "PART_ROWS", 1)
+    # the input split only for the run on the driver (whose parts are the staged files): a
+    # Spark job per group reads the group's directory whatever its files
+    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(),
+                           driver_settings=lambda: _split_input(spark, parts, split=200))
     assert res.quarantined == 1 and res.rows == 10
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
+    if parts:  # the group of the three shards (its failed row in one part) in several parts
+        assert any(m.startswith("1 of them in parts") and not m.endswith(": 1 parts") for m in said), said
 
 
 def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch):
@@ -302,7 +309,7 @@ def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeyp
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
     monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small._GroupJob, "add", _failing_group("raise"))  # inherited by the forked workers
+    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="a worker's own error") as exc:
         _run(spark, log, out, monkeypatch, 2_000)
@@ -315,7 +322,7 @@ def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypa
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
     monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small._GroupJob, "add", _failing_group("die"))
+    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("die"))
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
         _run(spark, log, out, monkeypatch, 2_000)

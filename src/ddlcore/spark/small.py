@@ -515,19 +515,27 @@ class _GroupJob:
             rows = by_version.get(k)
             if not rows:
                 continue
-            if rows.table is not None:  # staged rows: a column at a time, unless a row needs the row pass
-                table = columnar.convert_chunk(rows.table, self.schema, self.conv.names, self.columns,
-                                               after=self.after, before=self.before)
-                if table is not None:
-                    self._writer(k).write_table(table)
-                    continue
-                rows = _Rows(rows.table.to_pydict())
             columns, errs, failed = _convert(self.conv, rows, after=self.after, before=self.before,
                                              memos=self.memos)
             self.failed |= failed
             self.errored += [(ev, k, reason) for ev, reason in errs]
             if columns["_op"]:
                 self._writer(k).write_table(pa.Table.from_pydict(columns, schema=self.schema))
+
+    def add_staged(self, chunk) -> None:
+        """A chunk of the group's staged rows (an Arrow table of the ``_STAGED`` columns, in
+        ``seq`` order), converted a column at a time for all its versions at once (a group's
+        versions share one conversion: ``columnar.convert_chunk``) and split by version; or,
+        where some row needs the row pass, row by row (``add``)."""
+        parts = chunk.column("_part")
+        chunk = chunk.drop_columns(["_part"])
+        table = columnar.convert_chunk(chunk, self.schema, self.conv.names, self.columns,
+                                       after=self.after, before=self.before)
+        if table is None:
+            self.add({k: _Rows(rows.to_pydict()) for k, rows in _by_version(chunk, parts)})
+            return
+        for k, rows in _by_version(table, parts):
+            self._writer(k).write_table(rows)
 
     def _writer(self, k: int):
         import pyarrow.parquet as pq
@@ -933,8 +941,6 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
-    import pyarrow.compute as pc
-
     chunks, ops = _chunks(rows)
     files: list[tuple[str, bytes]] = []
 
@@ -948,14 +954,7 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True)
     try:
         for chunk in chunks:
-            parts = chunk.column("_part")
-            chunk = chunk.drop_columns(["_part"])
-            distinct = pc.unique(parts).to_pylist()
-            if len(distinct) == 1:  # one version (the commonest chunk)
-                by_version = {distinct[0]: _Rows.staged(chunk)}
-            else:
-                by_version = {k: _Rows.staged(chunk.filter(pc.equal(parts, k))) for k in distinct}
-            job.add(by_version)
+            job.add_staged(chunk)
     except _Unsure:
         job.discard()
         return None
@@ -983,6 +982,23 @@ def _chunks(rows) -> tuple[Any, set[str]]:
     ops = set(files.to_table(columns=["op"]).column("op").unique().to_pylist())
     return (pa.Table.from_batches([batch]) for batch in files.to_batches(
         columns=list(_STAGED), batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=1)), ops
+
+
+def _by_version(table, parts) -> list[tuple[int, Any]]:
+    """``table``'s rows by version (``parts``: each row's version index), ``(version, its
+    rows)`` in version order, each version's rows in their order in ``table`` (a stable sort)."""
+    import pyarrow.compute as pc
+
+    counts = pc.value_counts(parts)
+    runs = sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
+    if len(runs) == 1:  # one version (the commonest chunk)
+        return [(runs[0][0], table)]
+    table = table.take(pc.sort_indices(parts))
+    out, start = [], 0
+    for k, n in runs:
+        out.append((k, table.slice(start, n)))
+        start += n
+    return out
 
 
 def _version_opener(fs, staging: str, run_id: str):
@@ -1224,22 +1240,14 @@ class _Rows:
     """One version's row events of a chunk, as columns: ``columns`` (``_STAGED``'s fields but
     ``_part``: name → one value per event, in ``seq`` order; the images as their values'
     texts), ``values`` (per image, each event's raw values: events read on the driver, whose
-    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts),
-    ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed) and
-    ``table`` (staged rows as read, an Arrow table; ``columns`` is then ``None``: ``staged``)."""
+    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts)
+    and ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed)."""
 
-    __slots__ = ("columns", "values", "events", "table")
+    __slots__ = ("columns", "values", "events")
 
     def __init__(self, columns: dict[str, list], values: dict[str, list] | None = None,
-                 events: list[_Event] | None = None, table=None):
-        self.columns, self.values, self.events, self.table = columns, values, events, table
-
-    @classmethod
-    def staged(cls, table) -> "_Rows":
-        """Staged rows as an Arrow table (``_STAGED``'s columns but ``_part``), for
-        ``columnar.convert_chunk``; ``columns`` is ``None`` (the caller makes ``_Rows`` of
-        ``table.to_pydict()`` where the row pass is needed)."""
-        return cls(None, table=table)
+                 events: list[_Event] | None = None):
+        self.columns, self.values, self.events = columns, values, events
 
     @classmethod
     def of(cls, events: list[_Event]) -> "_Rows":
@@ -1248,7 +1256,7 @@ class _Rows:
                    {image: [ev.values[image] for ev in events] for image in ("after", "before")}, events)
 
     def __len__(self) -> int:
-        return self.table.num_rows if self.columns is None else len(self.columns["op"])
+        return len(self.columns["op"])
 
     def event(self, j: int) -> _Event:
         """The ``j``-th event (its fields: what a quarantine record names)."""
