@@ -1,6 +1,6 @@
 """``ddlcore.spark.localjvm``: a local session started by ``spark_session`` writes files with
 the modes Hadoop's ``LocalFileSystem`` gives them, without a ``chmod`` process per file, and
-runs the parallel collector; a setting the caller or the Spark configuration makes wins.
+runs the parallel collector without its adaptive size policy; a setting the caller or the Spark configuration makes wins.
 
 Each session runs in a fresh Python process (the filesystem class and the collector are fixed
 when the JVM starts), with a ``chmod`` first on ``PATH`` that logs its calls before running the
@@ -30,9 +30,12 @@ spark = spark_session("local[1]", "localjvm test", conf=json.loads(sys.argv[2]))
 spark.range(6).selectExpr("id", "id % 2 AS p").write.partitionBy("p").parquet(sys.argv[1])
 jvm = spark._jvm
 fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), spark._jsc.hadoopConfiguration())
-gcs = [b.getName() for b in jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()]
+management = jvm.java.lang.management.ManagementFactory
+gcs = [b.getName() for b in management.getGarbageCollectorMXBeans()]
+hotspot = management.getPlatformMXBean(jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
 from pyspark.errors.utils import is_debugging_enabled
 print(json.dumps({"status": localjvm.status(), "fs": fs.getClass().getName(), "gc": gcs,
+                  "adaptive": hotspot.getVMOption("UseAdaptiveSizePolicy").getValue(),
                   "debugging": is_debugging_enabled()}))
 spark.stop()
 """
@@ -71,6 +74,8 @@ def test_local_session_writes_the_same_modes_without_a_chmod_process(tmp_path):
                              localjvm.JAVA_OPTIONS_KEY: "-XX:+UseG1GC"})
     assert ours["fs"] == localjvm.FS_CLASS and f"{localjvm.FS_CLASS} from" in ours["status"], ours
     assert "PS MarkSweep" in ours["gc"] and "-XX:+UseParallelGC" in ours["status"], ours
+    # with fixed generation sizes (the peak does not follow the log's length)
+    assert ours["adaptive"] == "false" and hadoop["adaptive"] == "true", (ours, hadoop)
     # and PySpark's call-site recording for each Column function is off (spark_session)
     assert ours["debugging"] is False and hadoop["debugging"] is False
     assert hadoop["fs"] == "org.apache.hadoop.fs.LocalFileSystem", hadoop

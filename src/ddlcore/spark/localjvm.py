@@ -22,7 +22,14 @@ filesystem: only speed differs.
 collector, instead of G1: a batch job's pauses do not matter, and G1's write barriers make
 every compiled method larger.  2M events in 2,000 table versions: 77.0 s instead of 87.7 s
 (means of three runs), with less CPU in the collector (5 s against 8–12 s) and in the JIT
-(48–52 s against 54–58 s).
+(48–52 s against 54–58 s).  Its generations keep the sizes the JVM starts with
+(``-XX:-UseAdaptiveSizePolicy``; the heap starts at the JVM's default, 1/64 of the machine's
+memory, and still grows up to ``spark.driver.memory`` where the live data needs it): with the
+policy, the collector grew the heap with the length of the staging job, so the JVM's peak
+grew with the log (1,100–1,140 MB at 2M events, 1,311 MB at 10M) though the live heap did
+not; without it, 801–807 MB and 812 MB, in the same time (41.0–48.1 s against 43.2–47.6 s at
+2M, 145.0 s against 147.9 s at 10M; fresh ``ddlcore run`` each, docs/pipeline.md,
+Performance).
 
 When: a session whose JVM ``spark_session`` starts (none is running in this Python process
 yet) with a ``local`` master.  Each setting is left out where the caller's ``conf`` or the
@@ -50,9 +57,10 @@ __all__ = ["FS_CLASS", "FS_IMPL_KEY", "CLASS_PATH_KEY", "JAVA_OPTIONS_KEY", "COL
 FS_CLASS = "ddlcore.spark.NioLocalFileSystem"
 FS_IMPL_KEY = "spark.hadoop.fs.file.impl"
 CLASS_PATH_KEY = "spark.driver.extraClassPath"
-#: the collector and the property that selects it
+#: the collector (with its heap sizing: the collector module docstring) and the property
+#: that selects it
 JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
-COLLECTOR = "-XX:+UseParallelGC"
+COLLECTOR = "-XX:+UseParallelGC -XX:-UseAdaptiveSizePolicy"
 
 _SOURCE = Path(__file__).parent / "java" / "NioLocalFileSystem.java"
 _CLASS_FILES = ("ddlcore/spark/NioLocalFileSystem.class", "ddlcore/spark/NioLocalFileSystem$Raw.class")
