@@ -8,7 +8,9 @@ updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows
 
 * **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
-  writes Parquet — the cost of reading and writing alone;
+  writes Parquet — the cost of reading and writing alone; in ``spark_session``'s session with
+  the JVM's adaptive heap sizing back on (``LIMIT_CONF``: its fastest; ddlcore's sessions
+  keep fixed generation sizes for a driver peak that does not grow with the log);
 * **ddlcore**: ``run_pipeline`` (history, version tagging, conversion — in local mode in the
   driver's worker processes, ``ddlcore.spark.small`` —, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
@@ -29,7 +31,8 @@ others' warm-up (docs/pipeline.md, Performance, "Each job in a fresh JVM").  ``-
 runs the limit and ddlcore in turn N times and reports the medians (the ratio: the median of
 the N pairs' ratios): a cold job's time varies by a third from run to run on 2 cores.
 
-Prints rows/s of each and the ratios, the per-version overhead (``(ddlcore − limit) /
+Prints rows/s of each and the ratios (with the UDF: also the conversion phase's ratio, the
+stage where the two runs differ, ``ConversionPhase``), the per-version overhead (``(ddlcore − limit) /
 versions written``: the seconds each table version costs beyond the rows it holds, if the
 rows cost what the limit pays for them), and the peak resident memory of the ddlcore run's
 driver: its Python process and its JVM (``VmHWM``), the largest of the processes the driver
@@ -224,6 +227,11 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
     return False
 
 
+#: the limit's session settings besides ``spark_session``'s: the parallel collector's adaptive
+#: size policy back on (2M events, fresh processes: 35.5-42.5 s with it, 47.9-56.9 s without)
+LIMIT_CONF = {"spark.driver.extraJavaOptions": "-XX:+UseAdaptiveSizePolicy"}
+
+
 def limit_job(spark, log: Path, out: Path) -> None:
     """The limit: plain Spark reads ``log`` with a hand-written schema, casts the raw array
     elements to the target types by position and writes Parquet partitioned by table."""
@@ -246,22 +254,40 @@ def limit_job(spark, log: Path, out: Path) -> None:
     plain.write.mode("overwrite").partitionBy("table").parquet(str(out))
 
 
-def ddlcore_job(spark, log: Path, out: Path, jobs: int):
-    """``run_pipeline`` on ``log`` into ``out``; its result."""
+class ConversionPhase:
+    """``run_pipeline``'s ``progress`` callback that times its conversion phase: from its first
+    ``converting ...`` message to ``writing N schema file(s)`` (the stage where ddlcore's and
+    the naive UDF's runs differ; the DDL pass, the staging and the commit are the same job).
+    ``seconds``: ``None`` until both were seen."""
+
+    def __init__(self):
+        self.start: float | None = None
+        self.seconds: float | None = None
+
+    def __call__(self, message: str) -> None:
+        now = time.perf_counter()
+        if self.start is None and message.startswith("converting"):
+            self.start = now
+        elif self.start is not None and self.seconds is None and message.startswith("writing "):
+            self.seconds = now - self.start
+
+
+def ddlcore_job(spark, log: Path, out: Path, jobs: int, progress=None):
+    """``run_pipeline`` on ``log`` into ``out`` (``progress``: its callback); its result."""
     from ddlcore.spark.pipeline import run_pipeline
 
-    return run_pipeline(log, out, spark=spark, concurrent_jobs=jobs)
+    return run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress)
 
 
-def udf_job(spark, log: Path, out: Path, jobs: int):
+def udf_job(spark, log: Path, out: Path, jobs: int, progress=None):
     """``run_pipeline`` with every table version converted by the naive per-row Python UDF
-    (``_udf_write_version``) in a Spark job; its result."""
+    (``_udf_write_version``) in a Spark job (``progress``: its callback); its result."""
     from ddlcore.spark import pipeline, small
 
     real, driver_max = pipeline._write_version, small.DRIVER_MAX_ROWS
     pipeline._write_version, small.DRIVER_MAX_ROWS = _udf_write_version, -1
     try:
-        return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs)
+        return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress)
     finally:
         pipeline._write_version, small.DRIVER_MAX_ROWS = real, driver_max
 
@@ -286,7 +312,9 @@ def job_main(kind: str, log: Path, out: Path, jobs: int) -> int:
 
     from ddlcore.spark.pipeline import spark_session
 
-    spark = spark_session(None, f"ddlcore benchmark: {kind}")
+    # the limit: plain Spark with the JVM's adaptive heap sizing, its fastest (ddlcore's local
+    # sessions keep fixed generation sizes: ``ddlcore.spark.localjvm``)
+    spark = spark_session(None, f"ddlcore benchmark: {kind}", conf=LIMIT_CONF if kind == "limit" else None)
     spark.sparkContext.setLogLevel("ERROR")
     jvm = _jvm_pid(spark)
     live = _LiveHeap(spark)
@@ -300,10 +328,11 @@ def job_main(kind: str, log: Path, out: Path, jobs: int) -> int:
         seconds = time.perf_counter() - t0
         measured = {"rows": spark.read.parquet(str(out)).count(), "versions": None, "counts": None}
     else:
-        res = (ddlcore_job if kind == "ddlcore" else udf_job)(spark, log, out, jobs)
+        phase = ConversionPhase()
+        res = (ddlcore_job if kind == "ddlcore" else udf_job)(spark, log, out, jobs, progress=phase)
         seconds = time.perf_counter() - t0
         measured = {"rows": res.rows, "versions": len(res.versions_written),
-                    "counts": sorted([*k, n] for k, n in res.counts.items())}
+                    "counts": sorted([*k, n] for k, n in res.counts.items()), "conversion_seconds": phase.seconds}
     live.stop()
     measured.update(seconds=seconds, python_mb=_peak_mb(os.getpid()), jvm_mb=_peak_mb(jvm) if jvm else None,
                     # the largest child that ended (the JVM has not): the driver's conversion workers
@@ -512,6 +541,10 @@ def main() -> int:
     print(f"ddlcore / limit             : {statistics.median(ratios):12.2f}x{pairs}")
     if udf_s is not None:
         print(f"ddlcore / naive UDF         : {udf_s / ddl_s:12.2f}x")
+        conv = (ddl["conversion_seconds"], udf["conversion_seconds"])
+        if None not in conv:
+            print(f"conversion phase / UDF's    : {conv[1] / conv[0]:12.2f}x  (ddlcore {conv[0]:.1f} s, naive UDF "
+                  f"{conv[1]:.1f} s: from the first 'converting' to the schema files; the rest is the same job)")
     print(f"per-version overhead        : {(ddl_s - limit_s) / max(1, n_versions) * 1000:12.1f} ms  "
           f"((ddlcore - limit) / {n_versions} versions)")
     if inc:

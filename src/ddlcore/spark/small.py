@@ -490,7 +490,8 @@ class _GroupJob:
     op carries quarantined.
 
     ``staged``: the events are staged rows (``_convert_slice``: texts only, ``values``
-    ``None``), converted column by column through a ``_ColumnMemo`` per image and column that
+    ``None``), given a chunk at a time to ``add_staged`` and converted a column at a time:
+    through the column's kernel (``columnar``) or a ``_ColumnMemo`` per image and column that
     lasts the whole job."""
 
     def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file,
