@@ -27,8 +27,8 @@ every compiled method larger.  2M events in 2,000 table versions: 77.0 s instead
 memory, and still grows up to ``spark.driver.memory`` where the live data needs it): with the
 policy, the collector grew the heap with the length of the staging job, so the JVM's peak
 grew with the log (1,100–1,140 MB at 2M events, 1,311 MB at 10M) though the live heap did
-not; without it, 801–807 MB and 812 MB, in the same time (41.0–48.1 s against 43.2–47.6 s at
-2M, 145.0 s against 147.9 s at 10M; fresh ``ddlcore run`` each, docs/pipeline.md,
+not; without it, 801–820 MB and 812 MB, in the same time (five 2M pairs, fresh ``ddlcore
+run`` each: 244.9 s in all against 244.5 s; 10M: 145.0 s against 147.9 s; docs/pipeline.md,
 Performance).
 
 When: a session whose JVM ``spark_session`` starts (none is running in this Python process
