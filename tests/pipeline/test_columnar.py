@@ -36,7 +36,8 @@ def _job(conv, memo_texts: int = 4096):
 def _chunk(events: list[tuple]) -> tuple[dict, "pa.Table"]:
     """Events ``(op, after texts, before texts)`` as the row pass's columns and as staged rows."""
     columns = {name: [None] * len(events) for name in small._ROW_FIELDS}
-    columns.update(op=[e[0] for e in events], seq=list(range(len(events))), position=[f"p:{i}" for i in range(len(events))],
+    columns.update(op=[e[0] for e in events], seq=list(range(len(events))),
+                   position=[f"p:{i}" for i in range(len(events))],
                    ts=[1000 + i for i in range(len(events))], tx=["t"] * len(events), row=[0] * len(events),
                    after=[e[1] for e in events], before=[e[2] for e in events])
     return columns, pa.Table.from_pydict({f.name: columns.get(f.name) or [None] * len(events) for f in _STAGED_SCHEMA},

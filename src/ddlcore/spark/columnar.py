@@ -2,11 +2,12 @@
 
 The driver-side conversion (``ddlcore.spark.small``) reads a conversion group's staged rows as
 Arrow tables of ``CHUNK_ROWS`` rows: each image (``after``, ``before``) a ``list<string>``
-column holding its values' texts as Spark read them.  ``convert_chunk`` turns such a chunk of
-one version's rows into that version's row table (``small.output_struct``'s Arrow schema) a
-column at a time, with no Python object per row, or declines (``None``) when some row needs the
-row pass: an image with the wrong number of values, a value its column does not convert, the
-absent marker.  The caller then converts the chunk row by row (``small._convert``), which gives
+column holding its values' texts as Spark read them.  ``convert_chunk`` turns such a chunk
+(rows of the group's versions, which share one conversion) into their row table
+(``small.output_struct``'s Arrow schema) a column at a time, with no Python object per row
+for the columns with a kernel, or declines (``None``) when some row needs the row pass: an
+image with the wrong number of values, a value its column does not convert, the absent
+marker.  The caller then converts the chunk row by row (``small._convert``), which gives
 those rows' errors and absent names.
 
 Each column is converted by the function ``column_converter`` builds from two faces of its
@@ -144,8 +145,8 @@ def vector_function(rule, arrow_type) -> Kernel | None:
 def column_converter(kernel: Kernel | None, memo, arrow_type) -> Kernel:
     """One column's converter for ``convert_chunk``: ``kernel`` (``vector_function``), else
     ``memo`` (``small._ColumnMemo``: text → converted value; its ``slow`` counts the values it
-    leaves to the row pass) over the texts; ``None`` when it left some value to the row pass.  Raises what the memo
-    raises (``small._Unsure``)."""
+    leaves to the row pass) over the texts, as an array of ``arrow_type``; ``None`` when the
+    memo left some value to the row pass.  Raises what the memo raises (``small._Unsure``)."""
     import pyarrow as pa
 
     def convert(texts):
@@ -153,7 +154,7 @@ def column_converter(kernel: Kernel | None, memo, arrow_type) -> Kernel:
             out = kernel(texts)
             if out is not None:
                 return out
-        seen = memo.slow  # counts the values it left to the row pass
+        seen = memo.slow
         values = [memo[t] for t in texts.to_pylist()]
         if memo.slow != seen:
             return None
@@ -168,9 +169,10 @@ _COPIED = (("_op", "op"), ("_seq", "seq"), ("_position", "position"), ("_ts", "t
 
 def convert_chunk(table, schema, names: list[str], converters: dict[str, list[Kernel]], *,
                   after: bool, before: bool):
-    """One version's staged rows (``table``: Arrow, the ``small._STAGED`` columns, in ``seq``
-    order) as its row table (``schema``: ``small.parquet_format`` of ``output_struct``), or
-    ``None`` where some row needs the row pass (see the module's docstring).
+    """A chunk of a conversion group's staged rows (``table``: Arrow, the ``small._STAGED``
+    columns but ``_part``, in ``seq`` order) as their row table, row for row (``schema``:
+    ``small.parquet_format`` of the group's ``output_struct``), or ``None`` where some row
+    needs the row pass (see the module's docstring).
 
     ``names``: the table's columns; ``converters``: per image (``after``, ``before``) a
     ``column_converter`` per column.  ``after`` / ``before``: whether the group's plan
