@@ -219,7 +219,8 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     bad = log.add(op="c", database="shop", table="a2", after=[1, "1.50"])
     log.row("c", "b", after=[1, "x"])
     # the input split only for the run on the driver, whose parts are the staged files
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(), driver_settings=lambda: _split_input(spark, parts))
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(),
+                           driver_settings=lambda: _split_input(spark, parts))
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
     assert res.rows == 2 and res.quarantined == 1
     [record] = quarantine(tmp_path / "driver")
