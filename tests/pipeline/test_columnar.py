@@ -115,7 +115,7 @@ def _kernel_table():
     from ..spark.support import table
     return table(D("INT"), D("INT", unsigned=True), D("TINYINT", 1), D("SMALLINT"), D("BIGINT"),
                  D("DECIMAL", 5, 2), D("DECIMAL", 38, 0), D("DECIMAL", 10, 10), D("DATETIME"), D("DATETIME", 3),
-                 D("DATETIME", 6))
+                 D("DATETIME", 6), D("DECIMAL", 38, 30))
 
 
 _INT_TEXTS = st.one_of(st.integers(-(1 << 64), 1 << 64).map(str), st.integers(-40000, 70000).map(str),
@@ -189,7 +189,7 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     (0, "-0"), (0, "007"), (0, "2147483648"), (0, "1e3"), (1, "4294967296"), (3, "32768"),
     (5, '{"$dec":"1.234"}'), (5, '{"$dec":"1000"}'), (5, '{"$dec":"1E+2"}'), (5, "1.5"), (7, "1"),
     (8, "2024-01-01 10:00:00.5"), (9, "0000-01-01 00:00:00"), (9, "2023-02-29 10:00:00"), (9, "2024-01-01"),
-    (9, '{"$datetime":"2024-01-01 10:00:00"}')])
+    (9, '{"$datetime":"2024-01-01 10:00:00"}'), (11, "123456789"), (11, '{"$dec":"123456789.5"}')])
 def test_kernels_leave_to_the_memo_what_needs_rounding_a_range_error_or_another_reading(column, text):
     """A kernel declines a whole column of texts when one of them is outside what it takes: a
     non-canonical integer, a value out of the column's range, a decimal to round, a fraction

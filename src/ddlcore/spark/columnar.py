@@ -29,9 +29,13 @@ from typing import Any, Callable
 
 from .rules import DateTimeRule, DecimalRule, IntegerRule
 
-#: an integer in its text form as ``small._staged_value`` takes it (no sign but ``-``, no
-#: leading zero, not ``-0``), of at most 18 digits (within int64)
-_INT_TEXT = r"0|-?[1-9][0-9]{0,17}"
+def _int_text(digits: int = 18) -> str:
+    """An integer in its text form as ``small._staged_value`` takes it (no sign but ``-``, no
+    leading zero, not ``-0``), of at most ``digits`` digits (18: within int64)."""
+    return rf"0|-?[1-9][0-9]{{0,{digits - 1}}}"
+
+
+_INT_TEXT = _int_text()
 
 #: a year of four digits but 0000 (RE2, Arrow's regular expressions, has no look-ahead)
 _YEAR = "(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
@@ -76,17 +80,19 @@ def _integer_kernel(rule: IntegerRule, arrow_type) -> Kernel | None:
 
 
 def _decimal_kernel(rule: DecimalRule, arrow_type) -> Kernel | None:
-    """``DecimalRule`` in ``precise`` mode (p ≤ 38, ``DecimalType(p,s)``): ``$dec`` payloads in
-    plain notation with at most ``s`` fraction digits (no rounding to do) and integers in their
-    text form; the value's magnitude below 10^(p-s) (the rule's range)."""
+    """``DecimalRule`` in ``precise`` mode (p ≤ 38, ``DecimalType(p,s)``, s < 38): ``$dec``
+    payloads in plain notation with at most ``s`` fraction digits (no rounding to do) and at
+    most 38 - s integer digits, and integers in their text form of at most that many digits;
+    the value's magnitude below 10^(p-s) (the rule's range)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if rule.mode != "precise" or rule.wide:
-        return None
     p, s = rule.p, rule.s
+    whole = 38 - s  # the integer digits ``decimal128(38, s)`` holds
+    if rule.mode != "precise" or rule.wide or whole < 1:
+        return None
     fraction = rf"(\.[0-9]{{1,{s}}})?" if s else ""
-    pattern = rf'^(\{{"\$dec":"-?[0-9]{{1,{38 - s}}}{fraction}"\}}|{_INT_TEXT})$'
+    pattern = rf'^(\{{"\$dec":"-?[0-9]{{1,{whole}}}{fraction}"\}}|{_int_text(min(18, whole))})$'
     wide = pa.decimal128(38, s)
     # (p 38: the pattern's 38 - s integer digits are the range)
     limit = None if p == 38 else pa.scalar(Decimal(10) ** (p - s), wide)
@@ -95,7 +101,10 @@ def _decimal_kernel(rule: DecimalRule, arrow_type) -> Kernel | None:
         if not _matching(texts, pattern):
             return None
         payload = pc.if_else(pc.starts_with(texts, '{"'), pc.utf8_slice_codeunits(texts, 9, -2), texts)
-        d = pc.cast(payload, wide)
+        try:
+            d = pc.cast(payload, wide)
+        except pa.ArrowInvalid:  # (the pattern keeps within 38 digits: not expected)
+            return None
         if limit is not None and not _all(pc.less(pc.abs(d), limit)):
             return None
         return pc.cast(d, arrow_type)
