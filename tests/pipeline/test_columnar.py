@@ -3,11 +3,15 @@
 the row pass's table, value for value; it declines every chunk the row pass would quarantine
 from or mark absent; and each kernel gives, on the texts it takes, exactly the rule's Python
 face, on integers, decimals and datetimes at their edges (``-0``, leading zeros, range limits,
-more fraction digits than the scale, year 0000, 29 February)."""
+more fraction digits than the scale, year 0000, 29 February) and on text in a charset (plain,
+``$s`` and ``$b64`` values, bytes the charset does not define, texts that read as numbers,
+``CHAR``'s trailing spaces)."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
@@ -17,7 +21,7 @@ from hypothesis import strategies as st
 pa = pytest.importorskip("pyarrow")
 
 from ddlcore.spark import RowConverter, columnar, small  # noqa: E402
-from ddlcore.spark.rules import DateTimeRule, DecimalRule, EnumRule, IntegerRule, Fail  # noqa: E402
+from ddlcore.spark.rules import DateTimeRule, DecimalRule, EnumRule, IntegerRule, TextRule, Fail  # noqa: E402
 
 from .test_driver_groups import _EVENT, _GOOD, _memo_table, _pick  # noqa: E402
 
@@ -84,11 +88,11 @@ def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, 
 
 def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distinct():
     """A chunk of values that all convert is converted by columns (not declined), equal to the
-    row pass; the integer, decimal and datetime columns have kernels, the enum column none."""
+    row pass; the integer, decimal, datetime and text columns have kernels, the enum column none."""
     conv = RowConverter(_memo_table(), dialect="mysql")
     schema, _, converters = _job(conv)
     kinds = {type(rule) for rule, f in zip(conv.rules, schema) if columnar.vector_function(rule, f.type)}
-    assert kinds == {IntegerRule, DecimalRule, DateTimeRule}
+    assert kinds == {IntegerRule, DecimalRule, DateTimeRule, TextRule}
     assert columnar.vector_function(conv.rules[2], schema.field(2).type) is None  # the ENUM
 
     def image(i: int) -> list[str]:
@@ -115,7 +119,8 @@ def _kernel_table():
     from ..spark.support import table
     return table(D("INT"), D("INT", unsigned=True), D("TINYINT", 1), D("SMALLINT"), D("BIGINT"),
                  D("DECIMAL", 5, 2), D("DECIMAL", 38, 0), D("DECIMAL", 10, 10), D("DATETIME"), D("DATETIME", 3),
-                 D("DATETIME", 6), D("DECIMAL", 38, 30))
+                 D("DATETIME", 6), D("DECIMAL", 38, 30), D("VARCHAR", 20, charset="latin1"),
+                 D("CHAR", 4, charset="utf8mb4"), D("VARCHAR", 10, charset="utf8mb4"), D("VARCHAR", 10, charset="ascii"))
 
 
 _INT_TEXTS = st.one_of(st.integers(-(1 << 64), 1 << 64).map(str), st.integers(-40000, 70000).map(str),
@@ -133,6 +138,37 @@ _DT_TEXTS = st.one_of(
     st.sampled_from(["0000-01-01 00:00:00", "2023-02-29 10:00:00", "2024-02-29 10:00:00", "2024-13-01 00:00:00",
                      "2024-01-01 24:00:00", "2024-01-01 23:59:60", "2024-01-01", "2024-01-01T10:00:00",
                      "1969-12-31 23:59:59.5", '{"$datetime":"2024-01-01 10:00:00"}', "0000-00-00 00:00:00"]))
+
+
+#: a text Python's ``re`` reads as a number (``raw.NUMBER_RX``, its ``$`` matching before a last newline)
+_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+#: what ``small._PLAIN_TAGGED`` takes as a plain payload
+_PAYLOAD = st.text(st.characters(blacklist_characters='"\\', blacklist_categories=("Cc",)))
+_PLAIN = st.text().filter(lambda t: not t.startswith('{"$') and not _NUMBER.match(t))
+_TEXT_TEXTS = st.one_of(
+    st.sampled_from(["12", "-3", "1.5", "1e3", "12\n", "007", "-", "-x", "12 ", "{x}", "", "  ", "a  ",
+                     '{"$json":"\\"x\\""}', '{"$b64":"Y2Fm6Q="}', '{"$b64":"Y2Fm 6Q=="}', '{"$b64":"=Y2Fm"}',
+                     '{"$s":"a\\"b"}', '{"$s":"a\\\\b"}', '{"$b64":""}', '{"$s":""}', '{"$dec":"1.5"}',
+                     small.raw.ABSENT_TEXT, '{"$b64":"gYGB"}', '{"$b64":"/w=="}', '{"$b64":"w6k="}']),
+    _PAYLOAD.map(lambda p: '{"$s":"' + p + '"}'),
+    st.binary(max_size=12).map(lambda b: '{"$b64":"' + base64.b64encode(b).decode() + '"}'))
+
+
+def _texts(rule: TextRule) -> st.SearchStrategy[str]:
+    """Plain strings (not read as numbers), ``$s`` payloads, and ``$b64`` payloads of bytes the
+    codec decodes (with trailing spaces at times)."""
+    decode = rule.codec.python()
+
+    def decodes(b: bytes) -> bool:
+        try:
+            decode(b)
+            return True
+        except Fail:
+            return False
+    blobs = st.one_of(st.text(max_size=8).map(lambda t: t.encode("utf-8", "surrogatepass")),
+                      st.binary(max_size=8)).map(lambda b: b + b"  " if b and b[0] % 2 else b).filter(decodes)
+    return st.one_of(_PLAIN, _PAYLOAD.map(lambda p: '{"$s":"' + p + '"}'),
+                     blobs.map(lambda b: '{"$b64":"' + base64.b64encode(b).decode() + '"}'))
 
 
 def _integers(rule: IntegerRule) -> st.SearchStrategy[str]:
@@ -167,8 +203,8 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     kernel = columnar.vector_function(rule, arrow_type)
     assert kernel is not None
     # texts in the rule's usual notation and range (most of them taken), at times mixed with others
-    usual = {IntegerRule: _integers, DecimalRule: _decimals, DateTimeRule: _datetimes}[type(rule)](rule)
-    other = {IntegerRule: _INT_TEXTS, DecimalRule: _DEC_TEXTS, DateTimeRule: _DT_TEXTS}[type(rule)]
+    usual = {IntegerRule: _integers, DecimalRule: _decimals, DateTimeRule: _datetimes, TextRule: _texts}[type(rule)](rule)
+    other = {IntegerRule: _INT_TEXTS, DecimalRule: _DEC_TEXTS, DateTimeRule: _DT_TEXTS, TextRule: _TEXT_TEXTS}[type(rule)]
     texts = data.draw(st.lists(st.none() | usual | (other if data.draw(st.booleans()) else usual),
                                min_size=1, max_size=6))
     got = kernel(pa.array(texts, pa.string()))
@@ -189,15 +225,21 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     (0, "-0"), (0, "007"), (0, "2147483648"), (0, "1e3"), (1, "4294967296"), (3, "32768"),
     (5, '{"$dec":"1.234"}'), (5, '{"$dec":"1000"}'), (5, '{"$dec":"1E+2"}'), (5, "1.5"), (7, "1"),
     (8, "2024-01-01 10:00:00.5"), (9, "0000-01-01 00:00:00"), (9, "2023-02-29 10:00:00"), (9, "2024-01-01"),
-    (9, '{"$datetime":"2024-01-01 10:00:00"}'), (11, "123456789"), (11, '{"$dec":"123456789.5"}')])
+    (9, '{"$datetime":"2024-01-01 10:00:00"}'), (11, "123456789"), (11, '{"$dec":"123456789.5"}'),
+    (12, "12"), (12, "1.5"), (12, "12\n"), (12, "007"), (12, '{"$json":"\\"x\\""}'), (12, small.raw.ABSENT_TEXT),
+    (12, '{"$b64":"Y2Fm6Q="}'), (12, '{"$b64":"Y2Fm6Q==Y2Fm"}'), (12, '{"$s":"a\\"b"}'), (12, '{"$dec":"1.5"}'),
+    (15, '{"$b64":"gA=="}'), (14, '{"$b64":"/w=="}'), (14, '{"$b64":"7aCA"}')])
 def test_kernels_leave_to_the_memo_what_needs_rounding_a_range_error_or_another_reading(column, text):
     """A kernel declines a whole column of texts when one of them is outside what it takes: a
     non-canonical integer, a value out of the column's range, a decimal to round, a fraction
-    longer than the column's, a date that is not real or year 0000, another notation."""
+    longer than the column's, a date that is not real or year 0000, another notation; for
+    text, a number, a payload with escapes, bad base64, bytes the charset does not define
+    (ascii's 0x80, UTF-8's 0xff and its encoded surrogate U+D800), the absent marker."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
     schema = small.parquet_format(small.output_struct(conv))[0]
     rule, _, arrow_type = _rule(conv, column, schema)
-    good = {IntegerRule: "1", DecimalRule: '{"$dec":"0.1"}', DateTimeRule: "2024-01-01 10:00:00"}[type(rule)]
+    good = {IntegerRule: "1", DecimalRule: '{"$dec":"0.1"}', DateTimeRule: "2024-01-01 10:00:00",
+            TextRule: "plain"}[type(rule)]
     kernel = columnar.vector_function(rule, arrow_type)
     assert kernel(pa.array([good, None])) is not None
     assert kernel(pa.array([good, text, None])) is None
@@ -214,3 +256,30 @@ def test_rules_without_a_kernel():
     schema = small.parquet_format(small.output_struct(conv))[0]
     assert [columnar.vector_function(r, f.type) for r, f in zip(conv.rules, schema)] == [None] * 4
     assert isinstance(conv.rules[3], EnumRule)
+
+
+def test_text_kernel_decodes_tagged_values_and_strips_char_padding():
+    """The text kernel's values, by notation: a plain string as it is, a ``$s`` payload, a
+    ``$b64`` payload decoded in the column's charset (latin1: MySQL's cp1252 reading, 0xe9
+    is é), ``CHAR``'s trailing spaces removed (and no other character)."""
+    conv = RowConverter(_kernel_table(), dialect="mysql")
+    schema = small.parquet_format(small.output_struct(conv))[0]
+    latin1, char = (columnar.vector_function(conv.rules[i], schema.field(i).type) for i in (12, 13))
+    texts = ["caf\u00e9", '{"$s":"12"}', '{"$b64":"Y2Fm6Q=="}', '{"$b64":"gA=="}', None, '{"$b64":""}']
+    assert latin1(pa.array(texts)).to_pylist() == ["caf\u00e9", "12", "caf\u00e9", "\u20ac", None, ""]
+    padded = ["ab  ", '{"$b64":"' + base64.b64encode("\u00e9 \t ".encode()).decode() + '"}', '{"$s":" "}']
+    assert char(pa.array(padded)).to_pylist() == ["ab", "\u00e9 \t", ""]
+
+
+def test_a_subclass_of_a_rule_with_a_kernel_gets_none():
+    """A user's subclass of a rule (its Python face may read values otherwise) is converted by
+    its Python face: kernels go by the rule's exact class."""
+    conv = RowConverter(_kernel_table(), dialect="mysql")
+    schema = small.parquet_format(small.output_struct(conv))[0]
+    rule = conv.rules[12]
+
+    class Shouting(TextRule):
+        def python(self):
+            return lambda v: str(v).upper()
+    assert columnar.vector_function(rule, schema.field(12).type) is not None
+    assert columnar.vector_function(Shouting(rule.label, rule.codec), schema.field(12).type) is None

@@ -24,10 +24,14 @@ repeated values (enums, dates, keys) cost a memo lookup each."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import sys
 from decimal import Decimal
+from functools import partial
 from typing import Any, Callable
 
-from .rules import DateTimeRule, DecimalRule, IntegerRule
+from .rules import DateTimeRule, DecimalRule, IntegerRule, TextRule
 
 def _int_text(digits: int = 18) -> str:
     """An integer in its text form as ``small._staged_value`` takes it (no sign but ``-``, no
@@ -50,6 +54,13 @@ def _all(mask) -> bool:
     return bool(pc.all(mask, min_count=0).as_py())
 
 
+def _any(mask) -> bool:
+    """Some element of the boolean array ``mask`` is true."""
+    import pyarrow.compute as pc
+
+    return bool(pc.any(mask).as_py())
+
+
 def _matching(texts, pattern: str) -> bool:
     import pyarrow.compute as pc
 
@@ -65,7 +76,9 @@ def _integer_kernel(rule: IntegerRule, arrow_type) -> Kernel | None:
 
     if rule.output not in ("int", "bool") or rule.hi >= 1 << 63 or pa.types.is_decimal(arrow_type):
         return None
-    lo, hi, wrap, as_bool = rule.lo, rule.hi, rule.wrap or 0, rule.output == "bool"
+    # typed scalars: a Python one costs pyarrow a type inference per call (~0.1 ms)
+    lo, hi, zero = (pa.scalar(x, pa.int64()) for x in (max(rule.lo, -(1 << 63)), rule.hi, 0))
+    wrap, as_bool = pa.scalar(rule.wrap, pa.int64()) if rule.wrap else None, rule.output == "bool"
 
     def convert(texts):
         if not _matching(texts, f"^({_INT_TEXT})$"):
@@ -73,9 +86,9 @@ def _integer_kernel(rule: IntegerRule, arrow_type) -> Kernel | None:
         n = pc.cast(texts, pa.int64())
         if not _all(pc.and_(pc.greater_equal(n, lo), pc.less_equal(n, hi))):
             return None
-        if wrap:
-            n = pc.if_else(pc.less(n, 0), pc.add(n, wrap), n)
-        return pc.not_equal(n, 0) if as_bool else pc.cast(n, arrow_type)
+        if wrap is not None:
+            n = pc.if_else(pc.less(n, zero), pc.add(n, wrap), n)
+        return pc.not_equal(n, zero) if as_bool else pc.cast(n, arrow_type)
     return convert
 
 
@@ -134,11 +147,60 @@ def _datetime_kernel(rule: DateTimeRule, arrow_type) -> Kernel | None:
     return convert
 
 
+#: a text ``raw.NUMBER_RX`` matches as Python's ``re`` does (its ``$`` also matches before a
+#: last newline; RE2's only at the end): a number, which ``small._staged_value`` does not read
+#: as a string
+_NUMBER_TEXT = r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\n?$"
+#: a tagged value with a plain payload (``small._PLAIN_TAGGED``): ``$s`` (a string) and ``$b64``
+#: (bytes; its payload in the alphabet ``base64.b64decode(validate=True)`` takes)
+_STR_TEXT = r'^\{"\$s":"[^"\\\x00-\x1f]*"\}$'
+_B64_TEXT = r'^\{"\$b64":"[A-Za-z0-9+/]*={0,2}"\}$'
+#: ``raw``'s reading of a ``$b64`` payload, ``base64.b64decode(p, validate=True)``: from Python
+#: 3.11 that function is ``binascii.a2b_base64(p, strict_mode=True)`` after a conversion of
+#: ``p`` to bytes (half its time; the kernel's payloads are ASCII, which ``a2b_base64`` takes)
+_UNBASE64 = (partial(binascii.a2b_base64, strict_mode=True) if sys.version_info >= (3, 11)
+             else partial(base64.b64decode, validate=True))
+
+
+def _text_kernel(rule: TextRule, arrow_type) -> Kernel:
+    """``TextRule``: plain strings (no tag, not a number) as they are, ``$s`` payloads, and
+    ``$b64`` payloads decoded by ``base64.b64decode(validate=True)`` then the rule's codec
+    (``TextCodec.python``: per value, in Python, as the memo would, without its bookkeeping);
+    trailing spaces removed for ``rstrip`` (``CHAR``).  Declines a chunk with another text (a
+    number, another tag, the absent marker) or bytes its codec refuses (the row pass's error)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    decode, unbase64, rstrip, no = rule.codec.python(), _UNBASE64, rule.rstrip, pa.scalar(False, pa.bool_())
+
+    def convert(texts):
+        plain = pc.invert(pc.or_(pc.starts_with(texts, '{"$'), pc.match_substring_regex(texts, _NUMBER_TEXT)))
+        out = texts
+        if not _all(plain):
+            strs = pc.fill_null(pc.match_substring_regex(texts, _STR_TEXT), no)
+            blobs = pc.fill_null(pc.match_substring_regex(texts, _B64_TEXT), no)
+            if not _all(pc.or_(plain, pc.or_(strs, blobs))):
+                return None
+            out = pc.if_else(strs, pc.utf8_slice_codeunits(texts, 7, -2), texts)
+            if _any(blobs):
+                payloads = pc.utf8_slice_codeunits(texts.filter(blobs), 9, -2).to_pylist()
+                try:
+                    decoded = [decode(unbase64(p)) for p in payloads]
+                except Exception:  # bad padding (binascii.Error), ``Fail``: the row pass's error
+                    return None
+                out = pc.replace_with_mask(out, blobs, pa.array(decoded, out.type))
+        if rstrip:
+            out = pc.utf8_rtrim(out, characters=" ")
+        return out.cast(arrow_type)
+    return convert
+
+
 #: the rules with a kernel: rule class → ``(rule, the column's Arrow type) → kernel or None``
 _KERNELS: dict[type, Callable[[Any, Any], Kernel | None]] = {
     IntegerRule: _integer_kernel,
     DecimalRule: _decimal_kernel,
     DateTimeRule: _datetime_kernel,
+    TextRule: _text_kernel,
 }
 
 
@@ -200,11 +262,13 @@ def convert_chunk(table, schema, names: list[str], converters: dict[str, list[Ke
         if lists.null_count == rows:
             images[image] = None
             continue
-        if n == 0 or not _all(pc.equal(pc.list_value_length(lists), n)):
+        lengths = pc.list_value_length(lists)
+        if n == 0 or not _all(pc.equal(lengths, pa.scalar(n, lengths.type))):
             return None
         columns = []
         for convert in converters[image]:
-            out = convert(pc.list_element(lists, len(columns)))  # null where the image is
+            # (null where the image is; the index typed: no inference of a Python value's type)
+            out = convert(pc.list_element(lists, pa.scalar(len(columns), pa.int32())))
             if out is None:
                 return None
             columns.append(out)
@@ -213,10 +277,10 @@ def convert_chunk(table, schema, names: list[str], converters: dict[str, list[Ke
     values = [images[image] if on and images[image] is not None else [pa.nulls(rows, f.type) for f in fields[:n]]
               for image, on in (("after", after), ("before", before))]
     ops = table.column("op").combine_chunks()
-    deleted = pc.equal(ops, "d")
+    deleted = pc.equal(ops, pa.scalar("d", ops.type))  # (typed: no inference of a Python value's type)
     arrays = [pc.if_else(deleted, b, a) for a, b in zip(*values)]
     types = {f.name: f.type for f in fields[n:]}
-    carries_before = pc.fill_null(pc.is_in(ops, value_set=pa.array(["u", "d"])), False)
+    carries_before = pc.fill_null(pc.is_in(ops, value_set=pa.array(["u", "d"], ops.type)), pa.scalar(False, pa.bool_()))
     meta = {name: table.column(staged).combine_chunks().cast(types[name]) for name, staged in _COPIED}
     meta["_before"] = pa.StructArray.from_arrays(values[1], fields=list(types["_before"]),
                                                  mask=pc.invert(carries_before))
