@@ -14,13 +14,15 @@ Each column is converted by the function ``column_converter`` builds from two fa
 rule:
 
 * a **kernel** (``vector_function``), for the rules in ``_KERNELS``: Arrow's cast of the
-  texts, guarded by a pattern of the texts on which the cast gives exactly what the rule's
-  Python face (``ColumnRule.python`` after ``small._staged_value``) gives.  A chunk with any
-  text outside the pattern is left to the memo: the kernel never guesses.
+  texts (for text: the texts themselves, or the rule's codec over ``$b64`` payloads), guarded
+  by a pattern of the texts on which it gives exactly what the rule's Python face
+  (``ColumnRule.python`` after ``small._staged_value``) gives.  A chunk with any text outside
+  the pattern is left to the memo: the kernel never guesses.  Kernels go by the rule's exact
+  class: a subclass (a user's dialect) keeps its own Python face.
 * the **memo** (``small._ColumnMemo``): the Python face, once per distinct text.
 
-The columns whose values are mostly distinct (numbers, timestamps) are the kernels' work;
-repeated values (enums, dates, keys) cost a memo lookup each."""
+The columns whose values are mostly distinct (numbers, timestamps, names) are the kernels'
+work; repeated values (enums, sets, dates) cost a memo lookup each."""
 
 from __future__ import annotations
 
