@@ -6,9 +6,9 @@ they all see.
 What the tests prove:
 
 * ``ddlcore run --master spark://HOST:PORT`` and the same job through ``spark-submit`` write
-  exactly the output of the ``local[*]`` run (every row of every table version with its
-  Parquet schema and field metadata, the schema files, the quarantine, the checkpoint, the run
-  counts), and both workers ran executors of each job;
+  exactly the output of a local run (in the test process's local session; every row of every
+  table version with its Parquet schema and field metadata, the schema files, the quarantine,
+  the checkpoint, the run counts), and both workers ran executors of each job;
 * the executors' Python is a separate virtual environment with **no ddlcore** (nor anything
   but the standard library: the workers add pyspark's own zip files): a task that imports
   ddlcore fails there, a task that asks for ``sys.executable`` runs there — and the pipeline's
@@ -259,11 +259,17 @@ def _conf_args(flag: str = "--conf") -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def local_output(tmp_path_factory):
+def local_output(spark, tmp_path_factory):
+    """``(log, snapshot)``: the log and the output of its run in a local session — the JVM
+    this test process already runs (``tests/pipeline/conftest.py``); a ``ddlcore run`` of its
+    own (``local[*]``) started another JVM on a machine where the cluster's three were
+    starting.  The CLI itself runs in the tests below (``ddlcore run --master``,
+    ``spark-submit ... run``)."""
+    from ddlcore.spark.pipeline import run_pipeline
+
     tmp = tmp_path_factory.mktemp("cluster-reference")
     log = write_log(tmp / "log")
-    env = _cluster_env(tmp)
-    _run([str(BIN / "ddlcore"), "run", "--changelog", str(log), "--out", str(tmp / "out")], env, "local[*] run")
+    run_pipeline(log, tmp / "out", spark=spark)
     snap = snapshot(tmp / "out")
     assert snap["_run.json"]["rows"] == 120 + 60 + 120 + 60 and snap["_run.json"]["quarantined"] == 3
     return log, snap

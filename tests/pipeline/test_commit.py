@@ -152,20 +152,26 @@ def test_an_incremental_run_appends_file_by_file_and_moves_new_versions_whole(sp
     assert len(got["quarantine"]) == 2 and got["markers"] == []
 
 
-@pytest.mark.parametrize("die_after", [1, 3])
-def test_a_commit_killed_between_two_moves_is_rolled_forward(spark, tmp_path, monkeypatch, die_after):
-    """A first run killed after some of its (directory) moves; the next run killed while it
-    rolls that commit forward; the next one rolls it forward, then is killed after some of its
-    own (file and directory) moves; the last rolls that forward and finds nothing new.  Every
-    roll-forward repeats the whole plan, and the output equals that of runs never killed."""
-    (tmp_path / "a").mkdir()
-    reference = sharded_log(tmp_path / "a")
-    ref = tmp_path / "ref"
+@pytest.fixture(scope="module")
+def never_killed(spark, tmp_path_factory) -> dict:
+    """``output_of`` the runs of the roll-forward test below, never killed: the sharded log's,
+    its growth's, and one that finds nothing new (the same for each ``die_after``: run once)."""
+    tmp = tmp_path_factory.mktemp("never-killed")
+    reference = sharded_log(tmp)
+    ref = tmp / "ref"
     pl.run_pipeline(reference.write(), ref, spark=spark)
     grow(reference)
     pl.run_pipeline(reference.write(), ref, spark=spark)
     pl.run_pipeline(reference.write(), ref, spark=spark)  # nothing new (a run all the same)
+    return output_of(spark, ref)
 
+
+@pytest.mark.parametrize("die_after", [1, 3])
+def test_a_commit_killed_between_two_moves_is_rolled_forward(spark, tmp_path, monkeypatch, die_after, never_killed):
+    """A first run killed after some of its (directory) moves; the next run killed while it
+    rolls that commit forward; the next one rolls it forward, then is killed after some of its
+    own (file and directory) moves; the last rolls that forward and finds nothing new.  Every
+    roll-forward repeats the whole plan, and the output equals that of runs never killed."""
     (tmp_path / "b").mkdir()
     log = sharded_log(tmp_path / "b")
     out = tmp_path / "out"
@@ -182,8 +188,7 @@ def test_a_commit_killed_between_two_moves_is_rolled_forward(spark, tmp_path, mo
     assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
     assert len(plans) == 6 and plans[0] == plans[1] == plans[2] and plans[3] == plans[4]
     assert len(plans[3]) > die_after and {len(m) for m in plans[3]} == {2, 3}  # files and a directory
-    got, want = output_of(spark, out), output_of(spark, ref)
-    assert got == want
+    assert output_of(spark, out) == never_killed
 
 
 @pytest.fixture

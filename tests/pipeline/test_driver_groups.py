@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import hashlib
 import json
 import os
 import shutil
@@ -44,13 +45,51 @@ def _run(spark, log: Path, out: Path, monkeypatch, max_rows: int, **kw):
     return res, said
 
 
-def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, *, max_rows: int = 2_000,
+class SparkJobRuns:
+    """The runs with Spark jobs only (``DRIVER_MAX_ROWS = -1``), one per log content, shared
+    by this module's tests: the reference every driver run is compared with.  Such a run
+    never reaches ``convert_staged`` (no group has at most -1 rows), so the settings the tests
+    vary (``DRIVER_WORKERS``, ``BATCH_ROWS``, ``BATCH_BYTES``, ``CHUNK_ROWS``, ``PART_ROWS``,
+    ``GROUP_MAX_BYTES``, ``OutputFS.local``, the input split of the driver run) cannot change
+    its output: the tests on the same log (the parametrized ones; the sharded log's) ran the
+    same reference each before.  The log is copied to a directory of its content's, and both
+    runs read that copy (the same path, as before: quarantine records name the file)."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.runs: dict[str, tuple] = {}
+
+    def log(self, log: Path) -> Path:
+        key = hashlib.sha256(log.read_bytes()).hexdigest()[:16]
+        shared = self.base / key / log.name
+        if not shared.exists():
+            shared.parent.mkdir()
+            shutil.copyfile(log, shared)
+        return shared
+
+    def run(self, spark, log: Path, monkeypatch, **kw):
+        """``(output, result, progress)`` of the Spark jobs' run of ``log`` (a path of ``log()``)."""
+        key = (str(log), tuple(sorted(kw.items())))
+        if key not in self.runs:
+            out = log.parent / f"spark-{len(self.runs)}"
+            self.runs[key] = (out, *_run(spark, log, out, monkeypatch, -1, **kw))
+        return self.runs[key]
+
+
+@pytest.fixture(scope="module")
+def spark_runs(tmp_path_factory) -> SparkJobRuns:
+    return SparkJobRuns(tmp_path_factory.mktemp("spark-job-runs"))
+
+
+def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, spark_runs: SparkJobRuns, *, max_rows: int = 2_000,
                driver_settings=contextlib.nullcontext, **kw):
-    """``log`` run into a new output with Spark jobs only, and with groups of at most
-    ``max_rows`` rows on the driver (within ``driver_settings()``, a context manager): asserts
-    the outputs and results equal; returns the driver run's result and progress."""
-    out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
-    res_spark, said_spark = _run(spark, log, out_spark, monkeypatch, -1, **kw)
+    """``log`` run with Spark jobs only (``spark_runs``: once per log in this module), and into
+    a new output with groups of at most ``max_rows`` rows on the driver (within
+    ``driver_settings()``, a context manager): asserts the outputs and results equal; returns
+    the driver run's result and progress."""
+    log = spark_runs.log(log)
+    out_driver = tmp_path / "driver"
+    out_spark, res_spark, said_spark = spark_runs.run(spark, log, monkeypatch, **kw)
     assert not any("on the driver" in m for m in said_spark), said_spark
     with driver_settings():
         res_driver, said = _run(spark, log, out_driver, monkeypatch, max_rows, **kw)
@@ -71,7 +110,7 @@ def _read_in_batches(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("workers, batches", [(1, False), (2, False), (2, True)])
-def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch, workers, batches):
+def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch, spark_runs, workers, batches):
     """In two worker processes and in the driver itself (``DRIVER_WORKERS``); the groups' rows
     read by the workers (a local output) or by the driver in batches (any other)."""
     monkeypatch.setattr(small, "DRIVER_WORKERS", workers)
@@ -80,7 +119,7 @@ def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch,
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines + mysql_extra_events(len(lines))))
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log)
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
     assert any(m == "converting them in 2 worker processes" for m in said) == (workers == 2), said
     assert res.rows > 0 and res.quarantined >= 9, res.quarantine_reasons
     reasons = {r["reason"] for r in quarantine(tmp_path / "driver")}
@@ -90,15 +129,15 @@ def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch,
     assert not any(m.startswith("converting shop.") for m in said), said
 
 
-def test_postgres_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch):
+def test_postgres_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch, spark_runs):
     pytest.importorskip("ddlcore_postgres")
     lines = lines_of(EXAMPLES / "pg_shop" / "changelog.jsonl")  # recorded from PostgreSQL 15: 47 events
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    _both_ways(spark, tmp_path, monkeypatch, log)
+    _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
 
 
-def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, monkeypatch):
+def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, monkeypatch, spark_runs):
     """A PostgreSQL table whose column names differ only in case (written case-sensitively by
     the Spark jobs) and a text array, converted on the driver as by a Spark job."""
     pytest.importorskip("ddlcore_postgres")
@@ -114,7 +153,7 @@ def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, 
     ]
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines + extra))
-    res, _ = _both_ways(spark, tmp_path, monkeypatch, log)
+    res, _ = _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
     assert ("shop", "public.cased", 1, "c") in res.counts, res.counts
 
 
@@ -136,7 +175,8 @@ def _split_input(spark, on: bool = True, split: int = 64):
 
 @pytest.mark.parametrize("batch_rows, chunk_rows, parts", [(3, None, False), (None, None, False), (None, 2, False),
                                                            (None, None, True)])
-def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, batch_rows, chunk_rows, parts):
+def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch, spark_runs, batch_rows, chunk_rows,
+                                                   parts):
     """Three sharded tables share one conversion group; one of its rows cannot be converted, so
     the group's job quarantines it and writes the others (read by the workers, or by the
     driver in batches of 3 rows: a batch per group; converted two rows at a time: a row group
@@ -152,7 +192,7 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
         monkeypatch.setattr(small, "PART_ROWS", 1)
     # the input split only for the run on the driver (whose parts are the staged files): a
     # Spark job per group reads the group's directory whatever its files
-    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(),
+    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), spark_runs,
                            driver_settings=lambda: _split_input(spark, parts, split=200))
     assert res.quarantined == 1 and res.rows == 10
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
@@ -160,15 +200,16 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
         assert any(m.startswith("1 of them in parts") and not m.endswith(": 1 parts") for m in said), said
 
 
-def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch):
+def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch, spark_runs):
     """With groups of at most 2 rows on the driver, the sharded tables' group (8 rows) is a
     Spark job and the rest are converted on the driver, into one output."""
-    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), max_rows=2)
+    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), spark_runs, max_rows=2)
     assert any(m.startswith("converting shop.s0 version 1 and 2 more") for m in said), said
     assert any("converted 2 of 2 conversion group(s)" in m for m in said), said
 
 
-def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes(spark, tmp_path, monkeypatch):
+def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes(spark, tmp_path, monkeypatch,
+                                                                                  spark_runs):
     """A group whose values take more than ``GROUP_MAX_BYTES`` (large BLOBs) is a Spark job
     however few its rows; batches hold at most ``BATCH_BYTES`` of values."""
     log = Log(tmp_path / "changelog.jsonl")
@@ -185,7 +226,7 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}) == [[0], [1], [2]]
     assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}) == [[0, 1], [2]]
     _read_in_batches(monkeypatch)
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write())
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(), spark_runs)
     assert res.rows == 5
     assert any("1 conversion group(s) left to Spark jobs: their values take more than 1,000 bytes" in m
                for m in said), said
@@ -195,8 +236,8 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
 
 
 @pytest.mark.parametrize("chunk_rows, parts", [(None, False), (1, False), (None, True)])
-def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch, chunk_rows,
-                                                                            parts):
+def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark, tmp_path, monkeypatch, spark_runs,
+                                                                            chunk_rows, parts):
     """``"1.50"`` (a string where the log should have a number or ``$dec``) is a string to the
     JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,
     whose text form is ``1.5``: on such a text the faces are not known to agree, so its group
@@ -219,7 +260,7 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     bad = log.add(op="c", database="shop", table="a2", after=[1, "1.50"])
     log.row("c", "b", after=[1, "x"])
     # the input split only for the run on the driver, whose parts are the staged files
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(),
+    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(), spark_runs,
                            driver_settings=lambda: _split_input(spark, parts))
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
     assert res.rows == 2 and res.quarantined == 1
