@@ -22,6 +22,11 @@ def spark() -> Iterator["object"]:
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.driver.memory", "1g")
+               # as ``ddlcore.spark.pipeline.spark_session`` sets it (read once per process: the
+               # first session decides): with PySpark's call-site capture on, building the
+               # converters' expressions costs several times more, and these tests' times would
+               # depend on which module ran first (the wide table's rows: 39 s on, 26 s off)
+               .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session
