@@ -120,7 +120,8 @@ def _kernel_table():
     return table(D("INT"), D("INT", unsigned=True), D("TINYINT", 1), D("SMALLINT"), D("BIGINT"),
                  D("DECIMAL", 5, 2), D("DECIMAL", 38, 0), D("DECIMAL", 10, 10), D("DATETIME"), D("DATETIME", 3),
                  D("DATETIME", 6), D("DECIMAL", 38, 30), D("VARCHAR", 20, charset="latin1"),
-                 D("CHAR", 4, charset="utf8mb4"), D("VARCHAR", 10, charset="utf8mb4"), D("VARCHAR", 10, charset="ascii"))
+                 D("CHAR", 4, charset="utf8mb4"), D("VARCHAR", 10, charset="utf8mb4"),
+                 D("VARCHAR", 10, charset="ascii"))
 
 
 _INT_TEXTS = st.one_of(st.integers(-(1 << 64), 1 << 64).map(str), st.integers(-40000, 70000).map(str),
@@ -203,8 +204,9 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     kernel = columnar.vector_function(rule, arrow_type)
     assert kernel is not None
     # texts in the rule's usual notation and range (most of them taken), at times mixed with others
-    usual = {IntegerRule: _integers, DecimalRule: _decimals, DateTimeRule: _datetimes, TextRule: _texts}[type(rule)](rule)
-    other = {IntegerRule: _INT_TEXTS, DecimalRule: _DEC_TEXTS, DateTimeRule: _DT_TEXTS, TextRule: _TEXT_TEXTS}[type(rule)]
+    kind = type(rule)
+    usual = {IntegerRule: _integers, DecimalRule: _decimals, DateTimeRule: _datetimes, TextRule: _texts}[kind](rule)
+    other = {IntegerRule: _INT_TEXTS, DecimalRule: _DEC_TEXTS, DateTimeRule: _DT_TEXTS, TextRule: _TEXT_TEXTS}[kind]
     texts = data.draw(st.lists(st.none() | usual | (other if data.draw(st.booleans()) else usual),
                                min_size=1, max_size=6))
     got = kernel(pa.array(texts, pa.string()))
