@@ -142,7 +142,7 @@ _DT_TEXTS = st.one_of(
 
 
 #: a text Python's ``re`` reads as a number (``raw.NUMBER_RX``, its ``$`` matching before a last newline)
-_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+_NUMBER = re.compile(small.raw.NUMBER_RX)
 #: what ``small._PLAIN_TAGGED`` takes as a plain payload
 _PAYLOAD = st.text(st.characters(blacklist_characters='"\\', blacklist_categories=("Cc",)))
 _PLAIN = st.text().filter(lambda t: not t.startswith('{"$') and not _NUMBER.match(t))

@@ -33,6 +33,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, Callable
 
+from .. import raw
 from .rules import DateTimeRule, DecimalRule, IntegerRule, TextRule
 
 def _int_text(digits: int = 18) -> str:
@@ -152,7 +153,7 @@ def _datetime_kernel(rule: DateTimeRule, arrow_type) -> Kernel | None:
 #: a text ``raw.NUMBER_RX`` matches as Python's ``re`` does (its ``$`` also matches before a
 #: last newline; RE2's only at the end): a number, which ``small._staged_value`` does not read
 #: as a string
-_NUMBER_TEXT = r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\n?$"
+_NUMBER_TEXT = raw.NUMBER_RX.removesuffix("$") + r"\n?$"
 #: a tagged value with a plain payload (``small._PLAIN_TAGGED``): ``$s`` (a string) and ``$b64``
 #: (bytes; its payload in the alphabet ``base64.b64decode(validate=True)`` takes)
 _STR_TEXT = r'^\{"\$s":"[^"\\\x00-\x1f]*"\}$'
