@@ -291,8 +291,8 @@ class ChangeLogOutput:
       ``start(state)``: a first run — an empty change log (unless it holds data no checkpoint
       covers: ``error``), ``state`` (seq 0, 0 bytes) saved as the checkpoint.
     * ``commit(state)`` at every source transaction boundary: everything emitted so far is
-      committed and ``state`` is pending; a checkpoint is written when ``interval`` seconds
-      passed since the last one.  Counts ``stats.transactions`` (``transaction=False``: a
+      committed and ``state`` is pending; a checkpoint is written at a run's first commit and
+      then when ``interval`` seconds passed since the last one.  Counts ``stats.transactions`` (``transaction=False``: a
       boundary that is not one, e.g. a redelivered message skipped).  Returns ``True`` when
       ``stop_after_events`` events were written this run (the checkpoint is written then).
     * ``checkpoint(state=None)``: (commit ``state`` and) write the pending checkpoint now:
@@ -329,7 +329,10 @@ class ChangeLogOutput:
         self.schema_seq = 0
         self.seq = 0
         self._bytes = 0
-        self._last_checkpoint = 0.0
+        #: ``time.monotonic()`` of the last checkpoint ``commit`` could count from; ``None``
+        #: before the first (monotonic time starts at an arbitrary point — boot on Linux — so
+        #: it is never compared with a constant)
+        self._last_checkpoint: float | None = None
         self._writer: ChangeLogWriter | None = None
         self._file: Any = None
 
@@ -446,7 +449,8 @@ class ChangeLogOutput:
         self._pend(state)
         if transaction and self.stats is not None:
             self.stats.transactions += 1
-        if time.monotonic() - self._last_checkpoint >= self.interval:
+        last = self._last_checkpoint
+        if last is None or time.monotonic() - last >= self.interval:
             self.checkpoint()
         if self.stop_after_events is not None and self.written >= self.stop_after_events:
             self.checkpoint()

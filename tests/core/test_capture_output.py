@@ -86,6 +86,32 @@ def test_a_checkpoint_covers_fsynced_bytes_and_is_confirmed_only_after_it_is_sav
     out.finish()
 
 
+
+@pytest.mark.parametrize("uptime", [0.5, 30.0, 10_000_000.0])
+def test_the_checkpoint_clock_does_not_depend_on_the_hosts_uptime(tmp_path, monkeypatch, uptime):
+    """``time.monotonic()`` counts from an arbitrary point (boot on Linux): a host up for less
+    than the interval must checkpoint on the first commit all the same, and the interval then
+    counts from that checkpoint."""
+    clock = [uptime]
+    monkeypatch.setattr(core.time, "monotonic", lambda: clock[0])
+    test_a_checkpoint_covers_fsynced_bytes_and_is_confirmed_only_after_it_is_saved(tmp_path, monkeypatch)
+
+    out, _ = _out(tmp_path / "again", interval=10.0)
+    (tmp_path / "again").mkdir()
+    out.start(Cp(pos="s", phase="snapshot"))
+    out.emit("c", "1", 1, "db", "t", after=[1])
+    out.commit(Cp(pos="1"))
+    assert out.checkpointed.pos == "1" and out.pending is None
+    clock[0] += 9.0
+    out.emit("c", "2", 1, "db", "t", after=[2])
+    out.commit(Cp(pos="2"))
+    assert out.checkpointed.pos == "1" and out.pending.pos == "2"  # 9 s < 10 s: pending
+    clock[0] += 1.0
+    out.emit("c", "3", 1, "db", "t", after=[3])
+    out.commit(Cp(pos="3"))
+    assert out.checkpointed.pos == "3" and out.pending is None  # 10 s: written
+    out.finish()
+
 def test_finish_cuts_an_uncommitted_transaction_but_not_a_snapshot(tmp_path):
     out, stats = _out(tmp_path)
     out.start(Cp(pos="s", phase="snapshot"))
