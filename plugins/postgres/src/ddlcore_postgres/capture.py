@@ -62,6 +62,7 @@ from . import pgoutput as po
 from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_json_from_description
 from .event_trigger import MESSAGE_PREFIX, status as trigger_status
 from .relations import Layout, build_layout
+from .slots import SlotClaims
 
 __all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
            "PostgresCapture", "ServerInfo", "capture", "SNAPSHOT_MODES", "SESSION_SETTINGS",
@@ -410,22 +411,25 @@ class PostgresCapture(_core.Capture):
             if cp.slot != opts.slot or cp.publication != opts.publication:
                 raise CaptureError(f"{self.out} was captured from slot {cp.slot} / publication {cp.publication}, "
                                    f"not {opts.slot} / {opts.publication}")
+            self._claims(cp.epoch).check_owned(opts.slot)  # never advance another capture's slot
             self._log.resume(cp, opts.include, opts.exclude)  # cut to it (CaptureError when shorter)
             return cp
         self._log.check_new()
         _remove_history(self.out / HISTORY_NAME)
-        if cp is not None and cp.phase == "snapshot" and cp.slot:
-            self._drop_slot(cp.slot)  # the interrupted first run's slot: a new snapshot needs a new one
-        base = Checkpoint(0, "0/0", 0, "snapshot", opts.slot, opts.publication, opts.include, opts.exclude,
-                          epoch=str(uuid.uuid4()))
+        # an interrupted first run starts over with its epoch (its claims stay its own) and
+        # names its slot (``slot``) only once the slot exists (``_snapshot``)
+        epoch = cp.epoch if cp is not None and cp.epoch else str(uuid.uuid4())
+        base = Checkpoint(0, "0/0", 0, "snapshot", cp.slot if cp is not None else None, opts.publication,
+                          opts.include, opts.exclude, epoch=epoch)
         self._log.start(base)  # an empty change log; base saved
         return base
 
-    def _drop_slot(self, slot: str) -> None:
-        with closing(self.options.connection.connect()) as conn, conn.cursor() as cur:
-            cur.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots "
-                        "WHERE slot_name = %s AND database = current_database()", (slot,))
-            conn.commit()
+    def _claims(self, epoch: str | None) -> SlotClaims:
+        """The slot claims of this directory (``slots``: one slot, one capture)."""
+        if not epoch:
+            raise CaptureError(f"{self.checkpoint_path} names no epoch: not a capture directory this version can "
+                               f"prove its slot's ownership for; capture into a new directory")
+        return SlotClaims(self.options.connection, epoch, self.out, CaptureError)
 
     # -- events -------------------------------------------------------------------------------
 
@@ -496,6 +500,12 @@ class PostgresCapture(_core.Capture):
         that snapshot, write the schema and (``initial``) every row; the checkpoint then
         points at the slot's consistent point, where streaming starts."""
         opts = self.options
+        claims = self._claims(cp.epoch)
+        claim = claims.claim(opts.slot)  # before the slot exists; another capture's slot: CaptureError
+        if cp.slot and cp.slot != opts.slot:
+            claims.drop_own(cp.slot)  # an interrupted first run's slot under another name: its own only
+        if claim.status == "own":
+            claims.drop_own(opts.slot, release=False)  # this directory's interrupted run created it
         rconn = opts.connection.connect(replication=True)
         try:
             rcur = rconn.cursor()
@@ -504,13 +514,13 @@ class PostgresCapture(_core.Capture):
                 rcur.execute(f"CREATE_REPLICATION_SLOT {opts.slot} LOGICAL pgoutput "
                              f"{'EXPORT_SNAPSHOT' if export else 'NOEXPORT_SNAPSHOT'}")
             except Exception as exc:
-                if "already exists" in str(exc):
+                if "already exists" in str(exc):  # created by hand since the claim
                     raise CaptureError(f"replication slot {opts.slot} already exists: a first run creates its own "
-                                       f"slot (drop it with SELECT pg_drop_replication_slot('{opts.slot}'), or "
-                                       f"choose another --slot)") from None
+                                       f"slot (choose another --slot)") from None
                 raise
             _name, consistent_point, snapshot_name, _plugin = rcur.fetchone()
-            # the slot exists from here on: a run killed now starts over and drops it first
+            # the slot exists from here on (claimed by this epoch): a run killed now starts
+            # over and drops it first
             self._log.checkpointed = cp = replace(cp, slot=opts.slot)
             cp.save(self.checkpoint_path)
             ts = int(time.time() * 1000)

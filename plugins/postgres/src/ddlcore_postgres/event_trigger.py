@@ -40,7 +40,7 @@ __all__ = ["MESSAGE_PREFIX", "SQL_VERSION", "TRIGGERS", "InstallStatus", "instal
 #: the prefix of the logical decoding messages the triggers emit
 MESSAGE_PREFIX = "ddlcore"
 #: ``ddlcore.capture_version()`` of ``sql/capture_install.sql``; a capture refuses another
-SQL_VERSION = 1
+SQL_VERSION = 2
 #: event trigger name → (event, function)
 TRIGGERS = {
     "ddlcore_ddl_command_end": ("ddl_command_end", "ddlcore.on_ddl_command_end()"),

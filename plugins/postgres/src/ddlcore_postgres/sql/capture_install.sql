@@ -42,7 +42,85 @@ GRANT SELECT ON ddlcore.relations TO PUBLIC;
 
 -- The version of this file's objects; the capture refuses to run with another.
 CREATE OR REPLACE FUNCTION ddlcore.capture_version() RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+LANGUAGE sql IMMUTABLE AS $$ SELECT 2 $$;
+
+-- Which capture owns which replication slot: one slot, one capture.  A PostgreSQL 15 slot
+-- has no field of its own to carry an owner, so the claim lives beside it, in the slot's
+-- database: the slot name, the epoch of the capture directory that claimed it (a UUID in its
+-- checkpoint.json and its change log's source event) and that directory's path (for messages
+-- only).  A capture claims a slot before creating it and drops or advances only a slot whose
+-- claim carries its own epoch (ddlcore_postgres.slots).  Only ddlcore.claim_slot and
+-- ddlcore.release_slot (SECURITY DEFINER, callable by roles that may create slots) write it.
+CREATE TABLE IF NOT EXISTS ddlcore.capture_slots (
+    slot_name name PRIMARY KEY,
+    epoch text NOT NULL,
+    directory text NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+REVOKE ALL ON ddlcore.capture_slots FROM PUBLIC;
+GRANT SELECT ON ddlcore.capture_slots TO PUBLIC;
+
+-- Claim `slot` for the capture directory with `epoch`, atomically (the claim row locked).
+-- `status`: 'new' (claimed now; the slot does not exist), 'own' (already this epoch's),
+-- 'taken' (a claim of another epoch whose slot no longer exists was replaced: nobody's
+-- position is lost), 'other' (another epoch's slot exists: refused) or 'unclaimed' (the slot
+-- exists with no claim: created by hand or by another tool; refused).  `epoch` / `directory`:
+-- the previous claim's, for 'taken' and 'other'.
+CREATE OR REPLACE FUNCTION ddlcore.claim_slot(p_slot text, p_epoch text, p_directory text,
+    OUT status text, OUT epoch text, OUT directory text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  prev record;
+  slot_exists boolean;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = session_user AND (rolreplication OR rolsuper)) THEN
+    RAISE EXCEPTION 'ddlcore.claim_slot: role % may not create replication slots', session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  PERFORM pg_advisory_xact_lock(hashtext('ddlcore.capture_slots'), hashtext(p_slot));
+  SELECT s.epoch, s.directory INTO prev FROM ddlcore.capture_slots s WHERE s.slot_name = p_slot FOR UPDATE;
+  slot_exists := EXISTS (SELECT 1 FROM pg_replication_slots r WHERE r.slot_name = p_slot);
+  IF prev.epoch = p_epoch THEN
+    status := 'own';
+    IF prev.directory <> p_directory THEN
+      UPDATE ddlcore.capture_slots SET directory = p_directory WHERE slot_name = p_slot;
+    END IF;
+    RETURN;
+  END IF;
+  IF prev.epoch IS NOT NULL AND slot_exists THEN
+    status := 'other'; epoch := prev.epoch; directory := prev.directory;
+    RETURN;
+  END IF;
+  IF prev.epoch IS NULL AND slot_exists THEN
+    status := 'unclaimed';
+    RETURN;
+  END IF;
+  IF prev.epoch IS NOT NULL THEN
+    status := 'taken'; epoch := prev.epoch; directory := prev.directory;
+    UPDATE ddlcore.capture_slots SET epoch = p_epoch, directory = p_directory, claimed_at = now()
+     WHERE slot_name = p_slot;
+  ELSE
+    status := 'new';
+    INSERT INTO ddlcore.capture_slots (slot_name, epoch, directory) VALUES (p_slot, p_epoch, p_directory);
+  END IF;
+END
+$$;
+REVOKE ALL ON FUNCTION ddlcore.claim_slot(text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ddlcore.claim_slot(text, text, text) TO PUBLIC;
+
+-- Drop the claim of `slot` when it is `epoch`'s (after that capture dropped its slot);
+-- returns whether a claim was removed.
+CREATE OR REPLACE FUNCTION ddlcore.release_slot(p_slot text, p_epoch text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = session_user AND (rolreplication OR rolsuper)) THEN
+    RAISE EXCEPTION 'ddlcore.release_slot: role % may not drop replication slots', session_user
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  DELETE FROM ddlcore.capture_slots WHERE slot_name = p_slot AND epoch = p_epoch;
+  RETURN FOUND;
+END
+$$;
 
 -- Whether a relation is one of the tables ddlcore describes: an ordinary or partitioned table
 -- that is not temporary and not in a system schema or ddlcore's own.
