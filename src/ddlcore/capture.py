@@ -153,8 +153,13 @@ def remove_history(path: Path) -> None:
 class DirectoryLock:
     """An exclusive ``flock`` on ``DIR/capture.lock`` for the length of a run: two captures
     writing one change log would corrupt it.  The kernel drops the lock when the process
-    dies, however it dies.  ``error``: the exception class raised when the lock is held
-    (``CaptureError`` or a subclass)."""
+    dies, however it dies; a run that ends removes the file (while still holding the lock),
+    so that a finished or failed run leaves none behind.  ``error``: the exception class
+    raised when the lock is held (``CaptureError`` or a subclass).
+
+    Removing a lock file is safe only if a locker checks that the file it locked is still the
+    one at ``path`` (another run may have opened it just before it was removed): ``__enter__``
+    compares the locked descriptor's inode with the path's and tries again when they differ."""
 
     def __init__(self, path: Path, error: type[Exception] = CaptureError):
         self.path = path
@@ -164,17 +169,28 @@ class DirectoryLock:
     def __enter__(self) -> "DirectoryLock":
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise self.error(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
-        self._fd = fd
-        return self
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise self.error(f"another capture is running on {self.path.parent} ({self.path} is locked)") from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                self._fd = fd
+                return self
+            os.close(fd)  # removed by the run that held it: lock the new file
 
     def __exit__(self, *exc: object) -> None:
         if self._fd is not None:
+            try:
+                os.unlink(self.path)  # still locked: nobody can have taken it in between
+            except FileNotFoundError:
+                pass
             os.close(self._fd)  # closing releases the lock
             self._fd = None
 
@@ -599,12 +615,17 @@ class Capture:
 
     def run(self) -> Any:
         t0 = time.monotonic()
+        made = not self.out.exists()
         self.out.mkdir(parents=True, exist_ok=True)
-        with DirectoryLock(self.out / LOCK_NAME, self.error):
-            try:
-                return self._run()
-            finally:
-                self.stats.seconds = time.monotonic() - t0
+        try:
+            with DirectoryLock(self.out / LOCK_NAME, self.error):
+                try:
+                    return self._run()
+                finally:
+                    self.stats.seconds = time.monotonic() - t0
+        finally:
+            if made and not any(self.out.iterdir()):
+                self.out.rmdir()  # a start that failed before writing anything leaves nothing
 
     def _run(self) -> Any:
         raise NotImplementedError
@@ -799,10 +820,12 @@ def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Calla
     try:
         stats = cap.run()
     except CaptureError as exc:
-        console.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
-        console.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc).strip())}", highlight=False)
+        # one line: a driver's message may span several (psycopg2's "Is the server running ...")
+        console.print(f"[bold red]error[/] {type(exc).__name__}: {escape(' '.join(str(exc).split()))}",
+                      highlight=False, soft_wrap=True)
         sys.exit(1)
     finally:
         restore()

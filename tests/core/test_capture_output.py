@@ -265,3 +265,33 @@ def test_a_new_run_refuses_a_change_log_no_checkpoint_covers_and_a_resumed_one_k
     again.resume(Cp(include=("db.*",)), include=("other.*",))
     assert warned == ["resuming with the checkpoint's filters include=['db.*'] exclude=[] (the options given differ)"]
     again.finish()
+
+
+def test_the_directory_lock_is_exclusive_and_leaves_no_file(tmp_path, monkeypatch):
+    """``capture.lock`` exists while a run holds it, a second locker is refused, and the file
+    is gone once the run ends — also when a locker opened the file just before the run that
+    held it removed it: it then locks the file at the path, not the removed one (else a third
+    run could lock the path's new file too, and two runs would hold the directory)."""
+    path = tmp_path / core.LOCK_NAME
+    with core.DirectoryLock(path):
+        assert path.exists()
+        with pytest.raises(CaptureError, match="another capture is running"):
+            core.DirectoryLock(path).__enter__()
+    assert not path.exists()
+
+    real_open, opened = os.open, []
+
+    def open_then_removed(p, flags, mode=0o777):
+        fd = real_open(p, flags, mode)
+        if not opened:  # the holder removes the file (and unlocks it) right after this open
+            os.unlink(p)
+        opened.append(fd)
+        return fd
+
+    monkeypatch.setattr(core.os, "open", open_then_removed)
+    with core.DirectoryLock(path):
+        assert len(opened) == 2 and path.exists()  # locked the path's file on the second try
+        monkeypatch.undo()
+        with pytest.raises(CaptureError, match="another capture is running"):
+            core.DirectoryLock(path).__enter__()
+    assert not path.exists()

@@ -110,3 +110,31 @@ def test_a_capture_pointed_at_another_captures_directory_or_slot(items, tmp_path
     msg = str(err.value)
     assert str(e) in msg and str(g) in msg and _epoch(g) in msg and "\n" not in msg
     assert _slots(items) == {"se"}
+
+
+@pytest.mark.parametrize("case", ["wrong port", "wrong database", "no publication"])
+def test_a_failed_start_leaves_no_lock_and_no_directory(capdb, tmp_path, case):
+    """A capture that cannot start (the server, the database or the publication is not
+    there) exits 1 with one line and leaves neither ``capture.lock`` nor the directory it
+    made; in a directory that was there, only what was there."""
+    import subprocess
+
+    from .support import REPO, cli_args
+
+    args = cli_args(capdb, tmp_path / "new" / "out", "--until-end")
+    if case == "wrong port":
+        args[args.index("--dsn") + 1] = capdb.dsn.replace(f"port={capdb.server.port}", "port=1")
+    elif case == "wrong database":
+        args[args.index("--dsn") + 1] = capdb.dsn.replace(f"dbname={capdb.name}", "dbname=nosuchdb")
+    else:
+        args[args.index("--publication") + 1] = "nopub"
+    assert args[args.index("--dsn") + 1] != capdb.dsn or case == "no publication"
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "new" / "out").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    args[args.index("--out") + 1] = str(kept)
+    proc = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
