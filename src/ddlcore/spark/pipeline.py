@@ -1490,6 +1490,9 @@ def _short_reason(reason: str) -> str:
     return reason
 
 
+short_reason = _short_reason  # public: ``ddlcore status`` groups the quarantine by it too
+
+
 def _meta_collision(table) -> bool:
     return bool(set(table.column_names) & set(META_COLUMNS))
 
