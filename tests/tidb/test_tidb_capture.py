@@ -307,6 +307,31 @@ def test_kafka_resume_offset_and_commit_ts(kafka_broker, tmp_path):
     assert positions[-1] == extra.commit_ts and later.ops["ddl"] == 1
 
 
+
+def test_two_kafka_captures_of_one_topic_keep_their_own_positions(kafka_broker, tmp_path):
+    """Each capture reads from its own checkpoint's offset, never from a consumer group's: a
+    second capture of the topic starts at the beginning, and the first one resumes where it
+    stopped, neither taking the other's position."""
+    topic = "4321_obinlog"
+    half = len(W.messages) // 2
+    produce(kafka_broker, topic, W.messages[:half], create=True)
+
+    def capture(name: str):
+        return TidbCapture(TidbCaptureOptions(out=tmp_path / name, brokers=kafka_broker, topic=topic,
+                                              until_end=True, progress=False)).run()
+
+    assert capture("A").messages == half
+    produce(kafka_broker, topic, W.messages[half:])
+    assert capture("B").messages == len(W.messages)
+    assert capture("A").messages == len(W.messages) - half
+
+    def rows(name: str) -> list[tuple]:
+        return [(e["op"], e["position"], e.get("after")) for e in events(tmp_path / name) if e["op"] != "source"]
+
+    assert rows("A") == rows("B") and len(rows("A")) > len(W.messages)
+    epochs = {json.loads((tmp_path / n / "checkpoint.json").read_text())["epoch"] for n in ("A", "B")}
+    assert len(epochs) == 2
+
 # ------------------------------------------------------------------ the pipeline
 
 

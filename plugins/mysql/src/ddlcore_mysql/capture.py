@@ -54,6 +54,7 @@ from .binlog_values import Tagged, canonical_fraction, raw_row_decoding
 from .charsets import python_codec
 from .dialect import STATEMENT_FILTER, strip_set_statement
 from .drift import DriftWarning, binlog_columns, compare_table
+from .replica_identity import is_same_server_id, same_server_id_message
 
 __all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
            "CaptureFilter", "CaptureHistory", "ServerInfo", "MySqlCapture", "capture",
@@ -803,6 +804,12 @@ class MySqlCapture(_core.Capture):
                                            f"before it")
                     if progress is not None:
                         progress.update(self.stats, "streaming")
+        except Exception as exc:
+            if is_same_server_id(exc):  # another replica took the server_id: never fight back
+                cp_now = self._log.checkpointed
+                raise CaptureError(same_server_id_message(int(opts.server_id), str(self.out.resolve()),
+                                                          cp_now.position if cp_now is not None else "-")) from None
+            raise
         finally:
             stream.close()
             lib_log.setLevel(saved_level)

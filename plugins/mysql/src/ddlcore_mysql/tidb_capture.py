@@ -395,18 +395,23 @@ class _FileSource:
 class _KafkaSource:
     """``(offset, payload)`` of each message of one partition, with ``confluent-kafka``'s
     ``Consumer`` assigned to the partition (no consumer-group offsets: the checkpoint is the
-    capture's)."""
+    capture's).  Two captures of one topic never share a position: each reads from its own
+    checkpoint's offset (``assign``, not ``subscribe``: the group's committed offsets are never
+    read, and none are committed), and its ``group.id`` is ``ddlcore-capture-<epoch>`` (the
+    capture directory's epoch, so the broker's group listings name the capture) unless
+    ``kafka_config`` gives one (e.g. a group prefix that ACLs require)."""
 
-    def __init__(self, opts: TidbCaptureOptions, start_offset: int | None, start_ts: int | None):
+    def __init__(self, opts: TidbCaptureOptions, start_offset: int | None, start_ts: int | None,
+                 epoch: str | None = None):
         try:
             from confluent_kafka import Consumer, TopicPartition
         except ImportError:
             raise CaptureError("--brokers needs confluent-kafka: pip install 'ddlcore-mysql[tidb]'") from None
         self._tp_cls = TopicPartition
         self.opts = opts
-        conf = {"bootstrap.servers": opts.brokers, "group.id": f"ddlcore-capture-{uuid.uuid4()}",
-                "enable.auto.commit": False, "auto.offset.reset": "earliest",
-                "enable.partition.eof": True, **opts.kafka_config}
+        conf = {"bootstrap.servers": opts.brokers, "group.id": f"ddlcore-capture-{epoch or uuid.uuid4()}",
+                "auto.offset.reset": "earliest", "enable.partition.eof": True, **opts.kafka_config,
+                "enable.auto.commit": False, "enable.auto.offset.store": False}
         self.consumer = Consumer(conf)
         tp = TopicPartition(opts.topic, opts.partition)
         try:
@@ -531,7 +536,7 @@ class TidbCapture(Capture):
             if o.from_file is not None:
                 source = _FileSource(o.from_file)
             else:
-                source = _KafkaSource(o, start, cp.commit_ts or None if start is None else None)
+                source = _KafkaSource(o, start, cp.commit_ts or None if start is None else None, cp.epoch)
                 if source.lost is not None:
                     self._warn(f"offsets {source.lost[0]}..{source.lost[1] - 1} of {o.topic} are no longer in "
                                f"Kafka (retention): messages in them were never captured")

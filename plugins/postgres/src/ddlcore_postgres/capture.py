@@ -199,8 +199,9 @@ class Checkpoint(CheckpointFile):
     """What a restart needs: ``seq`` (last committed seq), ``lsn`` (``X/Y``: the end of the
     last complete transaction written — streaming resumes after it), ``changelog_bytes``,
     ``phase`` (``snapshot`` while the first run's snapshot runs — a restart then starts over —
-    or ``streaming``), the slot and publication, the filters, the epoch and the source event
-    in force.  ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
+    or ``streaming``), the slot (named only once it exists: ``slots``) and publication, the
+    filters, the epoch (the identity the slot's claim carries) and the source event in force.
+    ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
 
     error: ClassVar[type[Exception]] = CaptureError
 
