@@ -521,9 +521,9 @@ class PostgresCapture(_core.Capture):
                 raise
             _name, consistent_point, snapshot_name, _plugin = rcur.fetchone()
             # the slot exists from here on (claimed by this epoch): a run killed now starts
-            # over and drops it first
-            self._log.checkpointed = cp = replace(cp, slot=opts.slot)
-            cp.save(self.checkpoint_path)
+            # over and drops it first; saved through core's checkpoint protocol like every other
+            self._log.checkpoint(replace(cp, slot=opts.slot))
+            cp = self._log.checkpointed
             ts = int(time.time() * 1000)
             if export:
                 self._snapshot_read(snapshot_name, consistent_point, ts)

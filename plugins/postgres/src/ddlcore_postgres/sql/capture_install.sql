@@ -105,8 +105,6 @@ BEGIN
   END IF;
 END
 $$;
-REVOKE ALL ON FUNCTION ddlcore.claim_slot(text, text, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ddlcore.claim_slot(text, text, text) TO PUBLIC;
 
 -- Drop the claim of `slot` when it is `epoch`'s (after that capture dropped its slot);
 -- returns whether a claim was removed.
