@@ -30,6 +30,7 @@ from ddlcore.model import (CheckConstraint, Column, ForeignKey, Index, Table, Ta
                            View)
 
 from . import defaults as _defaults
+from .inheritance import InheritanceConflict, merge_local_column, merge_parent_column
 from . import types as _types
 from ._generated.PostgresParser import PostgresParser as P
 from ._generated.PostgresParserVisitor import PostgresParserVisitor
@@ -199,11 +200,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         else:
             if ctx.inheritsClause() is not None:
                 parents = [self.table_id(q) for q in ctx.inheritsClause().qualifiedName()]
-                for pid in parents:
-                    parent = self.require_table(pid, ctx.inheritsClause())
-                    for col in parent.columns:
-                        if not editor.has_column(col.name):
-                            self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None))
+                self.inherit_columns(editor, [self.require_table(p, ctx.inheritsClause()) for p in parents])
                 editor.set_option("INHERITS", ",".join(str(p) for p in parents))
             if ctx.tableElementList() is not None:
                 # columns (and LIKE) in order first: a table constraint may name a column
@@ -215,11 +212,36 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 for el in elements:
                     if el.tableConstraint() is not None:
                         self.apply_table_element(editor, el)
+            clash = next((n for n, c in self._inherited.items() if c), None)
+            if clash is not None:
+                raise self.error(ctx.inheritsClause(), f"column \"{clash}\" inherits conflicting default values")
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
         self.merge_redundant_keys(editor)
         self.create_table(editor.build())
         return None
+
+    def inherit_columns(self, editor: TableEditor, parents: list[Table]) -> None:
+        """``INHERITS (p, ...)``: the parents' columns in order, one column per name (no
+        identity); ``_inherited`` records each name and whether its parents' defaults conflict,
+        for the table's own column definitions to merge with (``ddlcore_postgres.inheritance``)."""
+        self._inherited = {}
+        for parent in parents:
+            for col in parent.columns:
+                c = copied_column(col).replace(ordinal_position=0, identity=None)
+                if col.name not in self._inherited:
+                    self.append_column(editor, c)
+                    self._inherited[col.name] = False
+                    continue
+                merged, clash = self.merged(merge_parent_column, editor.column(col.name), c)
+                editor.replace_column(col.name, merged)
+                self._inherited[col.name] |= clash
+
+    def merged(self, merge: Callable[..., Any], *cols: Column) -> Any:
+        try:
+            return merge(*cols)
+        except InheritanceConflict as exc:
+            raise self.error(None, str(exc)) from None
 
     def merge_redundant_keys(self, editor: TableEditor) -> None:
         """PostgreSQL keeps one index per distinct key among a ``CREATE TABLE``'s PRIMARY KEY
@@ -515,7 +537,13 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def add_column_draft(self, editor: TableEditor, draft: ColumnDraft) -> Column:
         col = self.column_from_draft(editor, draft)
-        self.append_column(editor, col)
+        if self._inherited.get(col.name) is not None:  # CREATE TABLE ... INHERITS: merged
+            if self._inherited[col.name] and col.column_default is None and col.generation_expression is None:
+                raise self.error(None, f"column \"{col.name}\" inherits conflicting default values")
+            editor.replace_column(col.name, self.merged(merge_local_column, editor.column(col.name), col))
+            self._inherited[col.name] = None
+        else:
+            self.append_column(editor, col)
         name = col.name
         if draft.primary_key:
             self.set_primary_key(editor, [name], draft.pk_name)
@@ -713,11 +741,15 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     _new_relations: set[tuple[str | None, str]] = frozenset()  # type: ignore[assignment]
     #: index names this statement chose itself (not written in it)
     _chosen_names: set[str] = frozenset()  # type: ignore[assignment]
+    #: CREATE TABLE ... INHERITS: inherited column name → its parents' defaults conflict (True),
+    #: or None once the table's own definition of it was merged
+    _inherited: dict[str, bool | None] = {}
 
     def apply(self, tree: Any, statement: Any, tables: Tables):
         """``DdlVisitor.apply`` with this statement's own new relation names reset."""
         self._new_relations = set()
         self._chosen_names = set()
+        self._inherited = {}
         return super().apply(tree, statement, tables)
 
     def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
@@ -946,21 +978,29 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                           only, cmd)
 
     def alter_AddIdentity(self, tid: TableId, cmd: P.AddIdentityContext, only: bool) -> None:
+        # identity commands never recurse to inheritance children (ATPrepCmd, tablecmds.c)
         name, kind = self.ident(cmd.colId()), self.identity_kind(cmd.identityKind())
-        self.alter_family(tid, lambda e: e.update_column(name, identity=kind, nullable=False), only, cmd)
+        self.alter_table(tid, lambda e: e.update_column(name, identity=kind, nullable=False), cmd)
 
     def alter_AlterIdentity(self, tid: TableId, cmd: P.AlterIdentityContext, only: bool) -> None:
         name = self.ident(cmd.colId())
         kinds = [self.identity_kind(a.identityKind()) for a in cmd.identityAlteration() if a.identityKind() is not None]
         if kinds:
-            self.alter_family(tid, lambda e: e.update_column(name, identity=kinds[-1]), only, cmd)
+            self.alter_table(tid, lambda e: e.update_column(name, identity=kinds[-1]), cmd)
 
     def alter_DropIdentity(self, tid: TableId, cmd: P.DropIdentityContext, only: bool) -> None:
         name = self.ident(cmd.colId())
-        self.alter_family(tid, lambda e: e.update_column(name, identity=None), only, cmd)
+        self.alter_table(tid, lambda e: e.update_column(name, identity=None), cmd)
 
     def alter_AddConstraint(self, tid: TableId, cmd: P.AddConstraintContext, only: bool) -> None:
-        self.alter_table(tid, lambda e: self.apply_table_constraint(e, cmd.tableConstraint()), cmd)
+        table = self.alter_table(tid, lambda e: self.apply_table_constraint(e, cmd.tableConstraint()), cmd)
+        el = cmd.tableConstraint().tableConstraintElem()
+        if table is not None and isinstance(el, (P.PrimaryKeyTableConstraintContext, P.PrimaryKeyUsingIndexContext)):
+            # the key's NOT NULL is an ALTER COLUMN SET NOT NULL, which reaches the children
+            # (transformIndexConstraint, parse_utilcmd.c); the key itself stays the parent's
+            key = list(table.primary_key)
+            for child in ([] if only else self.children_of(tid)):
+                self.alter_family(child, lambda e: [e.update_column(n, nullable=False) for n in key], False, cmd)
 
     def alter_DropConstraint(self, tid: TableId, cmd: P.DropConstraintContext, only: bool) -> None:
         cname = self.ident(cmd.name())

@@ -1,0 +1,95 @@
+"""Statement sequences where the model used to part from PostgreSQL 15's catalog: each runs in
+a real PostgreSQL 15 and through ddlcore, and the model must equal the server's catalog
+(tests/servers/pg_catalog.py) after every statement.  Every statement must be accepted by the
+server (a case the server refuses is a broken test)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ddlcore
+from tests.postgres.oracle import model_diffs
+from tests.servers.pg_catalog import catalog_tables, install_describe
+
+pytestmark = pytest.mark.postgres
+
+CASES: dict[str, list[str]] = {
+    # MergeAttributes (src/backend/commands/tablecmds.c): an inherited column and a local one of
+    # the same name merge; NOT NULL is or-ed, the local default wins, identity is not inherited
+    "INHERITS merges a local column with the parent's": [
+        "CREATE TABLE parent (a int NOT NULL, b text DEFAULT 'p', c int)",
+        "CREATE TABLE child (c int DEFAULT 7, a int, d int, b text NOT NULL DEFAULT 'c') INHERITS (parent)",
+        "ALTER TABLE parent ADD COLUMN e int",
+        "ALTER TABLE parent RENAME COLUMN c TO cc",
+    ],
+    "INHERITS from several parents with one column name": [
+        "CREATE TABLE p1 (id int NOT NULL, x text DEFAULT 'x', y int)",
+        "CREATE TABLE p2 (y int NOT NULL, id int, z int DEFAULT 2)",
+        "CREATE TABLE kid (z int, w int) INHERITS (p1, p2)",
+        "CREATE TABLE kid2 () INHERITS (p2, p1)",
+    ],
+    "constraints added to a parent reach its children, identity does not": [
+        "CREATE TABLE base (id int, v int)",
+        "CREATE TABLE sub (w int) INHERITS (base)",
+        "CREATE TABLE subsub () INHERITS (sub)",
+        "ALTER TABLE base ADD PRIMARY KEY (id)",
+        "ALTER TABLE base ALTER COLUMN v SET NOT NULL",
+        "ALTER TABLE base ALTER COLUMN v ADD GENERATED ALWAYS AS IDENTITY",
+        "CREATE TABLE late () INHERITS (base)",
+    ],
+}
+
+
+def replay_and_compare(postgres, dbname: str, statements: list[str]) -> list[str]:
+    """The differences between ddlcore's model and the server's catalog after each statement
+    (``"after <statement>: <difference>"``)."""
+    parser = ddlcore.get_dialect("postgres").parser(database=dbname)
+    tables = parser.new_tables()
+    out: list[str] = []
+    with postgres.connect(dbname) as conn:
+        install_describe(conn)
+        conn.execute("SET search_path = public")
+        for text in statements:
+            try:
+                conn.execute(text)
+            except Exception as exc:  # noqa: BLE001
+                pytest.fail(f"the server refused a statement of the case: {text}\n{exc}")
+            try:
+                parser.apply(text, tables)
+            except ddlcore.DdlParseError as exc:
+                out.append(f"after {text}: ddlcore failed: {exc}")
+                break
+            model = {(t.id.schema, t.id.name): t for t in tables}
+            out.extend(f"after {text}: {d}" for d in model_diffs(model, catalog_tables(conn, dbname)))
+    return out
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_model_equals_catalog_after_every_statement(postgres, postgres_db, name):
+    diffs = replay_and_compare(postgres, postgres_db, CASES[name])
+    assert not diffs, "\n".join(diffs)
+
+
+#: (set-up statements, a statement the server refuses, the server's message ddlcore must give too)
+REFUSED = [
+    (["CREATE TABLE p1 (a int)", "CREATE TABLE p2 (a text)"], "CREATE TABLE k () INHERITS (p1, p2)",
+     'inherited column "a" has a type conflict'),
+    (["CREATE TABLE p1 (a int)"], "CREATE TABLE k (a bigint) INHERITS (p1)", 'column "a" has a type conflict'),
+    (["CREATE TABLE p1 (a int DEFAULT 1)", "CREATE TABLE p2 (a int DEFAULT 2)"],
+     "CREATE TABLE k (b int) INHERITS (p1, p2)", 'column "a" inherits conflicting default values'),
+    (["CREATE TABLE p1 (a int)"], "CREATE TABLE k (a int, a int) INHERITS (p1)", 'column "a" specified more than once'),
+]
+
+
+@pytest.mark.parametrize("setup,refused,message", REFUSED, ids=[m for _, _, m in REFUSED])
+def test_statements_the_server_refuses_fail_with_its_message(postgres, postgres_db, setup, refused, message):
+    assert not replay_and_compare(postgres, postgres_db, setup)
+    with postgres.connect(postgres_db) as conn:
+        with pytest.raises(Exception, match=message):
+            conn.execute(refused)
+    parser = ddlcore.get_dialect("postgres").parser(database=postgres_db)
+    tables = parser.new_tables()
+    for text in setup:
+        parser.apply(text, tables)
+    with pytest.raises(ddlcore.DdlParseError, match=message):
+        parser.apply(refused, tables)
