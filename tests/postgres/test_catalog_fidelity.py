@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 import ddlcore
-from tests.postgres.oracle import model_diffs
-from tests.servers.pg_catalog import catalog_tables, install_describe
+from tests.postgres.oracle import replay_and_compare
 
 pytestmark = pytest.mark.postgres
 
@@ -38,30 +37,6 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE late () INHERITS (base)",
     ],
 }
-
-
-def replay_and_compare(postgres, dbname: str, statements: list[str]) -> list[str]:
-    """The differences between ddlcore's model and the server's catalog after each statement
-    (``"after <statement>: <difference>"``)."""
-    parser = ddlcore.get_dialect("postgres").parser(database=dbname)
-    tables = parser.new_tables()
-    out: list[str] = []
-    with postgres.connect(dbname) as conn:
-        install_describe(conn)
-        conn.execute("SET search_path = public")
-        for text in statements:
-            try:
-                conn.execute(text)
-            except Exception as exc:  # noqa: BLE001
-                pytest.fail(f"the server refused a statement of the case: {text}\n{exc}")
-            try:
-                parser.apply(text, tables)
-            except ddlcore.DdlParseError as exc:
-                out.append(f"after {text}: ddlcore failed: {exc}")
-                break
-            model = {(t.id.schema, t.id.name): t for t in tables}
-            out.extend(f"after {text}: {d}" for d in model_diffs(model, catalog_tables(conn, dbname)))
-    return out
 
 
 @pytest.mark.parametrize("name", list(CASES))
