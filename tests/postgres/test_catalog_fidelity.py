@@ -36,6 +36,48 @@ CASES: dict[str, list[str]] = {
         "ALTER TABLE base ALTER COLUMN v ADD GENERATED ALWAYS AS IDENTITY",
         "CREATE TABLE late () INHERITS (base)",
     ],
+    "ALTER INDEX ... RENAME TO on a table renames the table": [
+        "CREATE TABLE t (id int PRIMARY KEY)",
+        "ALTER INDEX t RENAME TO t2",
+        "ALTER INDEX IF EXISTS t2 RENAME TO t3",
+        "ALTER INDEX t_pkey RENAME TO t3_key",
+    ],
+    "a renamed partitioned or inherited parent keeps its partitions and children": [
+        "CREATE TABLE m (id int, d date, PRIMARY KEY (id, d)) PARTITION BY RANGE (d)",
+        "CREATE TABLE m1 PARTITION OF m FOR VALUES FROM ('2020-01-01') TO ('2021-01-01')",
+        "CREATE TABLE p (a int)",
+        "CREATE TABLE c () INHERITS (p)",
+        "ALTER TABLE m RENAME TO m2",
+        "ALTER TABLE p RENAME TO p2",
+        "ALTER TABLE m2 ADD COLUMN x int",
+        "ALTER TABLE p2 ADD COLUMN y int",
+        "CREATE SCHEMA s",
+        "ALTER TABLE m2 SET SCHEMA s",
+        "ALTER TABLE s.m2 ADD COLUMN z int",
+    ],
+    "a sub-partitioned table attached gets the primary key down to its partitions": [
+        "CREATE TABLE m (id int, d date, PRIMARY KEY (id, d)) PARTITION BY RANGE (d)",
+        "CREATE TABLE sub (id int NOT NULL, d date NOT NULL) PARTITION BY LIST (id)",
+        "CREATE TABLE subsub PARTITION OF sub FOR VALUES IN (1)",
+        "ALTER TABLE m ATTACH PARTITION sub FOR VALUES FROM ('2020-01-01') TO ('2021-01-01')",
+    ],
+    "CREATE TABLE pg_temp.x is a temporary table": [
+        "CREATE TABLE pg_temp.x (a int)",
+        "CREATE TABLE x (b int)",
+        "ALTER TABLE public.x ADD COLUMN c int",
+    ],
+    "DROP DOMAIN ... CASCADE on a partition key's domain drops the table": [
+        "CREATE DOMAIN dk AS int",
+        "CREATE TABLE pt (k dk, v text) PARTITION BY LIST (k)",
+        "CREATE TABLE pt1 PARTITION OF pt FOR VALUES IN (1)",
+        "CREATE TABLE keep (k dk, v text)",
+        "DROP DOMAIN dk CASCADE",
+    ],
+    "pg_catalog is searched before the search path": [
+        "CREATE TYPE public.name AS ENUM ('a')",
+        "CREATE TYPE public.int4 AS ENUM ('b')",
+        "CREATE TABLE t (a name, b int4, c public.name, d public.int4)",
+    ],
 }
 
 

@@ -150,18 +150,40 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             return f"{parts[-2]}.{parts[-1]}"
         if create:
             return f"{self.creation_schema()}.{parts[0]}"
-        for schema in self.search_path + ["pg_catalog"]:
+        for schema in self.lookup_path:
             key = f"{schema}.{parts[0]}"
             if key in self.tables.types:
                 return key
         return None
 
-    def visible_name(self, schema: str, name: str) -> str:
+    @property
+    def lookup_path(self) -> list[str]:
+        """The schemas names resolve through: ``pg_catalog`` first unless the search path lists
+        it somewhere (manual 5.9.5, "pg_catalog is always effectively part of the search path")."""
+        path = self.search_path
+        return path if "pg_catalog" in path else ["pg_catalog", *path]
+
+    def visible_name(self, schema: str, name: str, *, is_type: bool = True) -> str:
         """A type or sequence name as ``format_type`` / ``regclass`` print it: unqualified when
-        its schema is on the search path, else ``schema.name`` (quoted where needed)."""
-        if schema in self.search_path or schema == "pg_catalog":
+        the unqualified name finds it (its schema on the search path and, for a type, no
+        built-in or user type of that name in a schema searched before), else ``schema.name``
+        (quoted where needed)."""
+        path = self.lookup_path
+        if schema in path and not (is_type and any(self.has_type(s, name) for s in path[:path.index(schema)])):
             return _quote_if_needed(name)
         return f"{_quote_if_needed(schema)}.{_quote_if_needed(name)}"
+
+    def has_type(self, schema: str, name: str) -> bool:
+        """Whether ``schema`` holds a type called ``name`` (a built-in one in ``pg_catalog``)."""
+        if schema == "pg_catalog" and name in _types.BUILTIN:
+            return True
+        info = self.tables.types.get(f"{schema}.{name}")
+        return info is not None and info.get("kind") != "sequence"
+
+    def builtin_first(self, key: str) -> bool:
+        """Whether an unqualified name finds the built-in type before user type ``key``."""
+        schema, path = key.partition(".")[0], self.lookup_path
+        return schema not in path or path.index("pg_catalog") <= path.index(schema)
 
     # ------------------------------------------------------------------ statements
 
@@ -174,10 +196,9 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     # -- CREATE TABLE --------------------------------------------------------------------
 
     def visitCreateStmt(self, ctx: P.CreateStmtContext):
-        temp = isinstance(ctx.persistence(), P.TempPersistenceContext)
         tid = self.table_id(ctx.qualifiedName(0), create=True)
-        if temp:
-            self.warn(f"temporary table {tid.name} is not kept in the model (it lives in the session's pg_temp schema)")
+        if isinstance(ctx.persistence(), P.TempPersistenceContext) or _is_temp_schema(tid.schema):
+            self.warn_temporary(tid)
             return None
         if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
             self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
@@ -243,6 +264,11 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         except InheritanceConflict as exc:
             raise self.error(None, str(exc)) from None
 
+    def warn_temporary(self, tid: TableId) -> None:
+        """A temporary table (``TEMP``, or created in ``pg_temp``) is not kept: it lives in the
+        session's own schema and logical decoding never sends its rows."""
+        self.warn(f"temporary table {tid.name} is not kept in the model (it lives in the session's pg_temp schema)")
+
     def merge_redundant_keys(self, editor: TableEditor) -> None:
         """PostgreSQL keeps one index per distinct key among a ``CREATE TABLE``'s PRIMARY KEY
         and UNIQUE constraints (``UNIQUE PRIMARY KEY``, a column ``UNIQUE`` and a table
@@ -284,9 +310,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         (``ctas_columns``); their types and collations come from the source, not their NOT
         NULL, defaults, identity or generation (the server copies none of them).  Any other
         query gives a warning and no table."""
-        if isinstance(ctx.persistence(), P.TempPersistenceContext):
-            return None
         tid = self.table_id(ctx.qualifiedName(), create=True)
+        if isinstance(ctx.persistence(), P.TempPersistenceContext) or _is_temp_schema(tid.schema):
+            self.warn_temporary(tid)
+            return None
         if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
             self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
             return None
@@ -567,7 +594,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             schema = editor.id.schema or self.creation_schema()
             self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
                                                      "owned_by": [str(editor.id), draft.name]}))
-            default = f"nextval('{self.visible_name(schema, seq).replace(chr(39), chr(39) * 2)}'::regclass)"
+            default = f"nextval('{self.visible_name(schema, seq, is_type=False).replace(chr(39), chr(39) * 2)}'::regclass)"
         col = Column(name=draft.name, ordinal_position=0, nullable=not (not_null or domain_not_null),
                      collation_name=draft.collation if draft.collation is not None else f.pop("collation_name", None),
                      identity=draft.identity, **{k: v for k, v in f.items() if k != "collation_name"})
@@ -598,7 +625,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def print_sequence_name(self, text: str) -> str:
         parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower() for p in _split_dotted(text)]
         if len(parts) >= 2:
-            return self.visible_name(parts[-2], parts[-1])
+            return self.visible_name(parts[-2], parts[-1], is_type=False)
         return parts[0] if parts else text
 
     # -- types (chapter 8) ---------------------------------------------------------------
@@ -656,10 +683,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(ctx, f"array of serial is not implemented")
             return _types.column_fields(_types.SERIALS[name], [], dims=0), _types.SERIALS[name]
         key = self.type_key(parts)
-        if key is not None and key in self.tables.types and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
-                                or key.partition(".")[0] in self.search_path):
-            if not (builtin_ok and _types.canonical_name(name) is not None and key.startswith("pg_catalog.")):
-                return self.user_type_fields(key, dims, ctx), None
+        builtin = builtin_ok and _types.canonical_name(name) is not None
+        if key is not None and key in self.tables.types and not (
+                builtin and (key.startswith("pg_catalog.") or (len(parts) == 1 and self.builtin_first(key)))):
+            return self.user_type_fields(key, dims, ctx), None
         if builtin_ok:
             try:
                 typname = _types.canonical_name(name, mods)
@@ -814,14 +841,12 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         action = ctx.alterTableAction()
         only = ctx.ONLY() is not None
         if isinstance(action, P.RenameTableContext):
-            new_id = tid.with_name(self.ident(action.name()))
-            for key in self.owned_sequences(tid):  # the sequence keeps its name
-                self.later(_set_owner(key, str(new_id)))
-            self.rename_table(tid, new_id, action)
+            self.rename_relation(tid, tid.with_name(self.ident(action.name())), action)
         elif isinstance(action, P.SetSchemaContext):
             new_id = TableId(tid.database, self.ident(action.name()), tid.name)
             owned = self.owned_sequences(tid)
             self.rename_table(tid, new_id, action)
+            self.repoint_children(tid, new_id, action)
             for key in owned:  # owned sequences move with the table (ALTER TABLE, SET SCHEMA)
                 info = self.tables.types[key]
                 self.move_sequence(key, new_id.schema, info["name"], [new_id])
@@ -841,7 +866,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 if parent is not None:
                     self.inherit_keys(e, parent)
 
-            self.alter_table(child, attach, action)
+            attached = self.alter_table(child, attach, action)
+            if attached is not None:  # a partitioned table's partitions get the key too
+                for sub in self.children_of(child):
+                    self.alter_family(sub, lambda e: self.inherit_keys(e, attached), False, action)
         elif isinstance(action, P.DetachPartitionContext):
             child = self.table_id(action.qualifiedName())
             self.alter_table(child, lambda e: e.set_option("PARTITION OF", None), action)
@@ -849,6 +877,25 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             for cmd in sorted(action.alterTableCmd(), key=alter_pass):
                 self.alter_command(tid, cmd, only)
         return None
+
+    def rename_relation(self, tid: TableId, new_id: TableId, ctx: Any) -> None:
+        """``ALTER TABLE|INDEX name RENAME TO``: the table's new name; its owned sequences keep
+        theirs, its partitions and inheritance children follow it."""
+        for key in self.owned_sequences(tid):
+            self.later(_set_owner(key, str(new_id)))
+        self.rename_table(tid, new_id, ctx)
+        self.repoint_children(tid, new_id, ctx)
+
+    def repoint_children(self, old: TableId, new: TableId, ctx: Any) -> None:
+        """The ``INHERITS`` / ``PARTITION OF`` options of ``old``'s children name ``new``."""
+        def repoint(e: TableEditor) -> None:
+            for option in ("INHERITS", "PARTITION OF"):
+                if e.options.get(option):
+                    e.set_option(option, ",".join(str(new) if p == str(old) else p
+                                                  for p in e.options[option].split(",")))
+
+        for child in self.children_of(old):
+            self.alter_table(child, repoint, ctx)
 
     def children_of(self, tid: TableId) -> list[TableId]:
         """Tables that inherit from ``tid`` or are its partitions (one level)."""
@@ -1150,7 +1197,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             victims = [c.name for c in current.columns
                        if (c.domain_schema, c.domain_name) == (schema, name)
                        or (c.udt_schema, c.udt_name) in ((schema, name), (schema, "_" + name))]
-            if victims:
+            if set(victims) & _partition_key_names(current.option("PARTITION BY")):
+                # the partition key depends on the type: the table goes (with its partitions)
+                self.drop_table_tree(current.id, if_exists=True, cascade=False, ctx=None)
+            elif victims:
                 self.alter_table(current.id, lambda e, v=victims: [e.drop_column(n, whole_keys=True) for n in v])
 
     def visitTruncateStmt(self, ctx: P.TruncateStmtContext):
@@ -1514,7 +1564,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         info = self.tables.types[key]
         self.later(_drop_type(key))
         self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
-        printed = f"nextval('{self.visible_name(schema, name).replace(chr(39), chr(39) * 2)}'::regclass)"
+        printed = f"nextval('{self.visible_name(schema, name, is_type=False).replace(chr(39), chr(39) * 2)}'::regclass)"
         for tid in table_ids:
             table = self.get_table(tid)
             if table is None:
@@ -1588,6 +1638,9 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             if current is not None and t.id.schema in schemas and any(ix.name == old for ix in current.indexes):
                 self.alter_table(current.id, lambda e: e.rename_index(old, new))
                 return None
+        tid = self.table_id(ctx.qualifiedName())
+        if self.get_table(tid) is not None:  # the server renames any relation named (RenameRelation)
+            self.rename_relation(tid, tid.with_name(new), ctx)
         return None
 
     # -- views ---------------------------------------------------------------------------
@@ -1753,6 +1806,22 @@ def alter_pass(cmd: Any) -> int:
 
 _LIKE_ALL = frozenset({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
                        "INDEXES", "STATISTICS", "STORAGE"})
+
+
+def _partition_key_names(key: str | None) -> set[str]:
+    """The names a ``PARTITION BY`` option (``RANGE (d, lower(k))``) mentions: its columns
+    (and function names, which no column test needs to tell apart)."""
+    if not key:
+        return set()
+    body = key.partition("(")[2]
+    return {q.replace('""', '"') if q else w.lower()
+            for q, w in re.findall(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)', body)}
+
+
+def _is_temp_schema(schema: str | None) -> bool:
+    """``pg_temp`` (the session's temporary schema, manual 5.9.3 and CREATE TABLE "TEMPORARY")
+    or a backend's ``pg_temp_N``: a table created there is temporary."""
+    return schema is not None and re.fullmatch(r"pg_temp(?:_[0-9]+)?", schema) is not None
 
 
 def copied_column(col: Column) -> Column:
