@@ -26,7 +26,8 @@ CASES = {
         "CREATE TABLE t (a enum(0x41, x'4243', 'c'), b set(b'01000100', 'e', X'46'), c enum(0xFFFF) CHARACTER SET latin1)"],
     "enum and set members whose bytes are no characters of the column's charset": [
         # each byte that starts no character is a '?' (MariaDB's conversion), not U+FFFD
-        "CREATE TABLE t (a enum(0xFFFF), b set(0xFFFF, 'x'), c enum(0xE282, 0xE282AC, x'41ff42')) CHARACTER SET utf8mb4"],
+        "CREATE TABLE t (a enum(0xFFFF), b set(0xFFFF, 'x'), c enum(0xE282, 0xE282AC, x'41ff42')) "
+        "CHARACTER SET utf8mb4"],
     "ADD COLUMN then REMOVE PARTITIONING without a comma": [
         "CREATE TABLE t (a int) PARTITION BY HASH (a) PARTITIONS 2",
         "ALTER TABLE t ADD COLUMN b int REMOVE PARTITIONING"],

@@ -84,14 +84,16 @@ CASES: dict[str, list[str]] = {
         "CREATE SEQUENCE other.seq2",
         "CREATE TABLE t (a int DEFAULT nextval('public.seq'::regclass), b bigint DEFAULT nextval('public.seq'), "
         "c int DEFAULT nextval('other.seq2'::regclass), "
-        "d timestamp DEFAULT '1970-01-01 00:00:01+00:00', e timestamp(0) without time zone DEFAULT '2020-01-02 03:04:05', "
+        "d timestamp DEFAULT '1970-01-01 00:00:01+00:00', "
+        "e timestamp(0) without time zone DEFAULT '2020-01-02 03:04:05', "
         "f int DEFAULT 100 + (200 - 199) * 2, g int DEFAULT (1 + 2) * 3, h int DEFAULT 1 - 2 - 3, "
         "i int DEFAULT 2 * 3 + 4, j numeric DEFAULT 1.5 * 2)",
         "CREATE TABLE u (a int DEFAULT -1 + 2, b int DEFAULT 1 + -2, c int DEFAULT - (1 + 2), d int DEFAULT +1 + 2, "
         "e numeric DEFAULT 1.5 * (1 + 2), f bigint DEFAULT 1 + 3000000000, g int DEFAULT 7 / 2 % 3, "
         "h real DEFAULT 1.5 + 1, i double precision DEFAULT 1 + 2.5, j numeric DEFAULT -1.5 * 2, "
         "k int DEFAULT 1-(2*3), l numeric DEFAULT (1 + 2) * -.5)",
-        "CREATE TABLE v (a timestamp(0) DEFAULT '2020-01-02 03:04:05.6', b timestamp(2) DEFAULT '2020-01-02T03:04:05.125Z', "
+        "CREATE TABLE v (a timestamp(0) DEFAULT '2020-01-02 03:04:05.6', "
+        "b timestamp(2) DEFAULT '2020-01-02T03:04:05.125Z', "
         "c timestamp DEFAULT '2020-01-02 03:04:05.500', d timestamp DEFAULT '2020-12-31 23:59:59.9999995-05:30', "
         "e timestamp(3) DEFAULT '2020-01-02 03:04:05')",
     ],

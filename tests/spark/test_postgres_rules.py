@@ -192,7 +192,8 @@ def _infinity_conv(**opts) -> RowConverter:
 
 
 @pytest.mark.parametrize("opts", [{"temporal_infinity": "null"},
-                                  {"temporal_infinity": "clamp", "array_dimensions": "text"}], ids=["null", "clamp-text"])
+                                  {"temporal_infinity": "clamp", "array_dimensions": "text"}],
+                         ids=["null", "clamp-text"])
 def test_faces_agree_on_temporal_infinity_and_array_text(spark, opts):
     problems = compare_faces(spark, _infinity_conv(**opts), INFINITY_EDGES)
     assert not problems, "\n".join(problems[:40])
@@ -216,8 +217,8 @@ def test_temporal_infinity_and_array_dimensions_python_values():
     assert list(w) == [None, None, None, [None, None], ["a"]] and not f
     (v, e), (w, f) = values(temporal_infinity="clamp")
     assert [x.reason for x in e] == ["not a valid raw value for text[]"]  # 2-D in text[]: declared dimensions
-    assert list(w) == [dt.date(1, 1, 1), dt.datetime(1, 1, 1), dt.datetime(1, 1, 2, tzinfo=utc), [dt.date(1, 1, 1), None],
-                 ["a"]]
+    assert list(w) == [dt.date(1, 1, 1), dt.datetime(1, 1, 1), dt.datetime(1, 1, 2, tzinfo=utc),
+                       [dt.date(1, 1, 1), None], ["a"]]
     conv = _infinity_conv(temporal_infinity="clamp")
     assert list(conv.try_convert(INFINITY_EDGES[0][:4] + ["{a}"])[0][:3]) == [
         dt.date(9999, 12, 31), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),

@@ -1347,7 +1347,8 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         if self.current_database is None:
             # the server refuses it: ER_NO_DB_ERROR (1046) "No database selected"
             raise self.error(ctx, f"No database selected: {name} names no database (qualify it as db.{name}, "
-                                  f"precede it with USE db, or set the session database: --database db, database=\"db\")")
+                                  f"precede it with USE db, or set the session database: --database db, "
+                                  f"database=\"db\")")
         return self.qualify(None, name)
 
     def visitColumnName(self, ctx: P.ColumnNameContext) -> str:

@@ -292,7 +292,8 @@ class _TemporalRule(_PgRule):
             def bound(v: Any) -> SparkColumn:  # not a constant (see ``ddlcore.spark.rules.guard``)
                 return F.when(s.isNotNull(), F.lit(self.spark_text(v)).try_cast(self.spark_type))
             value = F.when(s == "infinity", bound(self.last)).when(s == "-infinity", bound(self.first)).otherwise(value)
-        return value, [(s.endswith(" BC"), self.unrepresentable), (value.isNull() & ~s.isin(*_INFINITIES), self.invalid)]
+        return value, [(s.endswith(" BC"), self.unrepresentable),
+                       (value.isNull() & ~s.isin(*_INFINITIES), self.invalid)]
 
     def spark_text(self, v: Any) -> str:
         """The text Spark casts to the bound ``v``."""

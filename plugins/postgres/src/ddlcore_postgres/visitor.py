@@ -173,6 +173,11 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             return _quote_if_needed(name)
         return f"{_quote_if_needed(schema)}.{_quote_if_needed(name)}"
 
+    def nextval_text(self, schema: str, name: str) -> str:
+        """``nextval('seq'::regclass)`` as ``pg_get_expr`` prints a call on sequence
+        ``schema.name`` (``regclass`` output: unqualified when the search path finds it)."""
+        return "nextval('" + self.visible_name(schema, name, is_type=False).replace("'", "''") + "'::regclass)"
+
     def has_type(self, schema: str, name: str) -> bool:
         """Whether ``schema`` holds a type called ``name`` (a built-in one in ``pg_catalog``)."""
         if schema == "pg_catalog" and name in _types.BUILTIN:
@@ -594,7 +599,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             schema = editor.id.schema or self.creation_schema()
             self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
                                                      "owned_by": [str(editor.id), draft.name]}))
-            default = f"nextval('{self.visible_name(schema, seq, is_type=False).replace(chr(39), chr(39) * 2)}'::regclass)"
+            default = self.nextval_text(schema, seq)
         col = Column(name=draft.name, ordinal_position=0, nullable=not (not_null or domain_not_null),
                      collation_name=draft.collation if draft.collation is not None else f.pop("collation_name", None),
                      identity=draft.identity, **{k: v for k, v in f.items() if k != "collation_name"})
@@ -1564,7 +1569,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         info = self.tables.types[key]
         self.later(_drop_type(key))
         self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
-        printed = f"nextval('{self.visible_name(schema, name, is_type=False).replace(chr(39), chr(39) * 2)}'::regclass)"
+        printed = self.nextval_text(schema, name)
         for tid in table_ids:
             table = self.get_table(tid)
             if table is None:
