@@ -54,6 +54,13 @@ CASES: dict[str, list[str]] = {
         "CREATE SCHEMA s",
         "ALTER TABLE m2 SET SCHEMA s",
         "ALTER TABLE s.m2 ADD COLUMN z int",
+        "CREATE TABLE s.q (a int)",
+        "CREATE TABLE s.qc () INHERITS (s.q)",
+        "ALTER SCHEMA s RENAME TO s2",
+        "ALTER TABLE s2.m2 ADD COLUMN w int",
+        "ALTER TABLE s2.q ADD COLUMN b int",
+        "ALTER INDEX s2.m2 RENAME TO m3",
+        "ALTER TABLE s2.m3 ADD COLUMN v int",
     ],
     "a sub-partitioned table attached gets the primary key down to its partitions": [
         "CREATE TABLE m (id int, d date, PRIMARY KEY (id, d)) PARTITION BY RANGE (d)",

@@ -1237,9 +1237,11 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.RENAME() is None:
             return None
         old, new = self.ident(ctx.name(0)), self.ident(ctx.name(1))
-        for t in list(self.tables):
-            if t.id.schema == old:
-                self.rename_table(t.id, TableId(t.id.database, new, t.id.name), ctx)
+        moved = [t.id for t in list(self.tables) if t.id.schema == old]
+        for tid in moved:  # children first name their parents' new ids, then every table moves
+            self.repoint_children(tid, TableId(tid.database, new, tid.name), ctx)
+        for tid in moved:
+            self.rename_table(tid, TableId(tid.database, new, tid.name), ctx)
         for key in [k for k in self.tables.types if k.startswith(old + ".")]:
             info = dict(self.tables.types[key], schema=new)
             self.later(_drop_type(key))
