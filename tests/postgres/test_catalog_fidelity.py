@@ -21,6 +21,10 @@ CASES: dict[str, list[str]] = {
         "ALTER TABLE parent ADD COLUMN e int",
         "ALTER TABLE parent RENAME COLUMN c TO cc",
     ],
+    "INHERITS merges equal collations, typmods and a local primary key": [
+        'CREATE TABLE cp (a text COLLATE "C", b varchar(5), id int)',
+        'CREATE TABLE cc (a text COLLATE "C" NOT NULL, b varchar(5) DEFAULT \'x\', id int PRIMARY KEY) INHERITS (cp)',
+    ],
     "INHERITS from several parents with one column name": [
         "CREATE TABLE p1 (id int NOT NULL, x text DEFAULT 'x', y int)",
         "CREATE TABLE p2 (y int NOT NULL, id int, z int DEFAULT 2)",
@@ -121,6 +125,10 @@ REFUSED = [
     (["CREATE TABLE p1 (a int DEFAULT 1)", "CREATE TABLE p2 (a int DEFAULT 2)"],
      "CREATE TABLE k (b int) INHERITS (p1, p2)", 'column "a" inherits conflicting default values'),
     (["CREATE TABLE p1 (a int)"], "CREATE TABLE k (a int, a int) INHERITS (p1)", 'column "a" specified more than once'),
+    (['CREATE TABLE p1 (a text COLLATE "C")'], "CREATE TABLE k (a text) INHERITS (p1)",
+     'column "a" has a collation conflict'),
+    (['CREATE TABLE p1 (a text COLLATE "C")', "CREATE TABLE p2 (a text)"], "CREATE TABLE k () INHERITS (p1, p2)",
+     'inherited column "a" has a collation conflict'),
 ]
 
 

@@ -28,7 +28,7 @@ def _check_same_type(first: Column, second: Column, what: str) -> None:
     if any(getattr(first, f) != getattr(second, f) for f in TYPE_FIELDS):
         raise InheritanceConflict(f"{what} \"{first.name}\" has a type conflict "
                                   f"({first.column_type} versus {second.column_type})")
-    if first.collation_name != second.collation_name and None not in (first.collation_name, second.collation_name):
+    if first.collation_name != second.collation_name:  # None: the type's default collation
         raise InheritanceConflict(f"{what} \"{first.name}\" has a collation conflict "
                                   f"(\"{first.collation_name}\" versus \"{second.collation_name}\")")
 
@@ -42,7 +42,6 @@ def merge_parent_column(seen: Column, col: Column) -> tuple[Column, bool]:
     _check_same_type(seen, col, "inherited column")
     conflict = None not in (seen.column_default, col.column_default) and seen.column_default != col.column_default
     merged = seen.replace(nullable=seen.nullable and col.nullable,
-                          collation_name=seen.collation_name or col.collation_name,
                           column_default=seen.column_default if seen.column_default is not None else col.column_default)
     return merged, conflict
 
@@ -53,8 +52,7 @@ def merge_local_column(inherited: Column, local: Column) -> Column:
     (``attndims`` 0, as for any inherited column), NOT NULL if either is, the local default
     (or generation expression) if it gives one, else the inherited one."""
     _check_same_type(inherited, local, "column")
-    merged = inherited.replace(nullable=inherited.nullable and local.nullable,
-                               collation_name=inherited.collation_name or local.collation_name)
+    merged = inherited.replace(nullable=inherited.nullable and local.nullable)
     if local.generation_expression is not None:
         return merged.replace(generation_expression=local.generation_expression,
                               generation_stored=local.generation_stored, column_default=None)
