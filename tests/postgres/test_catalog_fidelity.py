@@ -30,6 +30,7 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE p2 (y int NOT NULL, id int, z int DEFAULT 2)",
         "CREATE TABLE kid (z int, w int) INHERITS (p1, p2)",
         "CREATE TABLE kid2 () INHERITS (p2, p1)",
+        "CREATE SCHEMA el CREATE TABLE e1 (y int) INHERITS (public.p2) CREATE TABLE e2 (id int, z int)",
     ],
     "constraints added to a parent reach its children, identity does not": [
         "CREATE TABLE base (id int, v int)",

@@ -201,6 +201,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     # -- CREATE TABLE --------------------------------------------------------------------
 
     def visitCreateStmt(self, ctx: P.CreateStmtContext):
+        self._inherited = {}  # no merging but of this statement's own INHERITS (CREATE SCHEMA has several)
         tid = self.table_id(ctx.qualifiedName(0), create=True)
         if isinstance(ctx.persistence(), P.TempPersistenceContext) or _is_temp_schema(tid.schema):
             self.warn_temporary(tid)
