@@ -254,3 +254,12 @@ def test_server_infinities_and_deeper_arrays_are_kept_by_the_options(postgres, p
                          "{infinity,2024-02-29}", "{{a,b},{c,d}}"]
     assert list(bottom) == [dt.date(1, 1, 1), dt.datetime(1, 1, 1), dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc),
                             "{-infinity}", "{a}"]
+
+
+def test_docs_hold_the_postgres_mapping_table_as_the_rules_make_it():
+    from pathlib import Path
+
+    from ddlcore.spark import mapping_table
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "postgres.md"
+    assert mapping_table("postgres") in docs.read_text(encoding="utf-8")
