@@ -20,6 +20,8 @@ CASES: dict[str, list[str]] = {
         "CREATE TABLE child (c int DEFAULT 7, a int, d int, b text NOT NULL DEFAULT 'c') INHERITS (parent)",
         "ALTER TABLE parent ADD COLUMN e int",
         "ALTER TABLE parent RENAME COLUMN c TO cc",
+        "CREATE TABLE src (a int, e int DEFAULT 5, f text)",
+        "CREATE TABLE liked (LIKE src INCLUDING DEFAULTS, g int) INHERITS (parent)",
     ],
     "INHERITS merges equal collations, typmods and a local primary key": [
         'CREATE TABLE cp (a text COLLATE "C", b varchar(5), id int)',

@@ -264,6 +264,17 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 editor.replace_column(col.name, merged)
                 self._inherited[col.name] |= clash
 
+    def place_local_column(self, editor: TableEditor, col: Column) -> None:
+        """A column the table defines itself (a column definition or one copied by ``LIKE``):
+        merged with the inherited column of its name (CREATE TABLE ... INHERITS), else added."""
+        if self._inherited.get(col.name) is None:
+            self.append_column(editor, col)
+            return
+        if self._inherited[col.name] and col.column_default is None and col.generation_expression is None:
+            raise self.error(None, f"column \"{col.name}\" inherits conflicting default values")
+        editor.replace_column(col.name, self.merged(merge_local_column, editor.column(col.name), col))
+        self._inherited[col.name] = None
+
     def merged(self, merge: Callable[..., Any], *cols: Column) -> Any:
         try:
             return merge(*cols)
@@ -497,7 +508,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 c = c.replace(generation_expression=None, generation_stored=None)
             if "COMMENTS" not in included:
                 c = c.replace(comment=None)
-            self.append_column(editor, c)
+            self.place_local_column(editor, c)
         if "INDEXES" in included:
             if src.primary_key:
                 self.set_primary_key(editor, list(src.primary_key), None)
@@ -570,13 +581,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def add_column_draft(self, editor: TableEditor, draft: ColumnDraft) -> Column:
         col = self.column_from_draft(editor, draft)
-        if self._inherited.get(col.name) is not None:  # CREATE TABLE ... INHERITS: merged
-            if self._inherited[col.name] and col.column_default is None and col.generation_expression is None:
-                raise self.error(None, f"column \"{col.name}\" inherits conflicting default values")
-            editor.replace_column(col.name, self.merged(merge_local_column, editor.column(col.name), col))
-            self._inherited[col.name] = None
-        else:
-            self.append_column(editor, col)
+        self.place_local_column(editor, col)
         name = col.name
         if draft.primary_key:
             self.set_primary_key(editor, [name], draft.pk_name)
