@@ -83,7 +83,7 @@ _MAPPING = [
     ("smallint / int2", "int2", [], 0, ""),
     ("integer / int4 / serial", "int4", [], 0, ""),
     ("bigint / int8 / bigserial", "int8", [], 0, ""),
-    ("numeric(p,s)", "numeric", ["10", "2"], 0, "`decimal_handling` as for MySQL; `NaN`/`Infinity` → quarantined"),
+    ("numeric(10,2)", "numeric", ["10", "2"], 0, "`decimal_handling` as for MySQL; `NaN`/`Infinity` → quarantined"),
     ("numeric", "numeric", [], 0, "`numeric_unconstrained=decimal` (default): `DecimalType(38,18)`, a value with more "
      "than 20 integer or 18 fraction digits is quarantined (never rounded); `string`: the exact text"),
     ("real", "float4", [], 0, "`NaN`, `Infinity` kept"),
