@@ -30,10 +30,10 @@ def test_parse_refuses_what_is_not_text_naming_file_and_offset(tmp_path, name, d
 def test_parse_reads_the_declared_encoding(tmp_path):
     path = tmp_path / "u16.sql"
     path.write_bytes("CREATE TABLE t (nom varchar(5) COMMENT 'é');".encode("utf-16"))
-    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", "--encoding", "utf-16", str(path)])
+    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", "--database", "d", "--encoding", "utf-16", str(path)])
     assert r.exit_code == 0, r.output
     assert '"comment": "é"' in r.output
     path = tmp_path / "l1.sql"
     path.write_bytes("CREATE TABLE t (nom varchar(5) COMMENT 'é');".encode("latin-1"))
-    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", "--encoding", "latin-1", str(path)])
+    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", "--database", "d", "--encoding", "latin-1", str(path)])
     assert r.exit_code == 0 and '"comment": "é"' in r.output

@@ -24,6 +24,10 @@ CASES = {
         "CREATE TABLE t (a int) `PAGE_COMPRESSED`=OFF COMMENT='c' ENGINE=InnoDB"],
     "enum and set members as hex and bit literals": [
         "CREATE TABLE t (a enum(0x41, x'4243', 'c'), b set(b'01000100', 'e', X'46'), c enum(0xFFFF) CHARACTER SET latin1)"],
+    "enum and set members whose bytes are no characters of the column's charset": [
+        # each byte that starts no character is a '?' (MariaDB's conversion), not U+FFFD
+        "CREATE TABLE t (a enum(0xFFFF), b set(0xFFFF, 'x'), c enum(0xE282, 0xE282AC, x'41ff42')) "
+        "CHARACTER SET utf8mb4"],
     "ADD COLUMN then REMOVE PARTITIONING without a comma": [
         "CREATE TABLE t (a int) PARTITION BY HASH (a) PARTITIONS 2",
         "ALTER TABLE t ADD COLUMN b int REMOVE PARTITIONING"],
@@ -100,3 +104,28 @@ def test_engine_defined_options_and_set_statement_are_read():
     assert not STATEMENT_FILTER.classify("SET STATEMENT a=1 FOR SELECT 1")[0]
     targets = ddlcore.get_dialect("mysql").statement_targets("SET STATEMENT x=1 FOR ALTER TABLE t ADD (((", tables)
     assert [str(t) for t in targets] == ["d.t"]
+
+
+def test_a_table_named_with_no_database_selected_is_refused_as_the_server_refuses_it(mariadb, mariadb_db):
+    """No ``USE`` yet and no database given: the server refuses ``CREATE TABLE t1`` (error 1046,
+    "No database selected"), so the parser does too — the table is in no database, and a later
+    ``USE db; DROP TABLE t1`` must not find one (docs/mysql.md, "Databases")."""
+    import pymysql
+
+    script = ["CREATE TABLE t1 (a int)", f"USE {mariadb_db.name}", "CREATE TABLE t2 (b int)", "DROP TABLE t2",
+              "CREATE TABLE t1 (c int)"]
+    conn = mariadb.connect()  # a session with no default database
+    with conn.cursor() as cur:
+        with pytest.raises(pymysql.err.OperationalError, match="No database selected"):
+            cur.execute(script[0])
+        for sql in script[1:]:
+            cur.execute(sql)
+    parser = ddlcore.get_dialect("mysql").parser()
+    with pytest.raises(ddlcore.DdlParseError, match="No database selected: t1 names no database"):
+        parser.parse(script[0], parser.new_tables())
+    result = parser.parse(";\n".join(script), parser.new_tables(), lenient=True)
+    statuses = [s.status for s in result.statements]
+    assert statuses[0] == "failed" and "failed" not in statuses[1:], statuses
+    ours = model_json(result.tables)
+    assert diff_models(ours, catalog_model(conn, [mariadb_db.name])) == []
+    conn.close()

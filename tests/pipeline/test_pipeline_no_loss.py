@@ -122,6 +122,16 @@ def test_run_options_are_recorded_and_different_ones_refused_before_spark(spark,
     assert not (tmp_path / "new").exists()
 
 
+def test_an_option_declared_after_an_output_was_written_counts_as_its_default():
+    """An output recorded before ``temporal_infinity`` existed was written with its default
+    (quarantine, the behaviour from before): the same run goes on, another value is refused."""
+    before = {"spark_options": {"decimal_handling": "precise", "binary_handling": "bytes",
+                                "numeric_unconstrained": "decimal"}}
+    assert pl.check_run_options("out", "postgres", {}, log_info=before)["temporal_infinity"] == "quarantine"
+    with pytest.raises(pl.PipelineError, match=r"-s temporal_infinity=quarantine \(this run: clamp\)"):
+        pl.check_run_options("out", "postgres", {"temporal_infinity": "clamp"}, log_info=before)
+
+
 # ---------------------------------------------------------------------------- blocked tables
 
 

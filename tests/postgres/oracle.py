@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import ddlcore
 from tests.servers.pg_catalog import catalog_tables, install_describe, replay_statements
 
 __all__ = ["COMPARED_TABLE_FIELDS", "COMPARED_COLUMN_FIELDS", "normalize_expression", "statements_of",
-           "column_diffs", "model_diffs", "run_oracle", "catalog_tables", "install_describe",
-           "replay_statements"]
+           "column_diffs", "model_diffs", "run_oracle", "replay_and_compare", "catalog_tables",
+           "install_describe", "replay_statements"]
 
 COMPARED_TABLE_FIELDS = ("primary_key", "comment", "replica_identity", "options", "indexes")
 COMPARED_COLUMN_FIELDS = ("name", "ordinal_position", "data_type", "column_type", "nullable",
@@ -115,3 +117,30 @@ def run_oracle(postgres, dbname: str, corpora: Path, files: list[str]) -> tuple[
         server = catalog_tables(conn, dbname)
     model = {(t.id.schema, t.id.name): t for t in tables}
     return model_diffs(model, server), failures, accepted
+
+
+def replay_and_compare(postgres, dbname: str, statements: list[str], *, every: bool = True) -> list[str]:
+    """Run ``statements`` in ``dbname`` and through ddlcore; the differences between the model and
+    the server's catalog after each statement (``every``) or after the last, as ``"after
+    <statement>: <difference>"``.  A statement the server refuses fails the test (a broken case);
+    one ddlcore cannot apply is a difference and ends the replay."""
+    parser = ddlcore.get_dialect("postgres").parser(database=dbname)
+    tables = parser.new_tables()
+    out: list[str] = []
+    with postgres.connect(dbname) as conn:
+        install_describe(conn)
+        conn.execute("SET search_path = public")
+        for i, text in enumerate(statements):
+            try:
+                conn.execute(text)
+            except Exception as exc:  # noqa: BLE001
+                pytest.fail(f"the server refused a statement of the case: {text}\n{exc}")
+            try:
+                parser.apply(text, tables)
+            except ddlcore.DdlParseError as exc:
+                out.append(f"after {text}: ddlcore failed: {exc}")
+                break
+            if every or i == len(statements) - 1:
+                model = {(t.id.schema, t.id.name): t for t in tables}
+                out.extend(f"after {text}: {d}" for d in model_diffs(model, catalog_tables(conn, dbname)))
+    return out

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 import ddlcore
-from tests.postgres.oracle import model_diffs
-from tests.servers.pg_catalog import catalog_tables, install_describe
+from tests.postgres.oracle import replay_and_compare
 
 pytestmark = pytest.mark.postgres
 
@@ -343,21 +342,7 @@ CASES: dict[str, list[str]] = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_construct_model_equals_postgres(postgres, postgres_db, name):
-    statements = CASES[name]
-    parser = ddlcore.get_dialect("postgres").parser(database=postgres_db)
-    tables = parser.new_tables()
-    with postgres.connect(postgres_db) as conn:
-        install_describe(conn)
-        conn.execute("SET search_path = public")
-        for text in statements:
-            try:
-                conn.execute(text)
-            except Exception as exc:  # noqa: BLE001
-                pytest.fail(f"the server refused a statement of the case: {text}\n{exc}")
-            parser.apply(text, tables)  # raises DdlParseError: the test fails with it
-        server = catalog_tables(conn, postgres_db)
-    model = {(t.id.schema, t.id.name): t for t in tables}
-    diffs = model_diffs(model, server)
+    diffs = replay_and_compare(postgres, postgres_db, CASES[name], every=False)
     assert not diffs, "\n".join(diffs)
 
 

@@ -172,3 +172,94 @@ def test_server_text_of_every_type_converts_to_what_psycopg_reads(spark, postgre
             assert got == want, f"{name}: {got!r} != {want!r} (text {text_row[cols.index(name)]!r})"
     problems = compare_faces(spark, conv, [list(r) for r in texts])
     assert not problems, "\n".join(problems)
+
+
+#: ``temporal_infinity`` / ``array_dimensions`` (docs/postgres.md): the temporal columns and arrays
+#: of them, with infinities, BC values and malformed text
+INFINITY_COLUMNS = "dt date, ts timestamp, tz timestamptz, da date[], ta text[]"
+INFINITY_EDGES = [
+    ["infinity", "infinity", "infinity", "{infinity,2024-02-29}", "{{a,b},{c,d}}"],
+    ["-infinity", "-infinity", "-infinity", "{-infinity,NULL}", "{a}"],
+    ["0044-03-15 BC", "0044-03-15 12:00:00 BC", "0044-03-15 12:00:00+00 BC", "{0044-03-15 BC}", "{{{a}}}"],
+    ["2024-02-30", "Infinity", "infinity+00", "{x}", "[0:0]={a}"],
+    ["2024-02-29", "2024-02-29 13:14:15", "2024-02-29 13:14:15+01", "{}", "{}"],
+]
+
+
+def _infinity_conv(**opts) -> RowConverter:
+    return RowConverter(pg_table(f"CREATE TABLE t ({INFINITY_COLUMNS})"), SparkOptions(dialect="postgres", **opts),
+                        dialect="postgres")
+
+
+@pytest.mark.parametrize("opts", [{"temporal_infinity": "null"},
+                                  {"temporal_infinity": "clamp", "array_dimensions": "text"}],
+                         ids=["null", "clamp-text"])
+def test_faces_agree_on_temporal_infinity_and_array_text(spark, opts):
+    problems = compare_faces(spark, _infinity_conv(**opts), INFINITY_EDGES)
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_temporal_infinity_and_array_dimensions_python_values():
+    utc = dt.timezone.utc
+
+    def values(**opts):
+        conv = _infinity_conv(**opts)
+        return [conv.try_convert(r) for r in INFINITY_EDGES[:2]]
+    (v, e), (w, f) = values()  # quarantine (default): the reason names the value
+    assert not any(v) and [x.reason for x in e][:3] == [f"{t} value infinity or BC has no Spark value"
+                                                       for t in ("date", "timestamp without time zone",
+                                                                 "timestamp with time zone")]
+    (v, e), (w, f) = values(temporal_infinity="null", array_dimensions="text")
+    assert not e and not f
+    assert list(v) == [None, None, None, "{infinity,2024-02-29}", "{{a,b},{c,d}}"]
+    assert list(w) == [None, None, None, "{-infinity,NULL}", "{a}"]
+    (v, e), (w, f) = values(temporal_infinity="null")
+    assert list(w) == [None, None, None, [None, None], ["a"]] and not f
+    (v, e), (w, f) = values(temporal_infinity="clamp")
+    assert [x.reason for x in e] == ["not a valid raw value for text[]"]  # 2-D in text[]: declared dimensions
+    assert list(w) == [dt.date(1, 1, 1), dt.datetime(1, 1, 1), dt.datetime(1, 1, 2, tzinfo=utc),
+                       [dt.date(1, 1, 1), None], ["a"]]
+    conv = _infinity_conv(temporal_infinity="clamp")
+    assert list(conv.try_convert(INFINITY_EDGES[0][:4] + ["{a}"])[0][:3]) == [
+        dt.date(9999, 12, 31), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+        dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=utc)]
+    assert {f.name: f.dataType.simpleString() for f in _infinity_conv(array_dimensions="text").struct_type.fields} \
+        == {"dt": "date", "ts": "timestamp_ntz", "tz": "timestamp", "da": "string", "ta": "string"}
+    with pytest.raises(ValueError, match="temporal_infinity must be one of quarantine, null, clamp"):
+        SparkOptions(dialect="postgres", temporal_infinity="max")
+
+
+@pytest.mark.postgres
+def test_server_infinities_and_deeper_arrays_are_kept_by_the_options(postgres, postgres_db):
+    """A real PostgreSQL 15's text for ``±infinity`` dates and timestamps and for a 2-D value in a
+    ``text[]`` column (the server does not enforce declared dimensions): quarantined by default,
+    kept under ``temporal_infinity`` / ``array_dimensions=text``."""
+    ddl = f"CREATE TABLE t ({INFINITY_COLUMNS})"
+    with postgres.connect(postgres_db) as conn:
+        conn.execute("SET TimeZone = 'Asia/Kolkata'")
+        conn.execute(ddl)
+        conn.execute("INSERT INTO t VALUES ('infinity', 'infinity', 'infinity', '{infinity,2024-02-29}', "
+                     "ARRAY[['a','b'],['c','d']]), ('-infinity', '-infinity', '-infinity', '{-infinity}', '{a}')")
+        res = conn.execute("SELECT * FROM t ORDER BY dt DESC").pgresult
+        texts = [[res.get_value(r, c).decode() for c in range(res.nfields)] for r in range(res.ntuples)]
+    assert texts[0][4] == "{{a,b},{c,d}}" and texts[1][2] == "-infinity"
+    conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres"), dialect="postgres")
+    assert all(conv.try_convert(t)[1] for t in texts)
+    conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres", temporal_infinity="clamp",
+                                                    array_dimensions="text"), dialect="postgres")
+    (top, e), (bottom, f) = [conv.try_convert(t) for t in texts]
+    assert not e and not f
+    assert list(top) == [dt.date(9999, 12, 31), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+                         dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+                         "{infinity,2024-02-29}", "{{a,b},{c,d}}"]
+    assert list(bottom) == [dt.date(1, 1, 1), dt.datetime(1, 1, 1), dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc),
+                            "{-infinity}", "{a}"]
+
+
+def test_docs_hold_the_postgres_mapping_table_as_the_rules_make_it():
+    from pathlib import Path
+
+    from ddlcore.spark import mapping_table
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "postgres.md"
+    assert mapping_table("postgres") in docs.read_text(encoding="utf-8")

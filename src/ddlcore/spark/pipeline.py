@@ -825,8 +825,12 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
         raise PipelineError(f"-s: {exc}") from None
     normal = opts.as_dict(dialect)
     info = _local_log_info(out) if log_info is _LOCAL else log_info
-    if info is not None and info.get("spark_options") is not None and info["spark_options"] != normal:
-        diff = {k: (info["spark_options"].get(k), v) for k, v in normal.items() if info["spark_options"].get(k) != v}
+    # an option declared after the output was written had its default then (a new option's
+    # default keeps the behaviour from before it existed)
+    recorded = None if info is None or info.get("spark_options") is None else {
+        **SparkOptions().as_dict(dialect), **info["spark_options"]}
+    if recorded is not None and recorded != normal:
+        diff = {k: (recorded.get(k), v) for k, v in normal.items() if recorded.get(k) != v}
         said = ", ".join(f"-s {k}={old} (this run: {new})" for k, (old, new) in sorted(diff.items()))
         raise PipelineError(f"{out} was written with {said}: types must not change inside a schema_version "
                             f"directory; run with the same options or write to a new output directory")

@@ -12,9 +12,11 @@ Also the Python codec for each charset, used to decode string bytes of row event
 
 from __future__ import annotations
 
+import codecs
+
 __all__ = ["CHARSETS", "MYSQL8_DEFAULT_COLLATIONS", "CHARSET_ALIASES", "PYTHON_CODECS",
            "normalize_charset", "default_collation", "collation_charset", "mbmaxlen",
-           "python_codec"]
+           "python_codec", "decode_as_server"]
 
 #: charset → (default collation in MariaDB 10.11, maximum bytes per character)
 CHARSETS: dict[str, tuple[str, int]] = {
@@ -141,3 +143,20 @@ def python_codec(charset: str | None) -> str:
     if charset is None:
         return "utf_8"
     return PYTHON_CODECS.get(normalize_charset(charset), "utf_8")
+
+
+def _question_mark_per_byte(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "?", exc.start + 1
+
+
+codecs.register_error("ddlcore_mysql_question_mark", _question_mark_per_byte)
+
+
+def decode_as_server(data: bytes, charset: str | None) -> str:
+    """``data`` as text of ``charset`` the way the server converts a literal's bytes into a
+    column's charset (``copy_and_convert`` in strings/ctype.c): a byte that does not start a
+    valid character becomes ``?`` and the conversion resumes at the next byte, so
+    ``enum(0xFFFF)`` in a utf8mb4 column is ``enum('??')`` in ``information_schema``."""
+    return data.decode(python_codec(charset), "ddlcore_mysql_question_mark")

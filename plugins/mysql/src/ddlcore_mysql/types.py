@@ -296,7 +296,7 @@ def column_fields(spec: DataTypeSpec, table_charset: str | None = None,
             out.update(character_maximum_length=size, character_octet_length=size)
         else:  # enum / set
             # a member given as a hex or bit literal is bytes in the column's charset
-            values = tuple(v.decode(charsets.python_codec(charset), "replace") if isinstance(v, bytes) else v
+            values = tuple(charsets.decode_as_server(v, charset) if isinstance(v, bytes) else v
                            for v in (spec.values or ()))
             out["column_type"] = f"{info.name}(" + ",".join(_quote_label(v) for v in values) + ")"
             if fam == "enum":

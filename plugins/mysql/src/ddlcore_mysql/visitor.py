@@ -1344,6 +1344,11 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
         dotted = ctx.dottedId()
         if dotted is not None:
             return self.qualify(name, self.visitDottedId(dotted))
+        if self.current_database is None:
+            # the server refuses it: ER_NO_DB_ERROR (1046) "No database selected"
+            raise self.error(ctx, f"No database selected: {name} names no database (qualify it as db.{name}, "
+                                  f"precede it with USE db, or set the session database: --database db, "
+                                  f"database=\"db\")")
         return self.qualify(None, name)
 
     def visitColumnName(self, ctx: P.ColumnNameContext) -> str:

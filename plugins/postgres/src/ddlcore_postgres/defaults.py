@@ -27,6 +27,10 @@ written                            printed
 ``nextval('s')``                   ``nextval('s'::regclass)``; a sequence in ``public``
                                    unqualified
 ``now()``, ``CURRENT_TIMESTAMP``   function calls as written, SQL value functions upper case
+``100 + (200 - 199) * 2``          ``(100 + ((200 - 199) * 2))``: arithmetic on numeric
+                                   constants (``ddlcore_postgres.constant_expr``)
+``'2020-01-02T03:04:05.50+02'``    ``'2020-01-02 03:04:05.5'::timestamp without time zone``
+                                   (``timestamp_out``: the offset ignored)
 =================================  ==========================================================
 
 Anything else is kept as written (white space collapsed).
@@ -37,6 +41,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from .constant_expr import print_arithmetic
 from .types import ALIASES, BUILTIN, canonical_name
 
 __all__ = ["render_default", "SQL_VALUE_FUNCTIONS", "cast_type_name", "string_value", "quote_literal"]
@@ -188,8 +193,8 @@ def render_default(text: str, column_type: str, data_type: str, *,
         return "nextval('" + seq.replace("'", "''") + "'::regclass)"
     m = _STRING.match(expr)
     if m and m.end() == len(expr):
-        if data_type == "ARRAY" or column_type.endswith("[]"):
-            return f"{expr}::{cast_type_name(column_type)}"
+        if data_type == "timestamp without time zone":
+            expr = timestamp_constant(expr)
         return f"{expr}::{cast_type_name(column_type)}"
     if m:
         cast = _CAST.fullmatch(expr, m.end())
@@ -198,6 +203,9 @@ def render_default(text: str, column_type: str, data_type: str, *,
     m = _CALL.fullmatch(expr)
     if m:
         return m.group(1).lower() + "()" if "." not in m.group(1) else expr
+    arithmetic = print_arithmetic(expr, number_type, print_number)
+    if arithmetic is not None:
+        return arithmetic
     split = _single_operator(expr)
     if split is not None:
         # one arithmetic operator between two self-typed operands: pg_get_expr parenthesises
@@ -240,6 +248,32 @@ def _single_operator(expr: str) -> tuple[str, str, str] | None:
         if _TYPED_LITERAL.fullmatch(side) and canonical_name(" ".join(side.split("'")[0].lower().split())) is None:
             return None
     return left, expr[i], right
+
+
+_TIMESTAMP_TEXT = re.compile(r"'(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.(\d+))?"
+                             r"\s*(?:Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?'", re.IGNORECASE)
+
+
+def timestamp_constant(literal: str) -> str:
+    """A quoted ISO timestamp for a ``timestamp without time zone`` column as ``timestamp_out``
+    prints the constant (DateStyle ISO, manual 8.5.1.3): a time zone in the text is ignored
+    (8.5.1.3: "PostgreSQL silently ignores any time zone indication"), the fraction is rounded
+    to microseconds and printed without trailing zeros.  The column's precision is a separate
+    coercion ``pg_get_expr`` does not show: ``'03:04:05.6'`` stays for ``timestamp(0)``.  Any
+    other literal is returned unchanged."""
+    import datetime as dt
+
+    m = _TIMESTAMP_TEXT.fullmatch(literal)
+    if m is None:
+        return literal
+    try:
+        value = dt.datetime.fromisoformat(f"{m.group(1)} {m.group(2)}")
+    except ValueError:
+        return literal
+    digits = m.group(3) or ""
+    micros = int(digits[:6].ljust(6, "0")) + (len(digits) > 6 and digits[6] >= "5")
+    text = (value + dt.timedelta(microseconds=micros)).isoformat(" ")
+    return "'" + (text.rstrip("0") if "." in text else text) + "'"
 
 
 def string_value(text: str) -> str:

@@ -30,6 +30,8 @@ class PostgresSparkRules(SparkRules):
         label = column.domain_base_type or column.column_type
         dims = column.array_dimensions or (1 if column.data_type == "ARRAY" else 0)
         if dims or (udt.startswith("_") and column.data_type == "ARRAY"):
+            if options.get("array_dimensions") == "text":
+                return PgTextRule(label)
             element = self.scalar(udt[1:] if udt.startswith("_") else udt, label.removesuffix("[]"), column, options)
             if dims > 2:
                 return PgTextRule(label)
@@ -52,9 +54,9 @@ class PostgresSparkRules(SparkRules):
         if udt == "bool":
             return PgBoolRule(label)
         if udt == "date":
-            return PgDateRule(label)
+            return PgDateRule(label, options.get("temporal_infinity"))
         if udt in ("timestamp", "timestamptz"):
-            return PgTimestampRule(label, tz=udt == "timestamptz")
+            return PgTimestampRule(label, tz=udt == "timestamptz", infinity=options.get("temporal_infinity"))
         if udt == "bytea":
             return PgByteaRule(label, options.binary_handling)
         if udt == "money":
@@ -81,15 +83,16 @@ _MAPPING = [
     ("smallint / int2", "int2", [], 0, ""),
     ("integer / int4 / serial", "int4", [], 0, ""),
     ("bigint / int8 / bigserial", "int8", [], 0, ""),
-    ("numeric(p,s)", "numeric", ["10", "2"], 0, "`decimal_handling` as for MySQL; `NaN`/`Infinity` → quarantined"),
+    ("numeric(10,2)", "numeric", ["10", "2"], 0, "`decimal_handling` as for MySQL; `NaN`/`Infinity` → quarantined"),
     ("numeric", "numeric", [], 0, "`numeric_unconstrained=decimal` (default): `DecimalType(38,18)`, a value with more "
      "than 20 integer or 18 fraction digits is quarantined (never rounded); `string`: the exact text"),
     ("real", "float4", [], 0, "`NaN`, `Infinity` kept"),
     ("double precision", "float8", [], 0, "`NaN`, `Infinity` kept"),
     ("boolean", "bool", [], 0, "`t`/`f`"),
-    ("date", "date", [], 0, "`infinity` and BC dates → quarantined"),
-    ("timestamp(p)", "timestamp", [], 0, "wall time; `infinity`/BC → quarantined"),
-    ("timestamptz(p)", "timestamptz", [], 0, "the text's offset applied: a UTC instant"),
+    ("date", "date", [], 0, "BC dates → quarantined; `infinity`/`-infinity`: `temporal_infinity`"),
+    ("timestamp(p)", "timestamp", [], 0, "wall time; BC → quarantined; `infinity`/`-infinity`: `temporal_infinity`"),
+    ("timestamptz(p)", "timestamptz", [], 0, "the text's offset applied: a UTC instant; BC → quarantined; "
+     "`infinity`/`-infinity`: `temporal_infinity`"),
     ("time / timetz", "time", [], 0, "the server's text (`13:14:15.5`, `13:14:15+02`): Spark has no time-of-day type"),
     ("interval", "interval", [], 0, "the server's text (IntervalStyle postgres): months do not fit Spark's "
      "`DayTimeIntervalType`"),
@@ -102,7 +105,8 @@ _MAPPING = [
     ("uuid, json, jsonb, xml, inet, cidr, macaddr, tsvector, ranges", "uuid", [], 0, "the server's text"),
     ("enum", "text", [], 0, "the label"),
     ("domain", "int4", [], 0, "its base type's mapping (here a domain over integer)"),
-    ("integer[]", "int4", [], 1, "`{1,2,NULL}`; an element that does not convert fails the value"),
+    ("integer[]", "int4", [], 1, "`{1,2,NULL}`; an element that does not convert fails the value; "
+     "`array_dimensions=text`: the array's text"),
     ("text[][]", "text", [], 2, "two dimensions; three or more: the array's text"),
 ]
 

@@ -83,6 +83,10 @@ class _PgRule(ColumnRule):
         """The Spark value of text ``s`` (an array element): null where ``parse`` fails."""
         return self.convert(s)[0]
 
+    def text_of_null(self, s: SparkColumn) -> SparkColumn:
+        """Whether text ``s`` converts to null without failing (an array element)."""
+        return F.lit(False)
+
     def spark(self, x: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
         s = text_of(x)
         value, bad = self.convert(s)
@@ -241,22 +245,72 @@ _TIME_RX = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
 _ZONE_RX = r"[+-][0-9]{2}(?::[0-9]{2}(?::[0-9]{2})?)?"
 
 
-def _not_representable(s: SparkColumn) -> SparkColumn:
-    return s.isin("infinity", "-infinity") | s.endswith(" BC")
+_INFINITIES = ("infinity", "-infinity")
 
 
-class PgDateRule(_PgRule):
-    """``date`` (8.5, DateStyle ISO): ``YYYY-MM-DD``; ``infinity`` and BC dates fail."""
+class _TemporalRule(_PgRule):
+    """``date`` / ``timestamp[tz]``: BC values fail; ``infinity`` / ``-infinity`` follow the
+    ``temporal_infinity`` option — ``quarantine`` (fail), ``null``, or ``clamp`` to Spark's last /
+    first value (``last`` / ``first``: Spark's ``DateType`` and ``TimestampNTZType`` hold years 1 to
+    9999, Spark SQL reference "Data Types"; a ``TimestampType`` instant one day inside, so that
+    its wall time in every session time zone is within those years).  Subclasses give ``finite`` (Python) and
+    ``finite_spark`` (Spark, null for text of another shape)."""
 
-    spark_type = DateType()
+    first: Any
+    last: Any
 
-    def __init__(self, label: str):
+    def __init__(self, label: str, infinity: str = "quarantine"):
         super().__init__(label)
+        if infinity not in ("quarantine", "null", "clamp"):
+            raise ValueError(f"temporal_infinity must be quarantine, null or clamp, not {infinity!r}")
+        self.infinity = infinity
+        self.produces_null = infinity == "null"
         self.unrepresentable = f"{label} value infinity or BC has no Spark value"
 
-    def parse(self, s: str) -> _dt.date:
-        if s in ("infinity", "-infinity") or s.endswith(" BC"):
+    def finite(self, s: str) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finite_spark(self, s: SparkColumn) -> SparkColumn:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parse(self, s: str) -> Any:
+        if s in _INFINITIES and self.infinity != "quarantine":
+            return None if self.infinity == "null" else (self.last if s == "infinity" else self.first)
+        if s in _INFINITIES or s.endswith(" BC"):
             raise Fail(self.unrepresentable)
+        return self.finite(s)
+
+    def text_of_null(self, s: SparkColumn) -> SparkColumn:
+        return s.isin(*_INFINITIES) if self.infinity == "null" else F.lit(False)
+
+    def convert(self, s: SparkColumn) -> tuple[SparkColumn, list]:
+        value = self.finite_spark(s)
+        if self.infinity == "quarantine":
+            return value, [(s.isin(*_INFINITIES) | s.endswith(" BC"), self.unrepresentable),
+                           (value.isNull(), self.invalid)]
+        if self.infinity == "clamp":
+            def bound(v: Any) -> SparkColumn:  # not a constant (see ``ddlcore.spark.rules.guard``)
+                return F.when(s.isNotNull(), F.lit(self.spark_text(v)).try_cast(self.spark_type))
+            value = F.when(s == "infinity", bound(self.last)).when(s == "-infinity", bound(self.first)).otherwise(value)
+        return value, [(s.endswith(" BC"), self.unrepresentable),
+                       (value.isNull() & ~s.isin(*_INFINITIES), self.invalid)]
+
+    def spark_text(self, v: Any) -> str:
+        """The text Spark casts to the bound ``v``."""
+        return v.isoformat(" ")
+
+
+class PgDateRule(_TemporalRule):
+    """``date`` (8.5, DateStyle ISO): ``YYYY-MM-DD``; BC dates fail, ``infinity`` follows
+    ``temporal_infinity``."""
+
+    spark_type = DateType()
+    first, last = _dt.date(1, 1, 1), _dt.date(9999, 12, 31)
+
+    def spark_text(self, v: Any) -> str:
+        return v.isoformat()
+
+    def finite(self, s: str) -> _dt.date:
         if not re.fullmatch(_DATE_RX, s):
             raise Fail(self.invalid)
         try:
@@ -264,26 +318,30 @@ class PgDateRule(_PgRule):
         except ValueError:
             raise Fail(self.invalid) from None
 
-    def convert(self, s: SparkColumn) -> tuple[SparkColumn, list]:
-        ok = s.rlike("^" + _DATE_RX + "$")
-        value = only(ok, s).try_cast(DateType())
-        return value, [(_not_representable(s), self.unrepresentable), (value.isNull(), self.invalid)]
+    def finite_spark(self, s: SparkColumn) -> SparkColumn:
+        return only(s.rlike("^" + _DATE_RX + "$"), s).try_cast(DateType())
 
 
-class PgTimestampRule(_PgRule):
+class PgTimestampRule(_TemporalRule):
     """``timestamp`` → ``TimestampNTZType``; ``timestamptz`` (text in the session's TimeZone,
-    with its offset) → ``TimestampType`` (UTC instant).  ``infinity`` and BC fail."""
+    with its offset) → ``TimestampType`` (UTC instant).  BC fails, ``infinity`` follows
+    ``temporal_infinity``."""
 
-    def __init__(self, label: str, tz: bool):
-        super().__init__(label)
+    def __init__(self, label: str, tz: bool, infinity: str = "quarantine"):
+        super().__init__(label, infinity)
         self.tz = tz
         self.spark_type = TimestampType() if tz else TimestampNTZType()
         self.rx = _DATE_RX + " " + _TIME_RX + (_ZONE_RX if tz else "")
-        self.unrepresentable = f"{label} value infinity or BC has no Spark value"
+        if tz:  # instants every time zone shows within years 1-9999 (PySpark's collect() reads them back)
+            self.first = _dt.datetime(1, 1, 2, tzinfo=_UTC)
+            self.last = _dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=_UTC)
+        else:
+            self.first, self.last = _dt.datetime(1, 1, 1), _dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
 
-    def parse(self, s: str) -> _dt.datetime:
-        if s in ("infinity", "-infinity") or s.endswith(" BC"):
-            raise Fail(self.unrepresentable)
+    def spark_text(self, v: Any) -> str:
+        return v.replace(tzinfo=None).isoformat(" ") + ("+00" if self.tz else "")
+
+    def finite(self, s: str) -> _dt.datetime:
         m = re.fullmatch(f"({_DATE_RX} {_TIME_RX})({_ZONE_RX})" if self.tz else f"({_DATE_RX} {_TIME_RX})()", s)
         if m is None:
             raise Fail(self.invalid)
@@ -299,15 +357,9 @@ class PgTimestampRule(_PgRule):
         offset = _dt.timedelta(hours=parts[0], minutes=parts[1], seconds=parts[2])
         return (d - sign * offset).replace(tzinfo=_UTC)
 
-    def convert(self, s: SparkColumn) -> tuple[SparkColumn, list]:
-        ok = s.rlike("^" + self.rx + "$")
-        shaped = only(ok, s)
-        if self.tz:
-            # Spark reads "+05" / "+05:30" offsets; seconds in an offset (historic zones) too
-            value = shaped.try_cast(TimestampType())
-        else:
-            value = shaped.try_cast(TimestampNTZType())
-        return value, [(_not_representable(s), self.unrepresentable), (value.isNull(), self.invalid)]
+    def finite_spark(self, s: SparkColumn) -> SparkColumn:
+        # Spark reads "+05" / "+05:30" offsets; seconds in an offset (historic zones) too
+        return only(s.rlike("^" + self.rx + "$"), s).try_cast(self.spark_type)
 
 
 class PgByteaRule(_PgRule):
@@ -442,7 +494,7 @@ class PgArrayRule(ColumnRule):
             text = (F.when(t.startswith('"'), F.regexp_replace(t.substr(F.lit(2), F.length(t) - 2), r"\\(.)", "$1"))
                     .when(t != "NULL", t))
             value = el.value_of_text(text)
-            return F.struct(text.isNull().alias("n"), value.alias("v"))
+            return F.struct((text.isNull() | el.text_of_null(text)).alias("n"), value.alias("v"))
 
         pairs = F.transform(tokens, item)
         ok = ~F.exists(pairs, lambda p: p["v"].isNull() & ~p["n"])

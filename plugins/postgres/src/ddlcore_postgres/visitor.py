@@ -30,6 +30,7 @@ from ddlcore.model import (CheckConstraint, Column, ForeignKey, Index, Table, Ta
                            View)
 
 from . import defaults as _defaults
+from .inheritance import InheritanceConflict, merge_local_column, merge_parent_column
 from . import types as _types
 from ._generated.PostgresParser import PostgresParser as P
 from ._generated.PostgresParserVisitor import PostgresParserVisitor
@@ -149,18 +150,45 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             return f"{parts[-2]}.{parts[-1]}"
         if create:
             return f"{self.creation_schema()}.{parts[0]}"
-        for schema in self.search_path + ["pg_catalog"]:
+        for schema in self.lookup_path:
             key = f"{schema}.{parts[0]}"
             if key in self.tables.types:
                 return key
         return None
 
-    def visible_name(self, schema: str, name: str) -> str:
+    @property
+    def lookup_path(self) -> list[str]:
+        """The schemas names resolve through: ``pg_catalog`` first unless the search path lists
+        it somewhere (manual 5.9.5, "pg_catalog is always effectively part of the search path")."""
+        path = self.search_path
+        return path if "pg_catalog" in path else ["pg_catalog", *path]
+
+    def visible_name(self, schema: str, name: str, *, is_type: bool = True) -> str:
         """A type or sequence name as ``format_type`` / ``regclass`` print it: unqualified when
-        its schema is on the search path, else ``schema.name`` (quoted where needed)."""
-        if schema in self.search_path or schema == "pg_catalog":
+        the unqualified name finds it (its schema on the search path and, for a type, no
+        built-in or user type of that name in a schema searched before), else ``schema.name``
+        (quoted where needed)."""
+        path = self.lookup_path
+        if schema in path and not (is_type and any(self.has_type(s, name) for s in path[:path.index(schema)])):
             return _quote_if_needed(name)
         return f"{_quote_if_needed(schema)}.{_quote_if_needed(name)}"
+
+    def nextval_text(self, schema: str, name: str) -> str:
+        """``nextval('seq'::regclass)`` as ``pg_get_expr`` prints a call on sequence
+        ``schema.name`` (``regclass`` output: unqualified when the search path finds it)."""
+        return "nextval('" + self.visible_name(schema, name, is_type=False).replace("'", "''") + "'::regclass)"
+
+    def has_type(self, schema: str, name: str) -> bool:
+        """Whether ``schema`` holds a type called ``name`` (a built-in one in ``pg_catalog``)."""
+        if schema == "pg_catalog" and name in _types.BUILTIN:
+            return True
+        info = self.tables.types.get(f"{schema}.{name}")
+        return info is not None and info.get("kind") != "sequence"
+
+    def builtin_first(self, key: str) -> bool:
+        """Whether an unqualified name finds the built-in type before user type ``key``."""
+        schema, path = key.partition(".")[0], self.lookup_path
+        return schema not in path or path.index("pg_catalog") <= path.index(schema)
 
     # ------------------------------------------------------------------ statements
 
@@ -173,10 +201,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     # -- CREATE TABLE --------------------------------------------------------------------
 
     def visitCreateStmt(self, ctx: P.CreateStmtContext):
-        temp = isinstance(ctx.persistence(), P.TempPersistenceContext)
+        self._inherited = {}  # no merging but of this statement's own INHERITS (CREATE SCHEMA has several)
         tid = self.table_id(ctx.qualifiedName(0), create=True)
-        if temp:
-            self.warn(f"temporary table {tid.name} is not kept in the model (it lives in the session's pg_temp schema)")
+        if isinstance(ctx.persistence(), P.TempPersistenceContext) or _is_temp_schema(tid.schema):
+            self.warn_temporary(tid)
             return None
         if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
             self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
@@ -199,11 +227,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         else:
             if ctx.inheritsClause() is not None:
                 parents = [self.table_id(q) for q in ctx.inheritsClause().qualifiedName()]
-                for pid in parents:
-                    parent = self.require_table(pid, ctx.inheritsClause())
-                    for col in parent.columns:
-                        if not editor.has_column(col.name):
-                            self.append_column(editor, copied_column(col).replace(ordinal_position=0, identity=None))
+                self.inherit_columns(editor, [self.require_table(p, ctx.inheritsClause()) for p in parents])
                 editor.set_option("INHERITS", ",".join(str(p) for p in parents))
             if ctx.tableElementList() is not None:
                 # columns (and LIKE) in order first: a table constraint may name a column
@@ -215,11 +239,52 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 for el in elements:
                     if el.tableConstraint() is not None:
                         self.apply_table_element(editor, el)
+            clash = next((n for n, c in self._inherited.items() if c), None)
+            if clash is not None:
+                raise self.error(ctx.inheritsClause(), f"column \"{clash}\" inherits conflicting default values")
         if ctx.partitionSpec() is not None:
             editor.set_option("PARTITION BY", self.partition_key(ctx.partitionSpec()))
         self.merge_redundant_keys(editor)
         self.create_table(editor.build())
         return None
+
+    def inherit_columns(self, editor: TableEditor, parents: list[Table]) -> None:
+        """``INHERITS (p, ...)``: the parents' columns in order, one column per name (no
+        identity); ``_inherited`` records each name and whether its parents' defaults conflict,
+        for the table's own column definitions to merge with (``ddlcore_postgres.inheritance``)."""
+        self._inherited = {}
+        for parent in parents:
+            for col in parent.columns:
+                c = copied_column(col).replace(ordinal_position=0, identity=None)
+                if col.name not in self._inherited:
+                    self.append_column(editor, c)
+                    self._inherited[col.name] = False
+                    continue
+                merged, clash = self.merged(merge_parent_column, editor.column(col.name), c)
+                editor.replace_column(col.name, merged)
+                self._inherited[col.name] |= clash
+
+    def place_local_column(self, editor: TableEditor, col: Column) -> None:
+        """A column the table defines itself (a column definition or one copied by ``LIKE``):
+        merged with the inherited column of its name (CREATE TABLE ... INHERITS), else added."""
+        if self._inherited.get(col.name) is None:
+            self.append_column(editor, col)
+            return
+        if self._inherited[col.name] and col.column_default is None and col.generation_expression is None:
+            raise self.error(None, f"column \"{col.name}\" inherits conflicting default values")
+        editor.replace_column(col.name, self.merged(merge_local_column, editor.column(col.name), col))
+        self._inherited[col.name] = None
+
+    def merged(self, merge: Callable[..., Any], *cols: Column) -> Any:
+        try:
+            return merge(*cols)
+        except InheritanceConflict as exc:
+            raise self.error(None, str(exc)) from None
+
+    def warn_temporary(self, tid: TableId) -> None:
+        """A temporary table (``TEMP``, or created in ``pg_temp``) is not kept: it lives in the
+        session's own schema and logical decoding never sends its rows."""
+        self.warn(f"temporary table {tid.name} is not kept in the model (it lives in the session's pg_temp schema)")
 
     def merge_redundant_keys(self, editor: TableEditor) -> None:
         """PostgreSQL keeps one index per distinct key among a ``CREATE TABLE``'s PRIMARY KEY
@@ -262,9 +327,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         (``ctas_columns``); their types and collations come from the source, not their NOT
         NULL, defaults, identity or generation (the server copies none of them).  Any other
         query gives a warning and no table."""
-        if isinstance(ctx.persistence(), P.TempPersistenceContext):
-            return None
         tid = self.table_id(ctx.qualifiedName(), create=True)
+        if isinstance(ctx.persistence(), P.TempPersistenceContext) or _is_temp_schema(tid.schema):
+            self.warn_temporary(tid)
+            return None
         if ctx.ifNotExists() is not None and self.get_table(tid) is not None:
             self.warn(f"table {tid} exists; CREATE TABLE IF NOT EXISTS changed nothing")
             return None
@@ -442,7 +508,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 c = c.replace(generation_expression=None, generation_stored=None)
             if "COMMENTS" not in included:
                 c = c.replace(comment=None)
-            self.append_column(editor, c)
+            self.place_local_column(editor, c)
         if "INDEXES" in included:
             if src.primary_key:
                 self.set_primary_key(editor, list(src.primary_key), None)
@@ -515,7 +581,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
 
     def add_column_draft(self, editor: TableEditor, draft: ColumnDraft) -> Column:
         col = self.column_from_draft(editor, draft)
-        self.append_column(editor, col)
+        self.place_local_column(editor, col)
         name = col.name
         if draft.primary_key:
             self.set_primary_key(editor, [name], draft.pk_name)
@@ -539,7 +605,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             schema = editor.id.schema or self.creation_schema()
             self.later(_put_type(f"{schema}.{seq}", {"kind": "sequence", "schema": schema, "name": seq,
                                                      "owned_by": [str(editor.id), draft.name]}))
-            default = f"nextval('{self.visible_name(schema, seq).replace(chr(39), chr(39) * 2)}'::regclass)"
+            default = self.nextval_text(schema, seq)
         col = Column(name=draft.name, ordinal_position=0, nullable=not (not_null or domain_not_null),
                      collation_name=draft.collation if draft.collation is not None else f.pop("collation_name", None),
                      identity=draft.identity, **{k: v for k, v in f.items() if k != "collation_name"})
@@ -570,7 +636,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     def print_sequence_name(self, text: str) -> str:
         parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower() for p in _split_dotted(text)]
         if len(parts) >= 2:
-            return self.visible_name(parts[-2], parts[-1])
+            return self.visible_name(parts[-2], parts[-1], is_type=False)
         return parts[0] if parts else text
 
     # -- types (chapter 8) ---------------------------------------------------------------
@@ -628,10 +694,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 raise self.error(ctx, f"array of serial is not implemented")
             return _types.column_fields(_types.SERIALS[name], [], dims=0), _types.SERIALS[name]
         key = self.type_key(parts)
-        if key is not None and key in self.tables.types and (len(parts) > 1 or not builtin_ok or _types.canonical_name(name) is None
-                                or key.partition(".")[0] in self.search_path):
-            if not (builtin_ok and _types.canonical_name(name) is not None and key.startswith("pg_catalog.")):
-                return self.user_type_fields(key, dims, ctx), None
+        builtin = builtin_ok and _types.canonical_name(name) is not None
+        if key is not None and key in self.tables.types and not (
+                builtin and (key.startswith("pg_catalog.") or (len(parts) == 1 and self.builtin_first(key)))):
+            return self.user_type_fields(key, dims, ctx), None
         if builtin_ok:
             try:
                 typname = _types.canonical_name(name, mods)
@@ -713,11 +779,15 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
     _new_relations: set[tuple[str | None, str]] = frozenset()  # type: ignore[assignment]
     #: index names this statement chose itself (not written in it)
     _chosen_names: set[str] = frozenset()  # type: ignore[assignment]
+    #: CREATE TABLE ... INHERITS: inherited column name → its parents' defaults conflict (True),
+    #: or None once the table's own definition of it was merged
+    _inherited: dict[str, bool | None] = {}
 
     def apply(self, tree: Any, statement: Any, tables: Tables):
         """``DdlVisitor.apply`` with this statement's own new relation names reset."""
         self._new_relations = set()
         self._chosen_names = set()
+        self._inherited = {}
         return super().apply(tree, statement, tables)
 
     def set_primary_key(self, editor: TableEditor, names: list[str], cname: str | None) -> None:
@@ -782,14 +852,12 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         action = ctx.alterTableAction()
         only = ctx.ONLY() is not None
         if isinstance(action, P.RenameTableContext):
-            new_id = tid.with_name(self.ident(action.name()))
-            for key in self.owned_sequences(tid):  # the sequence keeps its name
-                self.later(_set_owner(key, str(new_id)))
-            self.rename_table(tid, new_id, action)
+            self.rename_relation(tid, tid.with_name(self.ident(action.name())), action)
         elif isinstance(action, P.SetSchemaContext):
             new_id = TableId(tid.database, self.ident(action.name()), tid.name)
             owned = self.owned_sequences(tid)
             self.rename_table(tid, new_id, action)
+            self.repoint_children(tid, new_id, action)
             for key in owned:  # owned sequences move with the table (ALTER TABLE, SET SCHEMA)
                 info = self.tables.types[key]
                 self.move_sequence(key, new_id.schema, info["name"], [new_id])
@@ -809,7 +877,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                 if parent is not None:
                     self.inherit_keys(e, parent)
 
-            self.alter_table(child, attach, action)
+            attached = self.alter_table(child, attach, action)
+            if attached is not None:  # a partitioned table's partitions get the key too
+                for sub in self.children_of(child):
+                    self.alter_family(sub, lambda e: self.inherit_keys(e, attached), False, action)
         elif isinstance(action, P.DetachPartitionContext):
             child = self.table_id(action.qualifiedName())
             self.alter_table(child, lambda e: e.set_option("PARTITION OF", None), action)
@@ -817,6 +888,25 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             for cmd in sorted(action.alterTableCmd(), key=alter_pass):
                 self.alter_command(tid, cmd, only)
         return None
+
+    def rename_relation(self, tid: TableId, new_id: TableId, ctx: Any) -> None:
+        """``ALTER TABLE|INDEX name RENAME TO``: the table's new name; its owned sequences keep
+        theirs, its partitions and inheritance children follow it."""
+        for key in self.owned_sequences(tid):
+            self.later(_set_owner(key, str(new_id)))
+        self.rename_table(tid, new_id, ctx)
+        self.repoint_children(tid, new_id, ctx)
+
+    def repoint_children(self, old: TableId, new: TableId, ctx: Any) -> None:
+        """The ``INHERITS`` / ``PARTITION OF`` options of ``old``'s children name ``new``."""
+        def repoint(e: TableEditor) -> None:
+            for option in ("INHERITS", "PARTITION OF"):
+                if e.options.get(option):
+                    e.set_option(option, ",".join(str(new) if p == str(old) else p
+                                                  for p in e.options[option].split(",")))
+
+        for child in self.children_of(old):
+            self.alter_table(child, repoint, ctx)
 
     def children_of(self, tid: TableId) -> list[TableId]:
         """Tables that inherit from ``tid`` or are its partitions (one level)."""
@@ -946,21 +1036,29 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
                           only, cmd)
 
     def alter_AddIdentity(self, tid: TableId, cmd: P.AddIdentityContext, only: bool) -> None:
+        # identity commands never recurse to inheritance children (ATPrepCmd, tablecmds.c)
         name, kind = self.ident(cmd.colId()), self.identity_kind(cmd.identityKind())
-        self.alter_family(tid, lambda e: e.update_column(name, identity=kind, nullable=False), only, cmd)
+        self.alter_table(tid, lambda e: e.update_column(name, identity=kind, nullable=False), cmd)
 
     def alter_AlterIdentity(self, tid: TableId, cmd: P.AlterIdentityContext, only: bool) -> None:
         name = self.ident(cmd.colId())
         kinds = [self.identity_kind(a.identityKind()) for a in cmd.identityAlteration() if a.identityKind() is not None]
         if kinds:
-            self.alter_family(tid, lambda e: e.update_column(name, identity=kinds[-1]), only, cmd)
+            self.alter_table(tid, lambda e: e.update_column(name, identity=kinds[-1]), cmd)
 
     def alter_DropIdentity(self, tid: TableId, cmd: P.DropIdentityContext, only: bool) -> None:
         name = self.ident(cmd.colId())
-        self.alter_family(tid, lambda e: e.update_column(name, identity=None), only, cmd)
+        self.alter_table(tid, lambda e: e.update_column(name, identity=None), cmd)
 
     def alter_AddConstraint(self, tid: TableId, cmd: P.AddConstraintContext, only: bool) -> None:
-        self.alter_table(tid, lambda e: self.apply_table_constraint(e, cmd.tableConstraint()), cmd)
+        table = self.alter_table(tid, lambda e: self.apply_table_constraint(e, cmd.tableConstraint()), cmd)
+        el = cmd.tableConstraint().tableConstraintElem()
+        if table is not None and isinstance(el, (P.PrimaryKeyTableConstraintContext, P.PrimaryKeyUsingIndexContext)):
+            # the key's NOT NULL is an ALTER COLUMN SET NOT NULL, which reaches the children
+            # (transformIndexConstraint, parse_utilcmd.c); the key itself stays the parent's
+            key = list(table.primary_key)
+            for child in ([] if only else self.children_of(tid)):
+                self.alter_family(child, lambda e: [e.update_column(n, nullable=False) for n in key], False, cmd)
 
     def alter_DropConstraint(self, tid: TableId, cmd: P.DropConstraintContext, only: bool) -> None:
         cname = self.ident(cmd.name())
@@ -1110,7 +1208,10 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             victims = [c.name for c in current.columns
                        if (c.domain_schema, c.domain_name) == (schema, name)
                        or (c.udt_schema, c.udt_name) in ((schema, name), (schema, "_" + name))]
-            if victims:
+            if set(victims) & _partition_key_names(current.option("PARTITION BY")):
+                # the partition key depends on the type: the table goes (with its partitions)
+                self.drop_table_tree(current.id, if_exists=True, cascade=False, ctx=None)
+            elif victims:
                 self.alter_table(current.id, lambda e, v=victims: [e.drop_column(n, whole_keys=True) for n in v])
 
     def visitTruncateStmt(self, ctx: P.TruncateStmtContext):
@@ -1142,9 +1243,11 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         if ctx.RENAME() is None:
             return None
         old, new = self.ident(ctx.name(0)), self.ident(ctx.name(1))
-        for t in list(self.tables):
-            if t.id.schema == old:
-                self.rename_table(t.id, TableId(t.id.database, new, t.id.name), ctx)
+        moved = [t.id for t in list(self.tables) if t.id.schema == old]
+        for tid in moved:  # children first name their parents' new ids, then every table moves
+            self.repoint_children(tid, TableId(tid.database, new, tid.name), ctx)
+        for tid in moved:
+            self.rename_table(tid, TableId(tid.database, new, tid.name), ctx)
         for key in [k for k in self.tables.types if k.startswith(old + ".")]:
             info = dict(self.tables.types[key], schema=new)
             self.later(_drop_type(key))
@@ -1474,7 +1577,7 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         info = self.tables.types[key]
         self.later(_drop_type(key))
         self.later(_put_type(f"{schema}.{name}", dict(info, schema=schema, name=name)))
-        printed = f"nextval('{self.visible_name(schema, name).replace(chr(39), chr(39) * 2)}'::regclass)"
+        printed = self.nextval_text(schema, name)
         for tid in table_ids:
             table = self.get_table(tid)
             if table is None:
@@ -1548,6 +1651,9 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
             if current is not None and t.id.schema in schemas and any(ix.name == old for ix in current.indexes):
                 self.alter_table(current.id, lambda e: e.rename_index(old, new))
                 return None
+        tid = self.table_id(ctx.qualifiedName())
+        if self.get_table(tid) is not None:  # the server renames any relation named (RenameRelation)
+            self.rename_relation(tid, tid.with_name(new), ctx)
         return None
 
     # -- views ---------------------------------------------------------------------------
@@ -1713,6 +1819,22 @@ def alter_pass(cmd: Any) -> int:
 
 _LIKE_ALL = frozenset({"COMMENTS", "COMPRESSION", "CONSTRAINTS", "DEFAULTS", "GENERATED", "IDENTITY",
                        "INDEXES", "STATISTICS", "STORAGE"})
+
+
+def _partition_key_names(key: str | None) -> set[str]:
+    """The names a ``PARTITION BY`` option (``RANGE (d, lower(k))``) mentions: its columns
+    (and function names, which no column test needs to tell apart)."""
+    if not key:
+        return set()
+    body = key.partition("(")[2]
+    return {q.replace('""', '"') if q else w.lower()
+            for q, w in re.findall(r'"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)', body)}
+
+
+def _is_temp_schema(schema: str | None) -> bool:
+    """``pg_temp`` (the session's temporary schema, manual 5.9.3 and CREATE TABLE "TEMPORARY")
+    or a backend's ``pg_temp_N``: a table created there is temporary."""
+    return schema is not None and re.fullmatch(r"pg_temp(?:_[0-9]+)?", schema) is not None
 
 
 def copied_column(col: Column) -> Column:
