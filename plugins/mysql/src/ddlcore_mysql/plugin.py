@@ -39,3 +39,11 @@ def ddlcore_capture_commands():
     from .tidb_capture_cli import tidb_capture_command
 
     return [mysql_capture_command, tidb_capture_command]
+
+
+@ddlcore.hookimpl
+def ddlcore_debezium_connectors():
+    """Debezium's MySQL and MariaDB connectors for ``ddlcore capture debezium`` (``debezium_mysql``)."""
+    from .debezium_mysql import MySqlConnector
+
+    return [MySqlConnector()]

@@ -1,0 +1,100 @@
+"""Debezium's MySQL and MariaDB connectors for ``ddlcore capture debezium``
+(``ddlcore.debezium.DebeziumConnector``).
+
+Owns: the order of the connector's records and their position text, the flavor and parser
+options of its DDL, and a row's values in the raw form (``debezium_values``).
+
+**Order.** Row events carry the binlog coordinates of their row event (``source.file``,
+``pos``, ``row``: the row's index in the event); schema history records their DDL's
+(``position.file`` / ``pos``); snapshot records (``snapshot`` ``true`` / ``first`` / ``last``
+...) all carry the snapshot's binlog position.  The key is ``(file index, pos, phase, n)``:
+phase 0 the snapshot's DDL, 1 its rows (``n`` the arrival order, as the connector reads them
+table by table), 2 streamed DDL, 3 streamed rows (``n`` = ``row``).  So a DDL at the position
+where the next transaction begins is applied before that transaction's rows, and the snapshot
+before anything streamed from its position.  The history's ``SET character_set_server=...``
+records are statements the MySQL parser applies (the server's default charset).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
+from ddlcore.model import casefold_key
+
+from .debezium_values import decode_value
+
+__all__ = ["MySqlConnector", "binlog_index"]
+
+_INDEX = re.compile(r"\.(\d+)$")
+
+
+def binlog_index(name: str | None) -> int:
+    """The number of a binlog file (``mysql-bin.000003`` → 3; no file → -1)."""
+    if not name:
+        return -1
+    m = _INDEX.search(name)
+    return int(m[1]) if m else 0
+
+
+def _snapshot(source: dict[str, Any]) -> bool:
+    v = source.get("snapshot")
+    return v not in (None, False, "false", "") and str(v).lower() != "false"
+
+
+class MySqlConnector:
+    """Debezium's ``io.debezium.connector.mysql.MySqlConnector`` and
+    ``io.debezium.connector.mariadb.MariaDbConnector`` (``source.connector`` ``mysql`` /
+    ``mariadb``)."""
+
+    name = "mysql"
+    source_connectors = ("mysql", "mariadb")
+    dialect = "mysql"
+
+    def flavor(self, source: dict[str, Any]) -> str | None:
+        return "mariadb" if source.get("connector") == "mariadb" else "mysql"
+
+    def parser_options(self, flavor: str | None) -> dict[str, Any]:
+        return {"flavor": flavor or "mysql"}
+
+    def order_key(self, record: Record, arrival: int) -> tuple:
+        src = record.source
+        try:
+            pos = int(src.get("pos") or 0)
+        except (TypeError, ValueError):
+            pos = 0
+        snap = _snapshot(src)
+        if record.kind == "ddl":
+            return (binlog_index(src.get("file")), pos, 0 if snap else 2, arrival)
+        if snap or record.op == "r":
+            return (binlog_index(src.get("file")), pos, 1, arrival)
+        return (binlog_index(src.get("file")), pos, 3, int(src.get("row") or 0))
+
+    def position(self, record: Record) -> str:
+        src = record.source
+        text = f"{src.get('file')}:{src.get('pos')}"
+        return text if record.kind == "ddl" or src.get("row") in (None, 0) else f"{text}#{src.get('row')}"
+
+    def decode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
+                   settings: DebeziumSettings) -> tuple[list[Any], list[tuple[str, Any]]]:
+        """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
+        and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
+        and for field names that are not the table's columns (drift)."""
+        by_key = {casefold_key(k): k for k in values}
+        cols = table.columns
+        if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
+            raise ValueError(f"drift: the message has columns [{', '.join(values)}], the history "
+                             f"[{', '.join(c.name for c in cols)}]")
+        out: list[Any] = []
+        losses: list[tuple[str, Any]] = []
+        for col in cols:
+            name = by_key[casefold_key(col.name)]
+            try:
+                raw, loss = decode_value(values[name], col, fields.get(name), settings)
+            except ValueError as exc:
+                raise ValueError(f"column {col.name} ({col.column_type}): {exc}") from None
+            out.append(raw)
+            if loss is not None:
+                losses.append((col.name, loss))
+        return out, losses
