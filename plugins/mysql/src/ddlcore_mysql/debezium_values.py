@@ -167,7 +167,8 @@ def _iso(text: str) -> str:
 def _integer(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, str):  # BIGINT UNSIGNED under bigint.unsigned.handling.mode=precise
+    if isinstance(value, str) and col.unsigned and col.data_type.lower() == "bigint":
+        # BIGINT UNSIGNED under bigint.unsigned.handling.mode=precise: Decimal bytes, scale 0
         scale = int((field.parameters or {}).get("scale", 0)) if field is not None else 0
         n = decimal.Decimal(_unscaled(value)).scaleb(-scale)
         return int(n)
@@ -249,7 +250,9 @@ def _bit(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings
         return bytes([int(value)]).rjust(n, b"\0")
     if isinstance(value, int):
         return value.to_bytes(n, "big")
-    little = _binary(value, field, s)
+    if not isinstance(value, str):
+        raise DecodeError(f"{value!r} is not io.debezium.data.Bits")
+    little = _b64(value, "io.debezium.data.Bits (bytes, whatever binary.handling.mode says)")
     return bytes(reversed(little))[-n:].rjust(n, b"\0")
 
 
