@@ -434,11 +434,11 @@ class DebeziumCapture(Capture):
 
     def _sync_source(self, rec: Record) -> None:
         """Write a ``source`` event when none is in force yet or the losses reported grew."""
+        if self._log.history is None:
+            self._open_history()
         cp = self._state()
         if cp.source is not None and self._losses == set(cp.losses):
             return
-        if self._log.history is None:
-            self._open_history()
         server = (cp.source or {}).get("server") or {
             "name": rec.source.get("name") or rec.source.get("server"), "server_id": rec.source.get("server_id")}
         src = self._source_info(cp, server)

@@ -98,6 +98,7 @@ def test_resumed_capture_writes_no_duplicate(tmp_path):
     more = lines(tmp_path / "more.jsonl", row("c", 900, {"id": 1, "first_name": "a", "last_name": "b", "email": "c"}))
     grown, _ = capture(out, FIX / "mysql_docs_events.jsonl", more)
     assert grown[:len(first)] == first and [e["seq"] for e in grown[len(first):]] == [len(first) + 1]
+    assert grown[-1]["after"] == [1, "a", "b", "c"] and "quarantine" not in grown[-1]  # typed by the history
 
 
 def test_rows_of_a_table_the_history_never_created_are_quarantined(tmp_path):
