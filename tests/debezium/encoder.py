@@ -37,6 +37,21 @@ def _time_us(text: str) -> int:
     return sign * (((int(h) * 60 + int(m)) * 60 + int(sec)) * 1_000_000 + int(frac.ljust(6, "0") or 0))
 
 
+def _t(value) -> str:
+    """The text of a temporal or JSON raw value (``Tagged``, ``ddlcore.raw``'s decoded forms)."""
+    from ddlcore import raw as rawmod
+
+    if hasattr(value, "text"):
+        return value.text
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        return rawmod.datetime_text(value)
+    if isinstance(value, dt.date):
+        return rawmod.date_text(value)
+    return rawmod.time_text(value)
+
+
 def encode(raw, col, settings: dict):
     """The Debezium value of ``raw`` (the binlog capture's raw value) for column ``col``."""
     if raw is None:
@@ -60,7 +75,7 @@ def encode(raw, col, settings: dict):
         return _unscaled_b64(int(raw.scaleb(col.numeric_scale or 0)))
     if t in ("float", "double"):
         return raw
-    if t in ("varchar", "char", "text"):
+    if t in ("varchar", "char", "text", "longtext"):
         return raw
     if t in ("varbinary", "binary", "blob"):
         return _binary(raw, binm)
@@ -74,22 +89,22 @@ def encode(raw, col, settings: dict):
         return base64.b64encode(bytes(reversed(raw))).decode()  # little-endian, then base64 (bytes)
     if t == "date":
         if tpm == "isostring":
-            return raw.text + "Z"
-        return (dt.date.fromisoformat(raw.text) - EPOCH.date()).days
+            return _t(raw) + "Z"
+        return (dt.date.fromisoformat(_t(raw)) - EPOCH.date()).days
     if t == "datetime":
-        d = _parse_dt(raw.text)
+        d = _parse_dt(_t(raw))
         if tpm == "isostring":
             return d.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
         us = (d - EPOCH) // dt.timedelta(microseconds=1)
         return _temporal(us, fsp, tpm, "datetime")
     if t == "time":
         if tpm == "isostring":
-            return raw.text + "Z"
-        return _temporal(_time_us(raw.text), fsp, tpm, "time")
+            return _t(raw) + "Z"
+        return _temporal(_time_us(_t(raw)), fsp, tpm, "time")
     if t == "timestamp":
-        return _parse_dt(raw.text).strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"  # ZonedTimestamp, UTC
+        return _parse_dt(_t(raw)).strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"  # ZonedTimestamp, UTC
     if t == "json":
-        return raw.text
+        return _t(raw)
     if t == "geometry":
         return {"wkb": base64.b64encode(raw[4:]).decode(), "srid": int.from_bytes(raw[:4], "little")}
     raise AssertionError(t)
