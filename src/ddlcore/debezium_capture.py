@@ -47,6 +47,8 @@ __all__ = ["DebeziumCaptureOptions", "DebeziumCapture", "DebeziumCheckpoint", "D
 
 CAPTURE_TOOL = "ddlcore capture debezium"
 CHECKPOINT_FORMAT = 1
+#: records between commits (a checkpoint is written at most every ``checkpoint_interval`` anyway)
+COMMIT_EVERY = 256
 _ROW_OPS = {"c": "c", "u": "u", "d": "d", "r": "r", "t": "t"}
 
 
@@ -263,6 +265,9 @@ class DebeziumCapture(Capture):
         self._losses: set[str] = set()
         self._flavor: str | None = None
         self._resume_key: tuple = ()
+        self._uncommitted: tuple | None = None
+        self._last: tuple | None = None  # (key, position) of the last record written
+        self._losses_changed = False
         self._written: set[tuple] = set()
 
     # -- setup --------------------------------------------------------------------------------
@@ -280,6 +285,7 @@ class DebeziumCapture(Capture):
             self._log.resume(cp, o.include, o.exclude)
             self._losses = set(cp.losses)
             self._resume_key = tuple(cp.key)
+            self._last = (self._resume_key, cp.last_position) if cp.key else None
             return cp
         self._log.check_new()
         remove_history(self.out / HISTORY_NAME)
@@ -399,6 +405,7 @@ class DebeziumCapture(Capture):
                 break
             self._one(item)
             progress.update(self.stats, "reading")
+        self._commit()
 
     def _state(self) -> DebeziumCheckpoint:
         cp = self._log.pending or self._log.checkpointed
@@ -408,17 +415,17 @@ class DebeziumCapture(Capture):
     def _one(self, item: _Item) -> None:
         assert self.connector is not None
         rec, key = item.record, tuple(item.key)
-        cp = self._state()
-        if cp.key and key <= tuple(cp.key):
+        if self._last is not None and key <= self._last[0]:
+            last_position = self._last[1]
             if key > self._resume_key and key not in self._written and rec.kind == "row":
                 self.stats.out_of_order += 1
                 self._sync_source(rec)
-                self._emit_row(item, f"out of order: arrived after {cp.last_position} was written; kept, "
+                self._emit_row(item, f"out of order: arrived after {last_position} was written; kept, "
                                      f"not applied out of order")
-                self._log.commit(self._state(), transaction=False)
+                self._uncommitted = self._last  # committed with the last key: a re-read drops it
             elif key > self._resume_key and key not in self._written:
                 raise DebeziumError(f"{item.where}: DDL at {self.connector.position(rec)} arrived after "
-                                    f"{cp.last_position} was written: it cannot be placed in the schema history")
+                                    f"{last_position} was written: it cannot be placed in the schema history")
             else:
                 self.stats.duplicates += 1
             return
@@ -429,16 +436,28 @@ class DebeziumCapture(Capture):
         else:
             self._emit_row(item)
         self._written.add(key)
-        self._log.commit(replace(self._state(), key=key, last_position=position))
-        self._sync_source(rec)
+        self._uncommitted = self._last = (key, position)
+        if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
+            self._commit()
+            self._sync_source(rec)
+
+    def _commit(self) -> None:
+        """Commit the records written so far (the checkpoint names the last one's key)."""
+        if self._uncommitted is not None:
+            key, position = self._uncommitted
+            self._uncommitted = None
+            self._log.commit(replace(self._state(), key=key, last_position=position))
 
     def _sync_source(self, rec: Record) -> None:
         """Write a ``source`` event when none is in force yet or the losses reported grew."""
         if self._log.history is None:
             self._open_history()
         cp = self._state()
-        if cp.source is not None and self._losses == set(cp.losses):
+        if cp.source is not None and not self._losses_changed:
             return
+        self._losses_changed = False
+        self._commit()  # the events so far are covered by their own key, not by the source event's commit
+        cp = self._state()
         server = (cp.source or {}).get("server") or {
             "name": rec.source.get("name") or rec.source.get("server"), "server_id": rec.source.get("server_id")}
         src = self._source_info(cp, server)
@@ -493,8 +512,8 @@ class DebeziumCapture(Capture):
         if op != "r" and src.get("row") is not None:
             extra["row"] = int(src["row"])
         self._log.emit(op, position, rec.ts_ms, database=db, table=name,
-                       before=raw.encode_row(before) if before is not None else None,
-                       after=raw.encode_row(after) if after is not None else None, **extra)
+                       before=_encode(before) if before is not None else None,
+                       after=_encode(after) if after is not None else None, **extra)
         if rec.ts_ms:
             self.stats.lag_seconds = max(0.0, time.time() - rec.ts_ms / 1000.0)
 
@@ -526,10 +545,31 @@ class DebeziumCapture(Capture):
         if key in self._losses:
             return
         self._losses.add(key)
+        self._losses_changed = True
         self._warn(f"{column}: {loss.reason}; rows with such values are quarantined (avoid it with {loss.avoid})")
 
     def _history_first(self) -> str:
         return ".".join(str(x) for x in (self._first_ddl_key or ())[:2])
+
+
+_NUMBER_START = frozenset("-0123456789{")
+
+
+def _encode(values: list[Any]) -> list[Any]:
+    """``ddlcore.raw.encode_row`` with fast paths for the values decoders give most: numbers,
+    plain text, and tagged text (``tag`` / ``text`` attributes, already in ``ddlcore.raw``'s
+    notation); everything else through ``raw.encode_json``."""
+    out = []
+    for v in values:
+        t = type(v)
+        if v is None or t is int or t is float:
+            out.append(v)
+        elif t is str:
+            out.append(raw.encode_json(v) if v[:1] in _NUMBER_START else v)
+        else:
+            tag = getattr(v, "tag", None)
+            out.append({tag: v.text} if tag is not None and tag != "$s" else raw.encode_json(v))
+    return out
 
 
 def _plain(values: dict[str, Any] | None) -> list | None:

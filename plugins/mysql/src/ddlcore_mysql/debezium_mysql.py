@@ -23,7 +23,7 @@ from typing import Any
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
 from ddlcore.model import casefold_key
 
-from .debezium_values import decode_value
+from .debezium_values import column_decoder
 
 __all__ = ["MySqlConnector", "binlog_index"]
 
@@ -76,22 +76,38 @@ class MySqlConnector:
         text = f"{src.get('file')}:{src.get('pos')}"
         return text if record.kind == "ddl" or src.get("row") in (None, 0) else f"{text}#{src.get('row')}"
 
+    def __init__(self) -> None:
+        self._plans: dict[tuple, list] = {}
+
+    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> list:
+        """``[(field name, column name, decoder)]`` in ordinal order for a message with these
+        field names (cached per table version, field names and settings)."""
+        key = (id(table), names, settings)
+        plan = self._plans.get(key)
+        if plan is not None and plan[0] is table:
+            return plan[1]
+        by_key = {casefold_key(k): k for k in names}
+        cols = table.columns
+        if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
+            raise ValueError(f"drift: the message has columns [{', '.join(names)}], the history "
+                             f"[{', '.join(c.name for c in cols)}]")
+        steps = [(by_key[casefold_key(c.name)], c, column_decoder(c, settings)) for c in cols]
+        if len(self._plans) > 1000:
+            self._plans.clear()
+        self._plans[key] = (table, steps)
+        return steps
+
     def decode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
                    settings: DebeziumSettings) -> tuple[list[Any], list[tuple[str, Any]]]:
         """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
         and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
         and for field names that are not the table's columns (drift)."""
-        by_key = {casefold_key(k): k for k in values}
-        cols = table.columns
-        if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
-            raise ValueError(f"drift: the message has columns [{', '.join(values)}], the history "
-                             f"[{', '.join(c.name for c in cols)}]")
         out: list[Any] = []
         losses: list[tuple[str, Any]] = []
-        for col in cols:
-            name = by_key[casefold_key(col.name)]
+        get = fields.get
+        for name, col, decode in self._plan(table, tuple(values), settings):
             try:
-                raw, loss = decode_value(values[name], col, fields.get(name), settings)
+                raw, loss = decode(values[name], get(name))
             except ValueError as exc:
                 raise ValueError(f"column {col.name} ({col.column_type}): {exc}") from None
             out.append(raw)

@@ -59,7 +59,7 @@ from ddlcore.model import Column
 
 from .binlog_values import Tagged
 
-__all__ = ["Loss", "decode_value", "DECODERS", "GEOMETRY_TYPES"]
+__all__ = ["Loss", "decode_value", "column_decoder", "DECODERS", "GEOMETRY_TYPES"]
 
 _EPOCH_DAY = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -360,16 +360,40 @@ def decode_value(value: Any, col: Column, field: FieldSchema | None, s: Debezium
     """``(raw value, loss or None)`` of one Debezium field value for ``col`` (module docstring).
     A null in a ``NOT NULL`` column is a loss (a zero date or a failed conversion).  Raises
     ``DecodeError`` for a value that does not fit the column's type."""
-    if value is None:
-        if col.nullable or col.generation_expression is not None:
-            return None, None
-        temporal = col.data_type.lower() in ("date", "datetime", "timestamp")
-        return None, Loss("null", f"null in {col.column_type} NOT NULL: "
-                                  + ("a zero date or " if temporal else "") + "a value Debezium failed to convert",
-                          "event.converting.failure.handling.mode=fail")
+    return column_decoder(col, s)(value, field)
+
+
+def _null_loss(col: Column) -> Loss | None:
+    if col.nullable or col.generation_expression is not None:
+        return None
+    temporal = col.data_type.lower() in ("date", "datetime", "timestamp")
+    return Loss("null", f"null in {col.column_type} NOT NULL: " + ("a zero date or " if temporal else "")
+                + "a value Debezium failed to convert", "event.converting.failure.handling.mode=fail")
+
+
+def _may_lose(col: Column, s: DebeziumSettings) -> bool:
+    """Whether ``_setting_loss`` can say anything for this column under ``s`` (most columns: no)."""
+    t = col.data_type.lower()
+    return ((t in ("decimal", "numeric", "dec") and s.decimal_handling_mode == "double")
+            or (t in ("time", "datetime") and s.time_precision_mode == "connect")
+            or (t in ("date", "datetime") and not col.nullable))
+
+
+def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSchema | None], tuple[Any, Loss | None]]:
+    """``decode(value, field) -> (raw value, loss or None)`` for one column under ``s``: what
+    ``decode_value`` does, with what depends only on the column worked out once (a row decoder
+    keeps one per column of a table version)."""
     fn = DECODERS.get(col.data_type.lower())
-    if fn is None:
-        if isinstance(value, (dict, list)):
-            raise DecodeError(f"no decoding for {col.column_type} values like {value!r}")
-        return value, None
-    return fn(value, col, field, s), _setting_loss(col, s, value)
+    null = (None, _null_loss(col))
+    check = _may_lose(col, s)
+
+    def decode(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
+        if value is None:
+            return null
+        if fn is None:
+            if isinstance(value, (dict, list)):
+                raise DecodeError(f"no decoding for {col.column_type} values like {value!r}")
+            return value, None
+        return fn(value, col, field, s), (_setting_loss(col, s, value) if check else None)
+
+    return decode
