@@ -121,6 +121,7 @@ class Record:
     content: str | None = None
     note: str | None = None
     unwrapped: bool = False
+    ddl_extra: dict[str, Any] | None = None
 
 
 def _envelope(payload: dict[str, Any], schema: dict[str, Any] | None) -> Record:
@@ -212,9 +213,13 @@ class DebeziumConnector(Protocol):
       parser options the DDL is read with until a record changes them.
     * ``order_key(record, arrival)``: a tuple ordering every record of the stream (rows and
       DDL) as the source wrote them; ``position(record)``: the position text.
-    * ``decode_row(table, values, fields, settings)``: ``(raw values in ordinal order, losses
-      [(column name, loss)])``; raises ``ValueError`` naming the column for a value that does
-      not fit.
+    * ``table_id(record)``: the ``TableId`` of a row record (the history's key).
+    * ``message_ddl(record)``: for a logical decoding message (op ``m``) that carries DDL,
+      the ``ddl`` event's fields (``ddl``, ``database``, and optional ``search_path``,
+      ``catalog``); ``None`` for any other message (skipped with a warning).
+    * ``decode_row(table, values, fields, settings, image)``: ``(raw values in ordinal order,
+      losses [(column name, loss)])`` of the ``before`` or ``after`` image; raises
+      ``ValueError`` naming the column for a value that does not fit.
     """
 
     name: str
@@ -229,8 +234,12 @@ class DebeziumConnector(Protocol):
 
     def position(self, record: Record) -> str: ...
 
+    def table_id(self, record: Record) -> Any: ...
+
+    def message_ddl(self, record: Record) -> dict[str, Any] | None: ...
+
     def decode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
-                   settings: DebeziumSettings) -> tuple[list[Any], list[tuple[str, Any]]]: ...
+                   settings: DebeziumSettings, image: str) -> tuple[list[Any], list[tuple[str, Any]]]: ...
 
 
 def connectors() -> dict[str, DebeziumConnector]:

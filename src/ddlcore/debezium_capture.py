@@ -302,13 +302,17 @@ class DebeziumCapture(Capture):
         if rec.kind == "skip":
             self.stats.skipped += 1
             return None
-        if rec.kind == "message":
-            self._warn(f"{where}: a logical decoding message (prefix {rec.prefix!r}) is not read by the "
-                       f"{self.connector.name if self.connector else '?'} connector; skipped")
-            self.stats.skipped += 1
-            return None
         if self.connector is None and rec.source.get("connector"):
             self._choose(rec, where)
+        if rec.kind == "message":
+            ddl = self.connector.message_ddl(rec) if self.connector is not None else None
+            if ddl is None:
+                self._warn(f"{where}: a logical decoding message (prefix {rec.prefix!r}) is not a DDL message "
+                           f"of ddlcore's event trigger; skipped")
+                self.stats.skipped += 1
+                return None
+            rec.kind, rec.ddl, rec.database = "ddl", ddl.pop("ddl"), ddl.pop("database", rec.source.get("db"))
+            rec.ddl_extra = ddl
         return rec
 
     def _choose(self, rec: Record, where: str) -> None:
@@ -432,7 +436,10 @@ class DebeziumCapture(Capture):
         self._sync_source(rec)
         position = self.connector.position(rec)
         if rec.kind == "ddl":
-            self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl)
+            extra = dict(rec.ddl_extra or {})
+            if rec.tx:
+                extra["tx"] = rec.tx
+            self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
         else:
             self._emit_row(item)
         self._written.add(key)
@@ -471,41 +478,45 @@ class DebeziumCapture(Capture):
         if h.unavailable:
             raise DebeziumError(f"the schema history cannot be opened, rows cannot be typed: {h.unavailable}")
 
-    def _table(self, db: str | None, name: str) -> Any:
+    def _table(self, tid: TableId) -> Any:
         h = self._log.history
-        key = ((db or "").lower(), name.lower(), self._log.schema_seq)
+        key = (tid, self._log.schema_seq)
         if key not in self._tables:
             if len(self._tables) > 10_000:
                 self._tables.clear()
-            self._tables[key] = h.table_at(TableId(db, None, name), self._log.seq) if h is not None else None
+            self._tables[key] = h.table_at(tid, self._log.seq) if h is not None else None
         return self._tables[key]
 
     def _emit_row(self, item: _Item, quarantine: str | None = None) -> None:
         rec, src = item.record, item.record.source
-        db, name = src.get("db"), src.get("table")
+        tid = self.connector.table_id(rec)
+        db, name = tid.database, tid.name
         if not name:
             raise DebeziumError(f"{item.where}: a row event without source.table")
-        if not self.filter.captures(db, name):
+        if not self.filter.captures(db, name, tid.schema):
             self.stats.filtered_rows += 1
             return
         position = self.connector.position(rec)
         op = _ROW_OPS[rec.op or ""]
+        extra: dict[str, Any] = {"schema": tid.schema} if tid.schema is not None else {}
+        if rec.tx:
+            extra["tx"] = rec.tx
         if op == "t":
-            self._log.emit("t", position, rec.ts_ms, database=db, table=name, tx=rec.tx)
+            self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
-        table = self._table(db, name)
+        table = self._table(tid)
+        label = ".".join(x for x in (db, tid.schema, name) if x)
         reasons = [quarantine] if quarantine else []
         if table is None:
             if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
-                raise DebeziumError(f"{item.where}: a row of {db}.{name} at {position} precedes the schema history, "
+                raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")
-            reasons.append(f"table {db}.{name} is not in the schema history at {position}")
+            reasons.append(f"table {label} is not in the schema history at {position}")
             before, after = _plain(rec.before), _plain(rec.after)
         else:
             before, after = self._images(item, table, reasons)
-        if rec.unwrapped and op == "u":
+        if op == "u" and before is None:  # unwrapped, or no old image (PostgreSQL REPLICA IDENTITY DEFAULT)
             before = [raw.ABSENT] * len(after or ())
-        extra: dict[str, Any] = {"tx": rec.tx} if rec.tx else {}
         if reasons:
             extra["quarantine"] = "; ".join(reasons)
             self.stats.quarantined += 1
@@ -521,12 +532,12 @@ class DebeziumCapture(Capture):
         rec = item.record
         images: list[list | None] = []
         lossy = False
-        for values in (rec.before, rec.after):
+        for image, values in (("before", rec.before), ("after", rec.after)):
             if values is None:
                 images.append(None)
                 continue
             try:
-                row, losses = self.connector.decode_row(table, values, rec.fields, self.options.settings)
+                row, losses = self.connector.decode_row(table, values, rec.fields, self.options.settings, image)
             except ValueError as exc:
                 reasons.append(f"cannot decode: {exc}")
                 images.append(_plain(values))
@@ -534,7 +545,7 @@ class DebeziumCapture(Capture):
             for col, loss in losses:
                 lossy = True
                 reasons.append(f"lossy: {col}: {loss.reason}")
-                self._report(f"{table.id.database}.{table.id.name}.{col}", loss)
+                self._report(".".join(x for x in (table.id.database, table.id.schema, table.id.name, col) if x), loss)
             images.append(row)
         if lossy:
             self.stats.lossy += 1

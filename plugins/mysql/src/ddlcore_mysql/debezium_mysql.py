@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
-from ddlcore.model import casefold_key
+from ddlcore.model import TableId, casefold_key
 
 from .debezium_values import column_decoder
 
@@ -97,8 +97,14 @@ class MySqlConnector:
         self._plans[key] = (table, steps)
         return steps
 
+    def table_id(self, record: Record) -> TableId:
+        return TableId(record.source.get("db"), None, record.source.get("table") or "")
+
+    def message_ddl(self, record: Record) -> None:
+        return None  # the MySQL connectors write no logical decoding messages
+
     def decode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
-                   settings: DebeziumSettings) -> tuple[list[Any], list[tuple[str, Any]]]:
+                   settings: DebeziumSettings, image: str = "after") -> tuple[list[Any], list[tuple[str, Any]]]:
         """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
         and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
         and for field names that are not the table's columns (drift)."""
