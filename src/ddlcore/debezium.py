@@ -23,7 +23,7 @@ from typing import Any, Iterable, Protocol
 
 from .capture import CaptureError
 
-__all__ = ["DebeziumError", "DebeziumSettings", "FieldSchema", "Record", "DebeziumConnector",
+__all__ = ["DebeziumError", "DebeziumSettings", "FieldSchema", "Loss", "Record", "DebeziumConnector",
            "parse_record", "field_schemas", "connectors", "connector_for", "SETTINGS", "ROW_OPS"]
 
 #: Debezium's ops that carry rows (``m``: a PostgreSQL logical decoding message)
@@ -73,6 +73,16 @@ class DebeziumSettings:
 
     def to_json(self) -> dict[str, str]:
         return {name: getattr(self, name.replace(".", "_")) for name in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A value the producer made inexact: ``kind`` (one word; a loss is reported once per column
+    and kind), ``reason`` (what was lost) and ``avoid`` (the connector setting that keeps it)."""
+
+    kind: str
+    reason: str
+    avoid: str
 
 
 @dataclass(frozen=True)
@@ -133,8 +143,11 @@ def _envelope(payload: dict[str, Any], schema: dict[str, Any] | None) -> Record:
         for part in schema.get("fields") or ():
             if isinstance(part, dict) and part.get("field") in ("before", "after"):
                 fields.update(field_schemas(part))
-    tx = (payload.get("transaction") or {}).get("id")
     source = payload.get("source") or {}
+    # the transaction: PostgreSQL's xid, else the transaction metadata's id, else the GTID
+    tx = source.get("txId")
+    if tx is None:
+        tx = (payload.get("transaction") or {}).get("id") or source.get("gtid")
     ts = source.get("ts_ms") or payload.get("ts_ms")  # the commit time; the event's own when the source has none
     rec = Record("row", op, source, payload.get("before"), payload.get("after"), fields, ts,
                  str(tx) if tx is not None else None)

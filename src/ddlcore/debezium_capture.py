@@ -305,7 +305,13 @@ class DebeziumCapture(Capture):
         if self.connector is None and rec.source.get("connector"):
             self._choose(rec, where)
         if rec.kind == "message":
-            ddl = self.connector.message_ddl(rec) if self.connector is not None else None
+            try:
+                ddl = self.connector.message_ddl(rec) if self.connector is not None else None
+            except ValueError as exc:
+                raise DebeziumError(f"{where}: {exc}") from None
+            if ddl == {}:  # a message the connector knows carries nothing (the trigger's padding)
+                self.stats.skipped += 1
+                return None
             if ddl is None:
                 self._warn(f"{where}: a logical decoding message (prefix {rec.prefix!r}) is not a DDL message "
                            f"of ddlcore's event trigger; skipped")
@@ -319,6 +325,14 @@ class DebeziumCapture(Capture):
         o = self.options
         self.connector = connector_for(o.connector, rec.source.get("connector"))
         self._flavor = o.flavor or self.connector.flavor(rec.source)
+        self._set_filter()
+
+    def _set_filter(self) -> None:
+        """Rows of the connector's system databases / schemas are not captured unless included."""
+        cp = self._state()
+        self.filter = CaptureFilter(cp.include, cp.exclude, case_sensitive=False,
+                                    system_databases=getattr(self.connector, "system_databases", ()),
+                                    system_schemas=getattr(self.connector, "system_schemas", ()))
 
     def _item(self, where: str, rec: Record) -> _Item:
         if self.connector is None:
@@ -361,8 +375,6 @@ class DebeziumCapture(Capture):
     def _run(self) -> DebeziumCaptureStats:
         o = self.options
         cp = self._prepare()
-        self.filter = CaptureFilter(cp.include, cp.exclude, case_sensitive=False,
-                                    system_databases=("mysql", "information_schema", "performance_schema", "sys"))
         progress = self._warn.progress = Progress(o.progress)
         progress.start()
         source: Any = None
@@ -370,6 +382,7 @@ class DebeziumCapture(Capture):
             if o.connector is not None:
                 self.connector = connector_for(o.connector)
                 self._flavor = o.flavor
+                self._set_filter()
             self._history_pending = self._load_history()
             if o.from_files:
                 records = []
@@ -516,7 +529,7 @@ class DebeziumCapture(Capture):
         else:
             before, after = self._images(item, table, reasons)
         if op == "u" and before is None:  # unwrapped, or no old image (PostgreSQL REPLICA IDENTITY DEFAULT)
-            before = [raw.ABSENT] * len(after or ())
+            before = _key_image(table, after)
         if reasons:
             extra["quarantine"] = "; ".join(reasons)
             self.stats.quarantined += 1
@@ -581,6 +594,17 @@ def _encode(values: list[Any]) -> list[Any]:
             tag = getattr(v, "tag", None)
             out.append({tag: v.text} if tag is not None and tag != "$s" else raw.encode_json(v))
     return out
+
+
+def _key_image(table: Any, after: list | None) -> list | None:
+    """The before image of an update that came without one: the primary key's values (an update
+    keeps its key: Debezium writes a key change as a delete and a create), every other column
+    absent (never null)."""
+    if after is None:
+        return None
+    key = {c.lower() for c in table.primary_key} if table is not None else set()
+    cols = table.columns if table is not None else ()
+    return [v if i < len(cols) and cols[i].name.lower() in key else raw.ABSENT for i, v in enumerate(after)]
 
 
 def _plain(values: dict[str, Any] | None) -> list | None:

@@ -51,6 +51,7 @@ class MySqlConnector:
     name = "mysql"
     source_connectors = ("mysql", "mariadb")
     dialect = "mysql"
+    system_databases = ("mysql", "information_schema", "performance_schema", "sys")
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return "mariadb" if source.get("connector") == "mariadb" else "mysql"

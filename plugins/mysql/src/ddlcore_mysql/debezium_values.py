@@ -51,10 +51,9 @@ import binascii
 import datetime as _dt
 import decimal
 import struct
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from ddlcore.debezium import DebeziumSettings, FieldSchema
+from ddlcore.debezium import DebeziumSettings, FieldSchema, Loss
 from ddlcore.model import Column
 
 from .binlog_values import Tagged
@@ -71,16 +70,6 @@ _TIME_NAMES = {"io.debezium.time.Time": "ms", "io.debezium.time.MicroTime": "us"
                "org.apache.kafka.connect.data.Time": "ms", "io.debezium.time.Timestamp": "ms",
                "io.debezium.time.MicroTimestamp": "us", "io.debezium.time.NanoTimestamp": "ns",
                "org.apache.kafka.connect.data.Timestamp": "ms"}
-
-
-@dataclass(frozen=True)
-class Loss:
-    """A value the producer made inexact: ``kind`` (one word, the key a report is made once per
-    column for), ``reason`` (what was lost) and ``avoid`` (the Debezium setting that keeps it)."""
-
-    kind: str
-    reason: str
-    avoid: str
 
 
 class DecodeError(ValueError):
