@@ -36,6 +36,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
     "time.precision.mode": ("adaptive_time_microseconds", "adaptive", "connect", "isostring",
                             "microseconds", "nanoseconds"),
     "binary.handling.mode": ("bytes", "base64", "base64-url-safe", "hex"),
+    "interval.handling.mode": ("numeric", "string"),
 }
 
 
@@ -53,6 +54,7 @@ class DebeziumSettings:
     bigint_unsigned_handling_mode: str = "long"
     time_precision_mode: str = "adaptive_time_microseconds"
     binary_handling_mode: str = "bytes"
+    interval_handling_mode: str = "numeric"
 
     def __post_init__(self) -> None:
         for name, allowed in SETTINGS.items():

@@ -23,12 +23,14 @@ from tests.servers.fixtures import postgres  # noqa: F401
 
 WORKLOAD = [
     "CREATE TABLE items (id int PRIMARY KEY, name text, price numeric(10,2), tags text[], at timestamptz, "
-    "ok boolean, amount numeric, day date, raw bytea)",
+    "ok boolean, amount numeric, day date, raw bytea, tm time(3), ts timestamp, iv interval, tz timetz)",
     "INSERT INTO items VALUES (1, 'a \"q\"', 12.50, '{x,\"y z\",NULL}', '2024-06-01 10:00:00.5+00', true, 1.2345, "
-    "'2024-02-29', '\\x00ff')",
+    "'2024-02-29', '\\x00ff', '10:20:30.5', '2024-06-01 10:00:00.25', '1 year 2 mons 3 days 04:05:06.78', "
+    "'10:00:00.5+00')",
     "UPDATE items SET name = 'b' WHERE id = 1",
     "ALTER TABLE items ADD COLUMN qty int",
-    "INSERT INTO items VALUES (2, NULL, 0.01, '{}', '1999-12-31 23:59:59+00', false, -7, '1970-01-01', '\\x', 3)",
+    "INSERT INTO items VALUES (2, NULL, 0.01, '{}', '1999-12-31 23:59:59+00', false, -7, '1970-01-01', '\\x', "
+    "'00:00:00', '1999-12-31 23:59:59', '-5 days', '23:59:59+00', 3)",
     "DELETE FROM items WHERE id = 1",
 ]
 
@@ -73,7 +75,27 @@ def encode(text: str | None, type_oid: int, typmod: int):
         return base64.b64encode(bytes.fromhex(text[2:])).decode()
     if type_oid == 1009:
         return _array(text)
+    if type_oid == 1083:  # io.debezium.time.MicroTime
+        h, m, sec = text.split(":")
+        return round(((int(h) * 60 + int(m)) * 60 + decimal.Decimal(sec)) * 1_000_000)
+    if type_oid == 1114:  # io.debezium.time.MicroTimestamp
+        return (dt.datetime.fromisoformat(text) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    if type_oid == 1266:  # io.debezium.time.ZonedTime, in UTC
+        return text.replace("+00", "Z")
+    if type_oid == 1186:  # interval.handling.mode=string: ISO 8601
+        return _iso_interval(text)
     return text
+
+
+def _iso_interval(text: str) -> str:
+    units = {"year": "Y", "years": "Y", "mon": "M", "mons": "M", "day": "D", "days": "D"}
+    date = "".join(f"{n}{units[u]}" for n, u in re.findall(r"(-?\d+) (years?|mons?|days?)", text))
+    clock = re.search(r"(-)?(\d+):(\d+):(\d+(?:\.\d+)?)", text)
+    time = ""
+    if clock:
+        sign = clock[1] or ""
+        time = f"T{sign}{int(clock[2])}H{sign}{int(clock[3])}M{sign}{clock[4]}S"
+    return "P" + date + time
 
 
 def _slot(db, name: str) -> None:
