@@ -52,14 +52,15 @@ class DebeziumSettings:
 
     decimal_handling_mode: str = "precise"
     bigint_unsigned_handling_mode: str = "long"
-    time_precision_mode: str = "adaptive_time_microseconds"
+    #: ``None``: the connector's own default (MySQL: ``adaptive_time_microseconds``, PostgreSQL: ``adaptive``)
+    time_precision_mode: str | None = None
     binary_handling_mode: str = "bytes"
     interval_handling_mode: str = "numeric"
 
     def __post_init__(self) -> None:
         for name, allowed in SETTINGS.items():
             value = getattr(self, name.replace(".", "_"))
-            if value not in allowed:
+            if value not in allowed and not (value is None and name == "time.precision.mode"):
                 raise ValueError(f"{name}={value!r}: one of {', '.join(allowed)}")
 
     @classmethod

@@ -75,11 +75,12 @@ def encode(text: str | None, type_oid: int, typmod: int):
         return base64.b64encode(bytes.fromhex(text[2:])).decode()
     if type_oid == 1009:
         return _array(text)
-    if type_oid == 1083:  # io.debezium.time.MicroTime
+    per = 1000 if 0 <= typmod <= 3 else 1  # time.precision.mode=adaptive: precision 0-3 in ms, else µs
+    if type_oid == 1083:  # io.debezium.time.Time / MicroTime
         h, m, sec = text.split(":")
-        return round(((int(h) * 60 + int(m)) * 60 + decimal.Decimal(sec)) * 1_000_000)
-    if type_oid == 1114:  # io.debezium.time.MicroTimestamp
-        return (dt.datetime.fromisoformat(text) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+        return round(((int(h) * 60 + int(m)) * 60 + decimal.Decimal(sec)) * 1_000_000) // per
+    if type_oid == 1114:  # io.debezium.time.Timestamp / MicroTimestamp
+        return (dt.datetime.fromisoformat(text) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=per)
     if type_oid == 1266:  # io.debezium.time.ZonedTime, in UTC
         return text.replace("+00", "Z")
     if type_oid == 1186:  # interval.handling.mode=string: ISO 8601

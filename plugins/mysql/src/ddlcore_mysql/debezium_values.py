@@ -116,7 +116,7 @@ def _unit(col: Column, field: FieldSchema | None, s: DebeziumSettings, kind: str
     one, else from ``time.precision.mode`` and the column's fsp (Debezium's table above)."""
     if field is not None and field.name in _TIME_NAMES:
         return _TIME_NAMES[field.name]
-    mode = s.time_precision_mode
+    mode = s.time_precision_mode or "adaptive_time_microseconds"  # the MySQL connector's default
     if mode in ("connect",):
         return "ms"
     if mode == "microseconds":

@@ -69,19 +69,25 @@ def _frac(us: int) -> str:
     return ("." + f"{us:06d}".rstrip("0")) if us else ""
 
 
-def _unit(field: FieldSchema | None, col: Column, s: DebeziumSettings) -> int:
+def _unit(field: FieldSchema | None, col: Column, s: DebeziumSettings, kind: str) -> int:
+    """Microseconds per unit of an integer ``time`` / ``timestamp`` (negative: nanoseconds per
+    microsecond): the field's schema name, else ``time.precision.mode`` (the connector's default
+    ``adaptive``: ms for precision ≤ 3; ``adaptive_time_microseconds``: the same but ``time``
+    always µs) and the precision."""
     names = {"io.debezium.time.Time": 1000, "io.debezium.time.MicroTime": 1, "io.debezium.time.NanoTime": -1000,
              "io.debezium.time.Timestamp": 1000, "io.debezium.time.MicroTimestamp": 1,
              "io.debezium.time.NanoTimestamp": -1000, "org.apache.kafka.connect.data.Time": 1000,
              "org.apache.kafka.connect.data.Timestamp": 1000}
     if field is not None and field.name in names:
         return names[field.name]
-    mode = s.time_precision_mode
+    mode = s.time_precision_mode or "adaptive"
     if mode == "connect":
         return 1000
     if mode == "nanoseconds":
         return -1000
-    if mode == "adaptive" and (col.datetime_precision if col.datetime_precision is not None else 6) <= 3:
+    if mode == "adaptive_time_microseconds" and kind == "time":
+        return 1
+    if mode.startswith("adaptive") and (col.datetime_precision if col.datetime_precision is not None else 6) <= 3:
         return 1000
     return 1
 
@@ -128,7 +134,7 @@ def _date(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
 def _time(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> str:
     if isinstance(value, str):
         return value.rstrip("Z")
-    us = _micros(value, _unit(field, col, s))
+    us = _micros(value, _unit(field, col, s, "time"))
     secs, frac = divmod(us, 1_000_000)
     return f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_frac(frac)}"
 
@@ -136,7 +142,7 @@ def _time(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
 def _timestamp(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> str:
     if isinstance(value, str):
         return value.rstrip("Z").replace("T", " ")
-    t = _EPOCH + _dt.timedelta(microseconds=_micros(value, _unit(field, col, s)))
+    t = _EPOCH + _dt.timedelta(microseconds=_micros(value, _unit(field, col, s, "timestamp")))
     return t.strftime("%Y-%m-%d %H:%M:%S") + _frac(t.microsecond)
 
 
