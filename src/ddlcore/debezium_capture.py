@@ -62,6 +62,7 @@ class DebeziumCaptureOptions:
     * ``brokers``, ``topics`` or ``topic_pattern`` (a regular expression), ``group``: the Kafka
       source (a consumer group; offsets committed after the change log is durable).
     * ``connector``: ``mysql``, ... (default: from the messages' ``source.connector``);
+      ``connector_impl``: a connector object to use instead (``ddlcore capture canal``'s reader);
       ``flavor``: the parser flavor (default: the connector's for ``source.connector``).
     * ``settings``: the connector's value settings (``DebeziumSettings``) for messages without
       schemas.  ``include`` / ``exclude``: table patterns for the rows captured.
@@ -76,6 +77,7 @@ class DebeziumCaptureOptions:
     topic_pattern: str | None = None
     group: str | None = None
     connector: str | None = None
+    connector_impl: Any = None
     flavor: str | None = None
     settings: DebeziumSettings = field(default_factory=DebeziumSettings)
     include: tuple[str, ...] = ()
@@ -293,12 +295,18 @@ class DebeziumCapture(Capture):
         self._log.start(cp)
         return cp
 
-    def _parse(self, where: str, value: Any) -> Record | None:
+    def _parse(self, where: str, value: Any) -> list[Record]:
+        """The records of one message value: the connector's own ``parse`` when it has one (a
+        Canal message holds several rows), else the Debezium envelope (``parse_record``)."""
         self.stats.messages += 1
+        parse = getattr(self.connector, "parse", None)
         try:
-            rec = parse_record(value)
-        except DebeziumError as exc:
+            records = parse(value) if parse is not None else [parse_record(value)]
+        except (DebeziumError, ValueError) as exc:
             raise DebeziumError(f"{where}: {exc}") from None
+        return [r for r in (self._accept(rec, where) for rec in records) if r is not None]
+
+    def _accept(self, rec: Record, where: str) -> Record | None:
         if rec.kind == "skip":
             self.stats.skipped += 1
             return None
@@ -345,12 +353,10 @@ class DebeziumCapture(Capture):
         path = self.options.history
         out = []
         for where, value in read_json_lines(path) if path is not None else ():
-            rec = self._parse(where, value)
-            if rec is None:
-                continue
-            if rec.kind != "ddl":
-                raise DebeziumError(f"{where}: not a schema history record (op {rec.op!r})")
-            out.append((where, rec))
+            for rec in self._parse(where, value):
+                if rec.kind != "ddl":
+                    raise DebeziumError(f"{where}: not a schema history record (op {rec.op!r})")
+                out.append((where, rec))
         return out
 
     def _items(self, records: list[tuple[str, Record]]) -> list[_Item]:
@@ -370,7 +376,8 @@ class DebeziumCapture(Capture):
         settings = {**self.options.settings.to_json(), "losses": sorted(self._losses)}
         return SourceInfo(dialect=self.connector.dialect, epoch=cp.epoch, flavor=self._flavor, server=server,
                           parser_options=self.connector.parser_options(self._flavor), settings=settings,
-                          capture={"tool": CAPTURE_TOOL, "version": distribution_version("ddlcore")}).to_json()
+                          capture={"tool": getattr(self.connector, "tool", CAPTURE_TOOL),
+                                   "version": distribution_version("ddlcore")}).to_json()
 
     def _run(self) -> DebeziumCaptureStats:
         o = self.options
@@ -379,24 +386,22 @@ class DebeziumCapture(Capture):
         progress.start()
         source: Any = None
         try:
-            if o.connector is not None:
-                self.connector = connector_for(o.connector)
-                self._flavor = o.flavor
+            if o.connector_impl is not None or o.connector is not None:
+                self.connector = o.connector_impl or connector_for(o.connector)
+                self._flavor = o.flavor or getattr(self.connector, "default_flavor", None)
                 self._set_filter()
             self._history_pending = self._load_history()
             if o.from_files:
                 records = []
                 for path in o.from_files:
                     for where, value in read_json_lines(path):
-                        rec = self._parse(where, value)
-                        if rec is not None:
-                            records.append((where, rec))
+                        records += [(where, rec) for rec in self._parse(where, value)]
                 self._write(self._items(records), final=True, progress=progress)
             else:
                 source = _KafkaSource(o)
                 self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
-                    records = [(w, r) for w, r in ((w, self._parse(w, v)) for w, v in batch) if r is not None]
+                    records = [(w, r) for w, v in batch for r in self._parse(w, v)]
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
         finally:

@@ -10,9 +10,11 @@ holds the last record written); 2 usage errors.
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-__all__ = ["debezium_capture_command"]
+__all__ = ["debezium_capture_command", "output_options"]
 
 
 def _setting(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -23,6 +25,21 @@ def _setting(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
             raise click.BadParameter(f"{v!r}: give PROPERTY=VALUE, e.g. decimal.handling.mode=string")
         out.append((name.strip(), value.strip()))
     return out
+
+
+def output_options(command: Any) -> Any:
+    """The options every stream importer shares (``capture debezium``, ``capture canal``):
+    ``--out``, ``--include``, ``--exclude``, ``--until-end``, ``--no-progress``, ``--json``."""
+    for option in reversed([
+        click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+                     help="output directory: changelog.jsonl, checkpoint.json, history.sqlite"),
+        click.option("--include", multiple=True, metavar="PATTERN", help="capture rows of these tables only; repeatable"),
+        click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable"),
+        click.option("--until-end", is_flag=True, help="Kafka: stop once every partition is read to its end"),
+        click.option("--no-progress", is_flag=True, help="no live progress on stderr"),
+        click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")]):
+        command = option(command)
+    return command
 
 
 @click.command("debezium")
@@ -39,13 +56,7 @@ def _setting(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 @click.option("-s", "--setting", "settings", multiple=True, callback=_setting, metavar="PROPERTY=VALUE",
               help="the connector's value settings for messages without schemas, e.g. "
                    "-s decimal.handling.mode=string -s time.precision.mode=connect")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
-@click.option("--include", multiple=True, metavar="PATTERN", help="capture rows of these tables only; repeatable")
-@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
-@click.option("--until-end", is_flag=True, help="Kafka: stop once every partition is read to its end")
-@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
-@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+@output_options
 def debezium_capture_command(from_files: tuple[str, ...], history: str | None, brokers: str | None,
                              topics: str | None, topic_pattern: str | None, group: str | None,
                              connector: str | None, flavor: str | None, settings: list[tuple[str, str]],

@@ -58,7 +58,7 @@ from ddlcore.model import Column
 
 from .binlog_values import Tagged
 
-__all__ = ["Loss", "decode_value", "column_decoder", "DECODERS", "GEOMETRY_TYPES"]
+__all__ = ["Loss", "decode_value", "column_decoder", "set_mask", "DECODERS", "GEOMETRY_TYPES"]
 
 _EPOCH_DAY = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -219,17 +219,23 @@ def _enum(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
     raise DecodeError(f"{value!r} is not a label of {col.column_type}")
 
 
-def _set(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
-    if not isinstance(value, str):
-        raise DecodeError(f"{value!r} is not a SET value")
+def set_mask(text: str, col: Column) -> int:
+    """The bitmask of a SET value given as its labels joined by ``,`` (compared as the column's
+    ``_ci`` collation does); raises ``ValueError`` for a label not in ``col.set_values``."""
     labels = [x.lower() for x in (col.set_values or ())]
     mask = 0
-    for part in filter(None, value.split(",")):
+    for part in filter(None, text.split(",")):
         try:
             mask |= 1 << labels.index(part.lower())
         except ValueError:
             raise DecodeError(f"{part!r} is not a member of {col.column_type}") from None
     return mask
+
+
+def _set(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
+    if not isinstance(value, str):
+        raise DecodeError(f"{value!r} is not a SET value")
+    return set_mask(value, col)
 
 
 def _bit(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
