@@ -175,3 +175,21 @@ def test_mariadb_workload_as_canal_equals_the_own_capture(own, tmp_path):  # noq
     want = _converted(evs, None)
     assert [(op, b, a) for op, _, b, a, _ in mine] == [(op, b, a) for op, _, b, a, _ in want]
     assert len(mine) == 5
+
+
+def test_ticdc_from_kafka_equals_the_file_capture(kafka_broker, tmp_path):
+    from .test_debezium_kafka import produce
+
+    msgs = [json.loads(x) for x in (FIX / "ticdc_employee.jsonl").read_text().splitlines()]
+    for i, m in enumerate(msgs):
+        m["_tidb"] = {"commitTs": 2000 + i}
+    produce(kafka_broker, "ticdc-employee", msgs + [msgs[2]], create=True)  # with a redelivery
+    lines(tmp_path / "all.jsonl", *msgs)
+    from_file, _ = capture(tmp_path / "f", tmp_path / "all.jsonl", flavor="ticdc")
+    stats = DebeziumCapture(DebeziumCaptureOptions(
+        out=tmp_path / "k", brokers=kafka_broker, topics=("ticdc-employee",), group="ticdc-test", until_end=True,
+        connector_impl=CanalReader("ticdc"), progress=False,
+        kafka_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})).run()
+    got = [json.loads(x) for x in (tmp_path / "k" / "changelog.jsonl").read_text().splitlines()]
+    strip = lambda evs: [{k: v for k, v in e.items() if k not in ("source", "ts")} for e in evs]  # noqa: E731
+    assert strip(got) == strip(from_file) and stats.duplicates == 1

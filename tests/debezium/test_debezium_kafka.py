@@ -28,8 +28,11 @@ def produce(brokers: str, topic: str, values: list, partitions: int = 1, create:
 
 
 def run(out: Path, brokers: str, **kw) -> tuple[list[dict], object]:
+    # a short session: a broker that misses the first consumer's leave makes the second wait for it
+    conf = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
     stats = DebeziumCapture(DebeziumCaptureOptions(out=out, brokers=brokers, group="ddlcore-test", until_end=True,
-                                                   history=FIX / "mysql_history.jsonl", progress=False, **kw)).run()
+                                                   history=FIX / "mysql_history.jsonl", progress=False,
+                                                   kafka_config=conf, **kw)).run()
     return [json.loads(x) for x in (out / "changelog.jsonl").read_text().splitlines()], stats
 
 
