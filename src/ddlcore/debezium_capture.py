@@ -145,7 +145,8 @@ class DebeziumCheckpoint(CheckpointFile):
 class DebeziumCaptureStats(CaptureStats):
     """``CaptureStats`` plus ``messages`` read, ``skipped`` (tombstones, transaction metadata),
     ``duplicates`` dropped, ``out_of_order`` rows kept with a quarantine, ``lossy`` rows marked,
-    ``quarantined`` rows written with any quarantine reason, ``filtered_rows``."""
+    ``quarantined`` rows written with any quarantine reason, ``filtered_rows``, ``drift``: schema
+    changes whose ``tableChanges`` differ from the parsed DDL."""
 
     messages: int = 0
     skipped: int = 0
@@ -154,11 +155,13 @@ class DebeziumCaptureStats(CaptureStats):
     lossy: int = 0
     quarantined: int = 0
     filtered_rows: int = 0
+    drift: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {**super().to_json(), "messages": self.messages, "skipped": self.skipped,
                 "duplicates": self.duplicates, "out_of_order": self.out_of_order, "lossy": self.lossy,
-                "quarantined": self.quarantined, "filtered_rows": self.filtered_rows}
+                "quarantined": self.quarantined, "filtered_rows": self.filtered_rows,
+                "drift": list(self.drift)}
 
 
 # ============================================================================ reading
@@ -458,6 +461,7 @@ class DebeziumCapture(Capture):
             if rec.tx:
                 extra["tx"] = rec.tx
             self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
+            self._check_table_changes(rec, position)
         else:
             self._emit_row(item)
         self._written.add(key)
@@ -465,6 +469,18 @@ class DebeziumCapture(Capture):
         if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
             self._commit()
             self._sync_source(rec)
+
+    def _check_table_changes(self, rec: Record, position: str) -> None:
+        """A schema change's ``tableChanges`` against the tables the history parsed from its DDL
+        (the connector's ``table_changes_drift``): each difference is a warning and counted."""
+        check = getattr(self.connector, "table_changes_drift", None)
+        h = self._log.history
+        if not rec.table_changes or check is None or h is None:
+            return
+        for problem in check(rec, lambda tid: h.table_at(tid, self._log.seq)):
+            text = f"drift at {position}: {problem}"
+            self.stats.drift.append(text)
+            self._warn(text)
 
     def _commit(self) -> None:
         """Commit the records written so far (the checkpoint names the last one's key)."""

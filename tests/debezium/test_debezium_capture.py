@@ -146,3 +146,41 @@ def test_envelope_forms():
         parse_record({"id": 1})
     tx = parse_record({"op": "c", "after": {}, "source": {}, "transaction": {"id": "tx-9", "total_order": 1}})
     assert tx.tx == "tx-9"
+
+
+def test_history_set_character_set_server_is_the_parsers_default(tmp_path):
+    from ddlcore.changelog import read_changelog
+    from ddlcore.history import SchemaHistory
+    from ddlcore.model import TableId
+
+    pos = {"file": "b.000001", "pos": 4, "snapshot": True}
+    hist = lines(tmp_path / "h.jsonl",
+                 {"position": pos, "databaseName": "", "ddl": "SET character_set_server=latin1, "
+                                                               "collation_server=latin1_swedish_ci", "tableChanges": []},
+                 {"position": pos, "databaseName": "d", "ddl": "CREATE DATABASE d", "tableChanges": []},
+                 {"position": pos, "databaseName": "d", "ddl": "CREATE TABLE t (id int primary key, c varchar(5))",
+                  "tableChanges": []})
+    msg = lines(tmp_path / "m.jsonl", {"op": "c", "after": {"id": 1, "c": "é"},
+                                       "source": {"connector": "mysql", "db": "d", "table": "t", "file": "b.000001",
+                                                  "pos": 10, "row": 0}})
+    capture(tmp_path / "o", msg, history=hist)
+    h = SchemaHistory.open(":memory:", dialect="mysql")
+    for ev in read_changelog(tmp_path / "o" / "changelog.jsonl"):
+        if ev.op in ("source", "ddl"):
+            h.record(ev.to_json())
+    assert h.table_at(TableId("d", None, "t"), 10 ** 6).columns[1].character_set_name == "latin1"
+
+
+def test_documented_table_changes_agree_with_the_parsed_ddl_and_drift_is_reported(tmp_path):
+    docs = [json.loads(x) for x in (FIX / "mysql_docs_events.jsonl").read_text().splitlines() if x != "null"]
+    alter = json.loads((FIX / "mysql_docs_schema_change.jsonl").read_text())
+    _, stats = capture(tmp_path / "o", lines(tmp_path / "a.jsonl", docs[0], alter))
+    assert stats.drift == []  # Debezium's documented tableChanges describe what ddlcore parsed
+    wrong = json.loads(json.dumps(alter))
+    wrong["tableChanges"][0]["table"]["columns"][2]["typeName"] = "INT"
+    wrong["tableChanges"][0]["table"]["primaryKeyColumnNames"] = []
+    _, stats = capture(tmp_path / "w", lines(tmp_path / "w.jsonl", docs[0], wrong))
+    assert stats.drift == [
+        "drift at mysql-bin.000003:570: inventory.customers: column middle_name: INT in tableChanges, "
+        "varchar(255) in the history",
+        "drift at mysql-bin.000003:570: inventory.customers: primary key () in tableChanges, (id) in the history"]

@@ -98,6 +98,28 @@ class MySqlConnector:
         self._plans[key] = (table, steps)
         return steps
 
+    def table_changes_drift(self, record: Record, table_at: Any) -> list[str]:
+        """Differences between a schema change's ``tableChanges`` (Debezium's own description of
+        the tables after the DDL) and the history's tables parsed from the same DDL (``table_at
+        (TableId) -> Table | None`` at the event's seq): table present or dropped, column names
+        in order, base types, nullability, primary key.  ``[]`` when they agree."""
+        out = []
+        for change in record.table_changes or ():
+            parts = [p.strip('"`') for p in str(change.get("id") or "").split(".") if p]
+            if not parts:
+                continue
+            tid = TableId(parts[0] if len(parts) > 1 else record.database, None, parts[-1])
+            model = table_at(tid)
+            if change.get("type") == "DROP":
+                if model is not None:
+                    out.append(f"{tid}: dropped in tableChanges, still in the history")
+                continue
+            if model is None:
+                out.append(f"{tid}: in tableChanges, not in the history")
+                continue
+            out += [f"{tid}: {p}" for p in _compare(change.get("table") or {}, model)]
+        return out
+
     def table_id(self, record: Record) -> TableId:
         return TableId(record.source.get("db"), None, record.source.get("table") or "")
 
@@ -121,3 +143,28 @@ class MySqlConnector:
             if loss is not None:
                 losses.append((col.name, loss))
         return out, losses
+
+
+#: Debezium ``typeName`` base words that differ from the model's ``data_type``
+_TYPE_NAMES = {"integer": "int", "bool": "tinyint", "boolean": "tinyint", "numeric": "decimal", "real": "double",
+               "dec": "decimal", "fixed": "decimal", "character": "char", "geomcollection": "geometrycollection"}
+
+
+def _compare(described: dict[str, Any], model: Any) -> list[str]:
+    cols = sorted(described.get("columns") or (), key=lambda c: c.get("position") or 0)
+    names = [c.get("name") for c in cols]
+    if [casefold_key(n) for n in names] != [casefold_key(c.name) for c in model.columns]:
+        return [f"columns [{', '.join(map(str, names))}] in tableChanges, "
+                f"[{', '.join(c.name for c in model.columns)}] in the history"]
+    out = []
+    for d, c in zip(cols, model.columns):
+        base = str(d.get("typeName") or "").lower().split()[0] if d.get("typeName") else ""
+        if base and _TYPE_NAMES.get(base, base) != c.data_type.lower():
+            out.append(f"column {c.name}: {d.get('typeName')} in tableChanges, {c.column_type} in the history")
+        if d.get("optional") is not None and bool(d["optional"]) != c.nullable:
+            out.append(f"column {c.name}: {'' if d['optional'] else 'NOT '}NULL in tableChanges, "
+                       f"{'' if c.nullable else 'NOT '}NULL in the history")
+    pk = described.get("primaryKeyColumnNames")
+    if pk is not None and [casefold_key(x) for x in pk] != [casefold_key(x) for x in model.primary_key]:
+        out.append(f"primary key ({', '.join(pk)}) in tableChanges, ({', '.join(model.primary_key)}) in the history")
+    return out
