@@ -17,6 +17,7 @@ records are statements the MySQL parser applies (the server's default charset).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = ["MySqlConnector", "binlog_index"]
 _INDEX = re.compile(r"\.(\d+)$")
 
 
+@functools.lru_cache(maxsize=1024)
 def binlog_index(name: str | None) -> int:
     """The number of a binlog file (``mysql-bin.000003`` → 3; no file → -1)."""
     if not name:

@@ -50,6 +50,7 @@ import base64
 import binascii
 import datetime as _dt
 import decimal
+import functools
 import struct
 from typing import Any, Callable
 
@@ -279,14 +280,25 @@ def _time(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
     return Tagged("$time", f"{sign}{h:02d}:{m:02d}:{sec:02d}{_frac(frac)}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _day_text(day: int) -> str:
+    d = _EPOCH_DAY + _dt.timedelta(days=day)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+
+
+def _epoch_text(us: int) -> str:
+    """``YYYY-MM-DD hh:mm:ss[.ffffff]`` of microseconds since 1970-01-01 00:00:00."""
+    day, rest = divmod(us, 86_400_000_000)
+    secs, frac = divmod(rest, 1_000_000)
+    return f"{_day_text(day)} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_frac(frac)}"
+
+
 def _datetime(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
     if isinstance(value, str):
         return Tagged("$datetime", _iso(value))
     if isinstance(value, bool) or not isinstance(value, int):
         raise DecodeError(f"{value!r} is not a datetime")
-    us = _micros(value, _unit(col, field, s, "datetime"))
-    t = _EPOCH + _dt.timedelta(microseconds=us)
-    return Tagged("$datetime", t.strftime("%Y-%m-%d %H:%M:%S") + _frac(t.microsecond))
+    return Tagged("$datetime", _epoch_text(_micros(value, _unit(col, field, s, "datetime"))))
 
 
 def _timestamp(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
@@ -294,6 +306,8 @@ def _timestamp(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSe
         return _datetime(value, col, field, s)
     if not isinstance(value, str):
         raise DecodeError(f"{value!r} is not a ZonedTimestamp")
+    if value.endswith("Z") and len(value) >= 20 and value[10] == "T":  # UTC already: Debezium's usual form
+        return Tagged("$datetime", _iso(value))
     try:
         t = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
