@@ -184,3 +184,13 @@ def test_documented_table_changes_agree_with_the_parsed_ddl_and_drift_is_reporte
         "drift at mysql-bin.000003:570: inventory.customers: column middle_name: INT in tableChanges, "
         "varchar(255) in the history",
         "drift at mysql-bin.000003:570: inventory.customers: primary key () in tableChanges, (id) in the history"]
+
+
+def test_primary_key_change_is_a_delete_and_a_create_of_one_binlog_row(tmp_path):
+    old = {"id": 1, "first_name": "a", "last_name": "b", "email": "c"}
+    new = {**old, "id": 2}
+    src = lines(tmp_path / "in.jsonl", row("d", 300, None, old), None, row("c", 300, new))  # as Debezium sends them
+    events, stats = capture(tmp_path / "o", src)
+    assert [(e["op"], e["position"]) for e in events[-2:]] == [("d", "mysql-bin.000003:300"),
+                                                               ("c", "mysql-bin.000003:300")]
+    assert events[-1]["after"][0] == 2 and stats.duplicates == 0

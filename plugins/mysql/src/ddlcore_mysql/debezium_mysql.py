@@ -9,7 +9,8 @@ options of its DDL, and a row's values in the raw form (``debezium_values``).
 (``position.file`` / ``pos``); snapshot records (``snapshot`` ``true`` / ``first`` / ``last``
 ...) all carry the snapshot's binlog position.  The key is ``(file index, pos, phase, n)``:
 phase 0 the snapshot's DDL, 1 its rows (``n`` the arrival order, as the connector reads them
-table by table), 2 streamed DDL, 3 streamed rows (``n`` = ``row``).  So a DDL at the position
+table by table), 2 streamed DDL, 3 streamed rows (``n`` = ``row``, then 0 for a delete, 1 else:
+Debezium writes a primary-key change as a delete and a create of the same binlog row).  So a DDL at the position
 where the next transaction begins is applied before that transaction's rows, and the snapshot
 before anything streamed from its position.  The history's ``SET character_set_server=...``
 records are statements the MySQL parser applies (the server's default charset).
@@ -72,7 +73,8 @@ class MySqlConnector:
             return (binlog_index(src.get("file")), pos, 0 if snap else 2, arrival)
         if snap or record.op == "r":
             return (binlog_index(src.get("file")), pos, 1, arrival)
-        return (binlog_index(src.get("file")), pos, 3, int(src.get("row") or 0))
+        # a primary-key change is a delete and a create of the same binlog row: the delete first
+        return (binlog_index(src.get("file")), pos, 3, int(src.get("row") or 0), 0 if record.op == "d" else 1)
 
     def position(self, record: Record) -> str:
         src = record.source

@@ -15,8 +15,9 @@ trigger nothing says when a table changed: rows of tables the stream never descr
 quarantined ("not in the schema history").
 
 **Order.** ``source.sequence`` is ``[last commit LSN, LSN]`` (Debezium's documented ordering
-pair); the key is ``(last commit LSN, LSN, phase, n)``: snapshot rows (phase 1, arrival order)
-before streamed records at the same LSNs (phase 3).  ``position`` is the LSN as
+pair); the key is ``(last commit LSN, LSN, phase, n)``: snapshot rows (phase 1, ``n`` the
+arrival order) before streamed DDL (2) and rows (3, ``n`` 0 for a delete, 1 else: a primary-key
+change is a delete and a create at one LSN).  ``position`` is the LSN as
 PostgreSQL writes it (``0/16B3748``).
 
 **Values** (Debezium's PostgreSQL documentation, "Data type mappings") → pgoutput's text with
@@ -271,7 +272,9 @@ class PostgresConnector:
         snap = str(src.get("snapshot", "false")).lower() not in ("false", "none", "")
         if record.op == "r" or snap:
             return (commit, lsn, 1, arrival)
-        return (commit, lsn, 2 if record.kind == "ddl" else 3, arrival)
+        # what a change is, not when it arrived (a redelivery has the key of its first delivery);
+        # a primary-key change is a delete and a create at one LSN: the delete first
+        return (commit, lsn, 2 if record.kind == "ddl" else 3, 0 if record.op == "d" else 1)
 
     def position(self, record: Record) -> str:
         return format_lsn(int(record.source.get("lsn") or 0))
