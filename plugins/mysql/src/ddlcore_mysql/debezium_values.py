@@ -314,7 +314,7 @@ def _timestamp(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSe
         raise DecodeError(f"{value!r} is not an ISO-8601 timestamp") from None
     if t.tzinfo is not None:
         t = t.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-    return Tagged("$datetime", t.strftime("%Y-%m-%d %H:%M:%S") + _frac(t.microsecond))
+    return Tagged("$datetime", f"{t.year:04d}-{t:%m-%d %H:%M:%S}" + _frac(t.microsecond))
 
 
 def _json(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:

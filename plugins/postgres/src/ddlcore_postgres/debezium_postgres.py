@@ -144,7 +144,7 @@ def _timestamp(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSe
     if isinstance(value, str):
         return value.rstrip("Z").replace("T", " ")
     t = _EPOCH + _dt.timedelta(microseconds=_micros(value, _unit(field, col, s, "timestamp")))
-    return t.strftime("%Y-%m-%d %H:%M:%S") + _frac(t.microsecond)
+    return f"{t.year:04d}-{t:%m-%d %H:%M:%S}" + _frac(t.microsecond)
 
 
 def _zoned(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> str:
@@ -154,7 +154,7 @@ def _zoned(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettin
         t = value[:-1] if value.endswith("Z") else value
         return t + "+00" if value.endswith("Z") else t
     t = _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(_dt.timezone.utc)
-    return t.strftime("%Y-%m-%d %H:%M:%S") + _frac(t.microsecond) + "+00"
+    return f"{t.year:04d}-{t:%m-%d %H:%M:%S}" + _frac(t.microsecond) + "+00"
 
 
 def _plural(n: int, unit: str, plural: str) -> str:
