@@ -277,5 +277,6 @@ def connector_for(name: str | None = None, source_connector: str | None = None) 
         if (name is not None and c.name == name) or (name is None and source_connector in c.source_connectors):
             return c
     what = f"--connector {name}" if name is not None else f"source.connector {source_connector!r}"
-    raise DebeziumError(f"no installed plugin reads Debezium's {what} (installed: {', '.join(sorted(found)) or 'none'}); "
+    installed = ", ".join(sorted(found)) or "none"
+    raise DebeziumError(f"no installed plugin reads Debezium's {what} (installed: {installed}); "
                         f"install its dialect plugin, e.g. pip install ddlcore-mysql")

@@ -33,8 +33,10 @@ def output_options(command: Any) -> Any:
     for option in reversed([
         click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
                      help="output directory: changelog.jsonl, checkpoint.json, history.sqlite"),
-        click.option("--include", multiple=True, metavar="PATTERN", help="capture rows of these tables only; repeatable"),
-        click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable"),
+        click.option("--include", multiple=True, metavar="PATTERN",
+                     help="capture rows of these tables only; repeatable"),
+        click.option("--exclude", multiple=True, metavar="PATTERN",
+                     help="do not capture rows of these tables; repeatable"),
         click.option("--until-end", is_flag=True, help="Kafka: stop once every partition is read to its end"),
         click.option("--no-progress", is_flag=True, help="no live progress on stderr"),
         click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")]):

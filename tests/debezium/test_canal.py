@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from ddlcore import raw
 from ddlcore.changelog import read_changelog
 from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
@@ -20,10 +18,9 @@ from ddlcore.history import SchemaHistory
 from ddlcore.model import TableId
 from ddlcore_mysql.canal import CanalReader
 
-from tests.capture.support import events
 from tests.servers.fixtures import mariadb  # noqa: F401
 
-from .test_debezium_mariadb import _converted, own  # noqa: F401
+from .test_debezium_mariadb import converted_rows, own  # noqa: F401
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -171,8 +168,8 @@ def test_mariadb_workload_as_canal_equals_the_own_capture(own, tmp_path):  # noq
     _, _, evs, _ = own
     got, stats = capture(tmp_path / "c", canal_stream(evs, tmp_path))
     assert stats.quarantined == 0, [e.get("quarantine") for e in got]
-    mine = _converted(list(read_changelog(tmp_path / "c" / "changelog.jsonl")), None)
-    want = _converted(evs, None)
+    mine = converted_rows(list(read_changelog(tmp_path / "c" / "changelog.jsonl")))
+    want = converted_rows(evs)
     assert [(op, b, a) for op, _, b, a, _ in mine] == [(op, b, a) for op, _, b, a, _ in want]
     assert len(mine) == 5
 

@@ -68,16 +68,17 @@ def test_documented_schema_change_is_a_ddl_event_in_binlog_order(tmp_path):
 
 
 def test_double_decimals_are_quarantined_and_reported_once_with_the_setting(tmp_path):
-    hist = lines(tmp_path / "h.jsonl", {"position": {"file": "b.000001", "pos": 4}, "databaseName": "d",
-                                        "ddl": "CREATE TABLE t (id int primary key, big decimal(20,2), small decimal(5,2))",
+    ddl = "CREATE TABLE t (id int primary key, big decimal(20,2), small decimal(5,2))"
+    hist = lines(tmp_path / "h.jsonl", {"position": {"file": "b.000001", "pos": 4}, "databaseName": "d", "ddl": ddl,
                                         "tableChanges": []})
     msgs = [{"op": "c", "after": {"id": i, "big": 1.5, "small": 2.25},
              "source": {"connector": "mysql", "db": "d", "table": "t", "file": "b.000001", "pos": 10 + i, "row": 0}}
             for i in range(3)]
     warnings: list[str] = []
+    double = DebeziumSettings(decimal_handling_mode="double")
     cap = DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "o", from_files=(lines(tmp_path / "m.jsonl", *msgs),),
-                                                 history=hist, settings=DebeziumSettings(decimal_handling_mode="double"),
-                                                 progress=False), on_warning=warnings.append)
+                                                 history=hist, settings=double, progress=False),
+                          on_warning=warnings.append)
     stats = cap.run()
     events = [json.loads(x) for x in (tmp_path / "o" / "changelog.jsonl").read_text().splitlines()]
     rows = [e for e in events if e["op"] == "c"]
@@ -155,8 +156,8 @@ def test_history_set_character_set_server_is_the_parsers_default(tmp_path):
 
     pos = {"file": "b.000001", "pos": 4, "snapshot": True}
     hist = lines(tmp_path / "h.jsonl",
-                 {"position": pos, "databaseName": "", "ddl": "SET character_set_server=latin1, "
-                                                               "collation_server=latin1_swedish_ci", "tableChanges": []},
+                 {"position": pos, "databaseName": "", "tableChanges": [],
+                  "ddl": "SET character_set_server=latin1, collation_server=latin1_swedish_ci"},
                  {"position": pos, "databaseName": "d", "ddl": "CREATE DATABASE d", "tableChanges": []},
                  {"position": pos, "databaseName": "d", "ddl": "CREATE TABLE t (id int primary key, c varchar(5))",
                   "tableChanges": []})

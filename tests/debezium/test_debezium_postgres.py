@@ -12,7 +12,6 @@ import datetime as dt
 import decimal
 import json
 import re
-from pathlib import Path
 
 from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 from ddlcore_postgres import pgoutput as po
@@ -253,7 +252,7 @@ def pg_values(draw):
         return Column("c", 1, "bytea", "bytea", udt_name="bytea"), 17, -1, "\\x" + draw(st.binary(max_size=10)).hex()
     items = draw(st.lists(st.none() | st.text(alphabet="ab ,{}\"\\xN", max_size=4), max_size=4))
     col = Column("c", 1, "ARRAY", "text[]", array_dimensions=1, udt_name="_text")
-    return col, 1009, -1, PostgresConnector()._value(items, col, None, DebeziumSettings())
+    return col, 1009, -1, PostgresConnector().value_text(items, col, None, DebeziumSettings())
 
 
 @hsettings(max_examples=400, deadline=None)
@@ -261,5 +260,5 @@ def pg_values(draw):
 def test_every_postgres_type_decodes_back_to_pgoutput_text(case):
     col, oid, typmod, text = case
     encoded = encode(text, oid, typmod)
-    got = PostgresConnector()._value(encoded, col, None, DebeziumSettings())
+    got = PostgresConnector().value_text(encoded, col, None, DebeziumSettings())
     assert got == text, (col.column_type, text, encoded, got)

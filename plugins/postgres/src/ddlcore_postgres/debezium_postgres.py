@@ -302,7 +302,9 @@ class PostgresConnector:
             out["catalog"] = doc.catalog
         return out
 
-    def _value(self, value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
+    def value_text(self, value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
+        """pgoutput's text of one Debezium value of ``col`` (``None`` for null, ``ddlcore.raw.ABSENT``
+        for the unavailable-value placeholder).  Raises ``ValueError`` when it does not fit."""
         if value is None:
             return None
         if value == UNAVAILABLE or value == _UNAVAILABLE_B64:
@@ -334,7 +336,7 @@ class PostgresConnector:
                 continue
             v = values[col.name]
             try:
-                out.append(self._value(v, col, fields.get(col.name), settings))
+                out.append(self.value_text(v, col, fields.get(col.name), settings))
             except (DecodeError, ValueError, TypeError, KeyError) as exc:
                 raise ValueError(f"column {col.name} ({col.column_type}): {exc}") from None
             loss = _loss(col, settings, v) if v is not None else None
