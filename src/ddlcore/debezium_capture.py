@@ -271,6 +271,7 @@ class DebeziumCapture(Capture):
         self._flavor: str | None = None
         self._resume_key: tuple = ()
         self._uncommitted: tuple | None = None
+        self._unknown_rows = 0
         self._last: tuple | None = None  # (key, position) of the last record written
         self._losses_changed = False
         self._written: set[tuple] = set()
@@ -407,6 +408,10 @@ class DebeziumCapture(Capture):
                     records = [(w, r) for w, v in batch for r in self._parse(w, v)]
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
+            if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
+                self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
+                           f"quarantined and this run read no DDL: "
+                           + getattr(self.connector, "no_ddl_hint", "give the connector's schema history"))
         finally:
             progress.update(self.stats, "done", force=True)
             progress.stop()
@@ -546,6 +551,7 @@ class DebeziumCapture(Capture):
                 raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")
             reasons.append(f"table {label} is not in the schema history at {position}")
+            self._unknown_rows += 1
             before, after = _plain(rec.before), _plain(rec.after)
         else:
             before, after = self._images(item, table, reasons)

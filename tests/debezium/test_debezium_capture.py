@@ -195,3 +195,16 @@ def test_primary_key_change_is_a_delete_and_a_create_of_one_binlog_row(tmp_path)
     assert [(e["op"], e["position"]) for e in events[-2:]] == [("d", "mysql-bin.000003:300"),
                                                                ("c", "mysql-bin.000003:300")]
     assert events[-1]["after"][0] == 2 and stats.duplicates == 0
+
+
+def test_truncate_and_rows_without_any_ddl_say_what_is_missing(tmp_path):
+    trunc = {"op": "t", "ts_ms": 5, "source": {"connector": "mysql", "db": "inventory", "table": "customers",
+                                               "file": "mysql-bin.000003", "pos": 950, "row": 0}}
+    events, _ = capture(tmp_path / "o", lines(tmp_path / "t.jsonl", trunc))
+    assert (events[-1]["op"], events[-1]["table"], events[-1]["position"]) == ("t", "customers", "mysql-bin.000003:950")
+    warnings: list[str] = []
+    DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "n", from_files=(FIX / "mysql_docs_events.jsonl",),
+                                           progress=False), on_warning=warnings.append).run()
+    assert warnings == ["3 row(s) of tables the schema history never described were quarantined and this run read "
+                        "no DDL: give the connector's schema history (--history FILE, "
+                        "schema.history.internal.file.filename) or its schema change topic (include.schema.changes=true)"]

@@ -55,6 +55,9 @@ class MySqlConnector:
     source_connectors = ("mysql", "mariadb")
     dialect = "mysql"
     system_databases = ("mysql", "information_schema", "performance_schema", "sys")
+    #: what to say when a run reads rows but no DDL
+    no_ddl_hint = ("give the connector's schema history (--history FILE, schema.history.internal.file.filename) "
+                   "or its schema change topic (include.schema.changes=true)")
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return "mariadb" if source.get("connector") == "mariadb" else "mysql"

@@ -253,6 +253,10 @@ class PostgresConnector:
     dialect = "postgres"
     #: not captured unless included: the catalogs, and the event trigger's own bookkeeping
     system_schemas = ("pg_catalog", "information_schema", "ddlcore")
+    #: what to say when a run reads rows but no DDL
+    no_ddl_hint = ("Debezium's PostgreSQL connector carries no DDL; install ddlcore's event trigger "
+                   "(ddlcore capture postgres --install) before the tables are created and let its messages "
+                   "through (message.prefix.include.list=ddlcore)")
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return None
