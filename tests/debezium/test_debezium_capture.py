@@ -207,4 +207,5 @@ def test_truncate_and_rows_without_any_ddl_say_what_is_missing(tmp_path):
                                            progress=False), on_warning=warnings.append).run()
     assert warnings == ["3 row(s) of tables the schema history never described were quarantined and this run read "
                         "no DDL: give the connector's schema history (--history FILE, "
-                        "schema.history.internal.file.filename) or its schema change topic (include.schema.changes=true)"]
+                        "schema.history.internal.file.filename) or its schema change topic "
+                        "(include.schema.changes=true)"]
