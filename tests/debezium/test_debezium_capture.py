@@ -209,3 +209,26 @@ def test_truncate_and_rows_without_any_ddl_say_what_is_missing(tmp_path):
                         "no DDL: give the connector's schema history (--history FILE, "
                         "schema.history.internal.file.filename) or its schema change topic "
                         "(include.schema.changes=true)"]
+
+
+def test_snapshot_reads_come_before_streamed_rows_whatever_the_arrival(tmp_path):
+    person = {"id": 7, "first_name": "a", "last_name": "b", "email": "c"}
+    snap = [dict(row("r", 4, {**person, "id": i}), ts_ms=1) for i in (1, 2)]
+    for s, flag in zip(snap, ("first", "last")):
+        s["source"]["snapshot"] = flag
+    events, _ = capture(tmp_path / "o", lines(tmp_path / "in.jsonl", row("c", 500, person), *snap))
+    assert [(e["op"], e["position"]) for e in events[4:]] == [
+        ("r", "mysql-bin.000003:4"), ("r", "mysql-bin.000003:4"), ("c", "mysql-bin.000003:500")]
+    assert [e["after"][0] for e in events[4:6]] == [1, 2] and "row" not in events[4]
+
+
+def test_flattened_messages_with_op_and_position_fields(tmp_path):
+    flat = {"id": 1004, "first_name": "Anne", "last_name": "K", "email": "a@b", "__op": "u", "__db": "inventory",
+            "__table": "customers", "__source_file": "mysql-bin.000003", "__source_pos": 600, "__source_row": 0,
+            "__source_ts_ms": 9, "__deleted": "false"}
+    gone = {**flat, "__op": "d", "__source_pos": 700, "__deleted": "true"}
+    events, _ = capture(tmp_path / "o", lines(tmp_path / "in.jsonl", flat, gone), connector="mysql")
+    u, d = events[-2:]
+    assert (u["op"], u["ts"], u["after"]) == ("u", 9, [1004, "Anne", "K", "a@b"])
+    assert u["before"] == [1004] + [{"$absent": True}] * 3  # no old image: the key, the rest absent
+    assert (d["op"], d["before"], d["after"]) == ("d", [1004, "Anne", "K", "a@b"], None)
