@@ -7,7 +7,8 @@ disk), merging rows and DDL of every topic and the history into one order (the c
 ``order_key``), typing each row by the table the history holds at its seq (the connector's
 ``decode_row``), reporting and marking the producer's losses, the checkpoint.
 Must not know: any connector's encodings or positions (``ddlcore.debezium.DebeziumConnector``
-from the plugins); Spark.  Output directory, change log, lock, history, filters and progress
+from the plugins, which may also bring their own message format: ``ddlcore capture canal``
+passes its reader as ``connector_impl``, whose ``parse`` turns a message into records); Spark.  Output directory, change log, lock, history, filters and progress
 are ``ddlcore.capture``'s.
 
 **Order and duplicates.** Every record gets the connector's order key; a batch (all the files;
