@@ -243,5 +243,8 @@ def capture_group() -> None:
     e.g. `ddlcore capture mysql`)."""
 
 
+from .debezium_cli import debezium_capture_command; capture_group.add_command(debezium_capture_command)  # noqa: E402,E702
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import click
 
     from .dialect import Dialect
+    from .debezium import DebeziumConnector
 
 __all__ = ["hookspec", "hookimpl", "get_dialect", "available_dialects", "plugin_manager",
            "capture_commands", "DdlcoreSpecs", "PROJECT"]
@@ -71,6 +72,12 @@ class DdlcoreSpecs:
         each named after its source (``ddlcore capture mysql ...``).  Called when the
         ``capture`` group is listed or invoked (possibly more than once: return the same
         commands each time); keep heavy imports inside the commands."""
+
+    @hookspec
+    def ddlcore_debezium_connectors(self) -> "list[DebeziumConnector]":
+        """Return the Debezium connectors this plugin reads (``ddlcore.debezium.DebeziumConnector``:
+        positions, history statements and value decoding of one connector's messages) for
+        ``ddlcore capture debezium``."""
 
 
 _lock = threading.Lock()

@@ -34,8 +34,18 @@ def ddlcore_spark_options():
 @ddlcore.hookimpl
 def ddlcore_capture_commands():
     """``ddlcore capture mysql``: the binlog capture (``capture_cli``); ``ddlcore capture
-    tidb``: TiDB Binlog from Drainer's Kafka topic or a file (``tidb_capture_cli``)."""
+    tidb``: TiDB Binlog from Drainer's Kafka topic or a file (``tidb_capture_cli``); ``ddlcore
+    capture canal``: Canal flat messages and TiCDC canal-json (``canal_cli``)."""
+    from .canal_cli import canal_capture_command
     from .capture_cli import mysql_capture_command
     from .tidb_capture_cli import tidb_capture_command
 
-    return [mysql_capture_command, tidb_capture_command]
+    return [mysql_capture_command, tidb_capture_command, canal_capture_command]
+
+
+@ddlcore.hookimpl
+def ddlcore_debezium_connectors():
+    """Debezium's MySQL and MariaDB connectors for ``ddlcore capture debezium`` (``debezium_mysql``)."""
+    from .debezium_mysql import MySqlConnector
+
+    return [MySqlConnector()]

@@ -37,3 +37,11 @@ def ddlcore_capture_commands():
     from .capture_cli import postgres_capture_command
 
     return [postgres_capture_command]
+
+
+@ddlcore.hookimpl
+def ddlcore_debezium_connectors():
+    """Debezium's PostgreSQL connector for ``ddlcore capture debezium`` (``debezium_postgres``)."""
+    from .debezium_postgres import PostgresConnector
+
+    return [PostgresConnector()]

@@ -1,0 +1,57 @@
+"""``ddlcore capture canal``: Canal flat messages or TiCDC canal-json (files of message values,
+or TiCDC's Kafka topic) into a change log (``canal``, on ``ddlcore.debezium_capture``).
+
+Exit status: 0 success; 1 the capture failed (one line says where and why); 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ddlcore.debezium_cli import output_options
+
+__all__ = ["canal_capture_command"]
+
+
+@click.command("canal")
+@click.option("--from-file", "from_files", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              metavar="PATH", help="JSON Lines of message values (repeatable), in the order they were sent")
+@click.option("--flavor", type=click.Choice(["canal", "ticdc"]), default="canal", show_default=True,
+              help="Canal flat messages, or TiCDC canal-json (enable-tidb-extension for commitTs)")
+@click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers (--flavor ticdc)")
+@click.option("--topics", default=None, metavar="T1,...", help="topics to read (--flavor ticdc)")
+@click.option("--group", default=None, metavar="ID", help="consumer group")
+@click.option("--time-zone", "time_zone_name", default="UTC", show_default=True, metavar="ZONE",
+              help="the zone TIMESTAMP values are written in (the server's, for Canal; the changefeed's, for TiCDC)")
+@output_options
+def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str | None, topics: str | None,
+                          group: str | None, time_zone_name: str, out: str, include: tuple[str, ...],
+                          exclude: tuple[str, ...], until_end: bool, no_progress: bool, as_json: bool) -> None:
+    """Capture Canal flat messages or TiCDC canal-json into DIR/changelog.jsonl, typed by the DDL
+    the stream carries (isDdl + sql), each row by the DDL in force at its position."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from ddlcore.capture import run_capture_command
+    from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
+
+    from .canal import CanalReader, time_zone
+
+    err = Console(stderr=True)
+    if brokers and flavor == "canal":
+        raise click.UsageError("Canal messages carry no position of their own: read them with --from-file "
+                               "(one partition, in order); --brokers reads TiCDC's canal-json (--flavor ticdc)")
+    try:
+        zone = time_zone(time_zone_name)
+        options = DebeziumCaptureOptions(
+            out=out, from_files=tuple(from_files), brokers=brokers,
+            topics=tuple(t for t in (topics or "").split(",") if t), group=group,
+            connector_impl=CanalReader(flavor, zone), include=include, exclude=exclude, until_end=until_end,
+            progress=not no_progress)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    cap = DebeziumCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
+                                                                     highlight=False))
+    run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
+        f"{stats.summary()}; {stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped, "
+        f"{stats.quarantined:,} row(s) quarantined"))

@@ -1,0 +1,642 @@
+"""``ddlcore capture debezium``: Debezium change events (Kafka topics, or JSON Lines files of
+message values) and its schema history into a ddlcore change log.
+
+Owns: reading the messages (files with ``--from-file``; Kafka with ``confluent-kafka`` in a
+consumer group, offsets committed only after the change log and its checkpoint are on
+disk), merging rows and DDL of every topic and the history into one order (the connector's
+``order_key``), typing each row by the table the history holds at its seq (the connector's
+``decode_row``), reporting and marking the producer's losses, the checkpoint.
+Must not know: any connector's encodings or positions (``ddlcore.debezium.DebeziumConnector``
+from the plugins, which may also bring their own message format: ``ddlcore capture canal``
+passes its reader as ``connector_impl``, whose ``parse`` turns a message into records); Spark.  Output directory, change log, lock, history, filters and progress
+are ``ddlcore.capture``'s.
+
+**Order and duplicates.** Every record gets the connector's order key; a batch (all the files;
+or what Kafka holds up to the end of every assigned partition) is sorted by it and written
+in that order, DDL of the history file up to the batch's last key with it.  The checkpoint
+keeps the last key written: a record at or below it is a redelivery (or a file read again)
+and is dropped (``duplicates``), so a resumed capture writes no event twice.  A row that
+arrives below the last key but was not written (Kafka delivered it late, after a later batch)
+is written with a ``quarantine`` reason ("out of order"), never dropped.
+
+**Losses.** A value the producer already made inexact (``decode_row``'s losses: double
+decimals, ``connect`` time precision, zero dates, failed conversions) puts a ``quarantine``
+reason on its row event — the pipeline keeps the row in its quarantine with that reason,
+never as if exact — and is reported once per column and kind: a warning naming the Debezium
+setting that avoids it, and the source event's ``settings.losses`` (a new ``source`` event is
+written when the list grows).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import raw
+from .capture import (HISTORY_NAME, Capture, CaptureFilter, CaptureHistory, CaptureStats, CheckpointFile,
+                      Progress, distribution_version, remove_history)
+from .changelog import SourceInfo
+from .debezium import DebeziumConnector, DebeziumError, DebeziumSettings, Record, connector_for, parse_record
+from .model import TableId
+
+__all__ = ["DebeziumCaptureOptions", "DebeziumCapture", "DebeziumCheckpoint", "DebeziumCaptureStats",
+           "read_json_lines"]
+
+CAPTURE_TOOL = "ddlcore capture debezium"
+CHECKPOINT_FORMAT = 1
+#: records between commits (a checkpoint is written at most every ``checkpoint_interval`` anyway)
+COMMIT_EVERY = 256
+_ROW_OPS = {"c": "c", "u": "u", "d": "d", "r": "r", "t": "t"}
+
+
+@dataclass(frozen=True)
+class DebeziumCaptureOptions:
+    """What to capture and how.
+
+    * ``out``: the output directory; ``from_files``: JSON Lines files of message values (one
+      value per line; an empty line or ``null`` is a tombstone), read whole on every run;
+      ``history``: a ``FileSchemaHistory`` file (JSON Lines of history records).
+    * ``brokers``, ``topics`` or ``topic_pattern`` (a regular expression), ``group``: the Kafka
+      source (a consumer group; offsets committed after the change log is durable).
+    * ``connector``: ``mysql``, ... (default: from the messages' ``source.connector``);
+      ``connector_impl``: a connector object to use instead (``ddlcore capture canal``'s reader);
+      ``flavor``: the parser flavor (default: the connector's for ``source.connector``).
+    * ``settings``: the connector's value settings (``DebeziumSettings``) for messages without
+      schemas.  ``include`` / ``exclude``: table patterns for the rows captured.
+    * ``until_end``: Kafka: stop when every assigned partition is read to its end.
+    """
+
+    out: Path | str
+    from_files: tuple[Path, ...] = ()
+    history: Path | str | None = None
+    brokers: str | None = None
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    group: str | None = None
+    connector: str | None = None
+    connector_impl: Any = None
+    flavor: str | None = None
+    settings: DebeziumSettings = field(default_factory=DebeziumSettings)
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    until_end: bool = False
+    checkpoint_interval: float = 0.5
+    progress: bool = True
+    poll_timeout: float = 1.0
+    kafka_config: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "out", Path(self.out))
+        object.__setattr__(self, "from_files", tuple(Path(p) for p in self.from_files))
+        object.__setattr__(self, "topics", tuple(self.topics))
+        if self.history is not None:
+            object.__setattr__(self, "history", Path(self.history))
+        kafka = bool(self.brokers or self.topics or self.topic_pattern)
+        if self.from_files and kafka:
+            raise ValueError("give either --from-file or --brokers with --topics/--topic-pattern, not both")
+        if not self.from_files and not (self.brokers and (self.topics or self.topic_pattern)):
+            raise ValueError("give --from-file PATH..., or --brokers HOST:PORT with --topics or --topic-pattern")
+        if self.topics and self.topic_pattern:
+            raise ValueError("give --topics or --topic-pattern, not both")
+
+
+@dataclass(frozen=True)
+class DebeziumCheckpoint(CheckpointFile):
+    """``seq``, ``changelog_bytes`` (``ddlcore.capture.ChangeLogOutput``); ``key``: the order key
+    of the last record written (the duplicate rule); ``position`` text of it; ``epoch``,
+    ``source`` (the source event in force), the filters, ``reading``, ``losses`` reported."""
+
+    seq: int
+    changelog_bytes: int
+    key: tuple = ()
+    last_position: str = ""
+    epoch: str = ""
+    source: dict[str, Any] | None = None
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    reading: str = ""
+    losses: tuple[str, ...] = ()
+    updated: str | None = None
+
+    @property
+    def position(self) -> str:
+        return self.last_position
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": CHECKPOINT_FORMAT, "kind": "debezium", "seq": self.seq,
+                "changelog_bytes": self.changelog_bytes, "key": list(self.key), "position": self.last_position,
+                "epoch": self.epoch, "source": self.source, "include": list(self.include),
+                "exclude": list(self.exclude), "reading": self.reading, "losses": list(self.losses),
+                "updated": self.updated}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "DebeziumCheckpoint":
+        if d.get("format") != CHECKPOINT_FORMAT or d.get("kind") != "debezium":
+            raise DebeziumError(f"not a Debezium capture's checkpoint (kind {d.get('kind')!r})")
+        return cls(int(d["seq"]), int(d["changelog_bytes"]), tuple(d.get("key") or ()), d.get("position") or "",
+                   str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()), tuple(d.get("exclude") or ()),
+                   d.get("reading") or "", tuple(d.get("losses") or ()), d.get("updated"))
+
+
+@dataclass
+class DebeziumCaptureStats(CaptureStats):
+    """``CaptureStats`` plus ``messages`` read, ``skipped`` (tombstones, transaction metadata),
+    ``duplicates`` dropped, ``out_of_order`` rows kept with a quarantine, ``lossy`` rows marked,
+    ``quarantined`` rows written with any quarantine reason, ``filtered_rows``, ``drift``: schema
+    changes whose ``tableChanges`` differ from the parsed DDL."""
+
+    messages: int = 0
+    skipped: int = 0
+    duplicates: int = 0
+    out_of_order: int = 0
+    lossy: int = 0
+    quarantined: int = 0
+    filtered_rows: int = 0
+    drift: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**super().to_json(), "messages": self.messages, "skipped": self.skipped,
+                "duplicates": self.duplicates, "out_of_order": self.out_of_order, "lossy": self.lossy,
+                "quarantined": self.quarantined, "filtered_rows": self.filtered_rows,
+                "drift": list(self.drift)}
+
+
+# ============================================================================ reading
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` of each line of a JSON Lines file (``where`` = ``path:line``; an empty
+    line is ``None``, a tombstone).  Raises ``DebeziumError`` naming the line for text that is
+    not JSON (a truncated last line included)."""
+    with open(path, "rb") as fh:
+        for no, line in enumerate(fh, start=1):
+            where = f"{path}:{no}"
+            if not line.strip():
+                yield where, None
+                continue
+            try:
+                yield where, json.loads(line)
+            except ValueError as exc:
+                cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
+                raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
+
+
+@dataclass(order=False)
+class _Item:
+    key: tuple
+    where: str
+    record: Record
+
+
+class _KafkaSource:
+    """Batches ``[(where, value)]`` of a consumer group's topics, each batch ending when every
+    assigned partition reached its end (or ``max_wait`` passed with messages); ``commit()``
+    commits the offsets of what was handed out."""
+
+    def __init__(self, o: DebeziumCaptureOptions):
+        try:
+            from confluent_kafka import Consumer
+        except ImportError:
+            raise DebeziumError("--brokers needs confluent-kafka: pip install confluent-kafka") from None
+        self.o = o
+        conf = {"bootstrap.servers": o.brokers, "group.id": o.group or "ddlcore-capture-debezium",
+                "enable.auto.commit": False, "auto.offset.reset": "earliest", "enable.partition.eof": True,
+                **o.kafka_config}
+        self.consumer = Consumer(conf)
+        self.consumer.subscribe([f"^{o.topic_pattern}"] if o.topic_pattern else list(o.topics))
+        self.pending: dict[tuple[str, int], int] = {}
+
+    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any]]]:
+        from confluent_kafka import KafkaError
+
+        batch: list[tuple[str, Any]] = []
+        eof: set[tuple[str, int]] = set()
+        while not stop():
+            msg = self.consumer.poll(self.o.poll_timeout)
+            assigned = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
+            if msg is not None and msg.error() is not None:
+                if msg.error().code() != KafkaError._PARTITION_EOF:
+                    raise DebeziumError(f"kafka error: {msg.error()}")
+                eof.add((msg.topic(), msg.partition()))
+            elif msg is not None:
+                eof.discard((msg.topic(), msg.partition()))
+                where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
+                self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
+                data = msg.value()
+                try:
+                    batch.append((where, json.loads(data) if data else None))
+                except ValueError as exc:
+                    raise DebeziumError(f"{where}: not JSON: {exc}") from None
+            if assigned and assigned <= eof:
+                yield batch
+                batch = []
+                if self.o.until_end:
+                    return
+
+    def commit(self) -> None:
+        from confluent_kafka import TopicPartition
+
+        if self.pending:
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in self.pending.items()],
+                                 asynchronous=False)
+            self.pending = {}
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+# ============================================================================ the capture
+
+
+class DebeziumCapture(Capture):
+    """One capture of a Debezium stream into one output directory; ``run()`` returns
+    ``DebeziumCaptureStats`` (``ddlcore.capture.Capture``)."""
+
+    stats: DebeziumCaptureStats
+
+    def __init__(self, options: DebeziumCaptureOptions, *, on_warning: Callable[[str], None] | None = None):
+        super().__init__(options.out, DebeziumCaptureStats(), on_warning=on_warning,
+                         checkpoint_interval=options.checkpoint_interval)
+        self.options = options
+        self.connector: DebeziumConnector | None = None
+        self._arrival = 0
+        self._history_items: list[_Item] = []
+        self._history_pending: list[tuple[str, Record]] | None = None
+        self._first_ddl_key: tuple | None = None
+        self._tables: dict[tuple, Any] = {}
+        self._losses: set[str] = set()
+        self._flavor: str | None = None
+        self._resume_key: tuple = ()
+        self._uncommitted: tuple | None = None
+        self._unknown_rows = 0
+        self._last: tuple | None = None  # (key, position) of the last record written
+        self._losses_changed = False
+        self._written: set[tuple] = set()
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _reading(self) -> str:
+        o = self.options
+        if o.from_files:
+            return "files:" + ",".join(str(p) for p in o.from_files)
+        return f"kafka:{o.group or 'ddlcore-capture-debezium'}:{o.topic_pattern or ','.join(o.topics)}"
+
+    def _prepare(self) -> DebeziumCheckpoint:
+        o = self.options
+        cp = DebeziumCheckpoint.load(self.checkpoint_path)
+        if cp is not None:
+            self._log.resume(cp, o.include, o.exclude)
+            self._losses = set(cp.losses)
+            self._resume_key = tuple(cp.key)
+            self._last = (self._resume_key, cp.last_position) if cp.key else None
+            return cp
+        self._log.check_new()
+        remove_history(self.out / HISTORY_NAME)
+        cp = DebeziumCheckpoint(0, 0, (), "", str(uuid.uuid4()), None, o.include, o.exclude, self._reading())
+        self._log.start(cp)
+        return cp
+
+    def _parse(self, where: str, value: Any) -> list[Record]:
+        """The records of one message value: the connector's own ``parse`` when it has one (a
+        Canal message holds several rows), else the Debezium envelope (``parse_record``)."""
+        self.stats.messages += 1
+        parse = getattr(self.connector, "parse", None)
+        try:
+            records = parse(value) if parse is not None else [parse_record(value)]
+        except (DebeziumError, ValueError) as exc:
+            raise DebeziumError(f"{where}: {exc}") from None
+        return [r for r in (self._accept(rec, where) for rec in records) if r is not None]
+
+    def _accept(self, rec: Record, where: str) -> Record | None:
+        if rec.kind == "skip":
+            self.stats.skipped += 1
+            return None
+        if self.connector is None and rec.source.get("connector"):
+            self._choose(rec, where)
+        if rec.kind == "message":
+            try:
+                ddl = self.connector.message_ddl(rec) if self.connector is not None else None
+            except ValueError as exc:
+                raise DebeziumError(f"{where}: {exc}") from None
+            if ddl == {}:  # a message the connector knows carries nothing (the trigger's padding)
+                self.stats.skipped += 1
+                return None
+            if ddl is None:
+                self._warn(f"{where}: a logical decoding message (prefix {rec.prefix!r}) is not a DDL message "
+                           f"of ddlcore's event trigger; skipped")
+                self.stats.skipped += 1
+                return None
+            rec.kind, rec.ddl, rec.database = "ddl", ddl.pop("ddl"), ddl.pop("database", rec.source.get("db"))
+            rec.ddl_extra = ddl
+        return rec
+
+    def _choose(self, rec: Record, where: str) -> None:
+        o = self.options
+        self.connector = connector_for(o.connector, rec.source.get("connector"))
+        self._flavor = o.flavor or self.connector.flavor(rec.source)
+        self._set_filter()
+
+    def _set_filter(self) -> None:
+        """Rows of the connector's system databases / schemas are not captured unless included."""
+        cp = self._state()
+        self.filter = CaptureFilter(cp.include, cp.exclude, case_sensitive=False,
+                                    system_databases=getattr(self.connector, "system_databases", ()),
+                                    system_schemas=getattr(self.connector, "system_schemas", ()))
+
+    def _item(self, where: str, rec: Record) -> _Item:
+        if self.connector is None:
+            raise DebeziumError(f"{where}: no message so far names its source.connector: give --connector")
+        self._arrival += 1
+        return _Item(self.connector.order_key(rec, self._arrival), where, rec)
+
+    def _load_history(self) -> list[tuple[str, Record]]:
+        """The history file's records (``_history_items`` once the connector is known)."""
+        path = self.options.history
+        out = []
+        for where, value in read_json_lines(path) if path is not None else ():
+            for rec in self._parse(where, value):
+                if rec.kind != "ddl":
+                    raise DebeziumError(f"{where}: not a schema history record (op {rec.op!r})")
+                out.append((where, rec))
+        return out
+
+    def _items(self, records: list[tuple[str, Record]]) -> list[_Item]:
+        """Order keys for ``records``; the first call also keys the history's records."""
+        items = [self._item(w, r) for w, r in records]
+        if self._history_pending is not None:
+            self._history_items = sorted((self._item(w, r) for w, r in self._history_pending), key=lambda i: i.key)
+            self._history_pending = None
+            if self._history_items:
+                self._first_ddl_key = self._history_items[0].key
+        return items
+        if self._history_items:
+            self._first_ddl_key = self._history_items[0].key
+
+    def _source_info(self, cp: DebeziumCheckpoint, server: dict[str, Any]) -> dict[str, Any]:
+        assert self.connector is not None
+        settings = {**self.options.settings.to_json(), "losses": sorted(self._losses)}
+        return SourceInfo(dialect=self.connector.dialect, epoch=cp.epoch, flavor=self._flavor, server=server,
+                          parser_options=self.connector.parser_options(self._flavor), settings=settings,
+                          capture={"tool": getattr(self.connector, "tool", CAPTURE_TOOL),
+                                   "version": distribution_version("ddlcore")}).to_json()
+
+    def _run(self) -> DebeziumCaptureStats:
+        o = self.options
+        cp = self._prepare()
+        progress = self._warn.progress = Progress(o.progress)
+        progress.start()
+        source: Any = None
+        try:
+            if o.connector_impl is not None or o.connector is not None:
+                self.connector = o.connector_impl or connector_for(o.connector)
+                self._flavor = o.flavor or getattr(self.connector, "default_flavor", None)
+                self._set_filter()
+            self._history_pending = self._load_history()
+            if o.from_files:
+                records = []
+                for path in o.from_files:
+                    for where, value in read_json_lines(path):
+                        records += [(where, rec) for rec in self._parse(where, value)]
+                self._write(self._items(records), final=True, progress=progress)
+            else:
+                source = _KafkaSource(o)
+                self._log.on_checkpoint = lambda _cp: source.commit()
+                for batch in source.batches(self._stop.is_set):
+                    records = [(w, r) for w, v in batch for r in self._parse(w, v)]
+                    self._write(self._items(records), final=o.until_end, progress=progress)
+                    self._log.checkpoint()
+            if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
+                self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
+                           f"quarantined and this run read no DDL: "
+                           + getattr(self.connector, "no_ddl_hint", "give the connector's schema history"))
+        finally:
+            progress.update(self.stats, "done", force=True)
+            progress.stop()
+            self._log.finish()
+            if source is not None:
+                source.close()
+        return self.stats
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _write(self, items: list[_Item], *, final: bool, progress: Progress) -> None:
+        """Write ``items`` and the history's DDL up to their last key (all of it when
+        ``final``), in key order."""
+        items.sort(key=lambda i: i.key)
+        bound = items[-1].key if items else None
+        ddl = [i for i in self._history_items if final or (bound is not None and i.key <= bound)]
+        self._history_items = self._history_items[len(ddl):]
+        merged = sorted(ddl + items, key=lambda i: i.key)
+        for item in merged:
+            if self._stop.is_set():
+                break
+            self._one(item)
+            progress.update(self.stats, "reading")
+        self._commit()
+
+    def _state(self) -> DebeziumCheckpoint:
+        cp = self._log.pending or self._log.checkpointed
+        assert cp is not None
+        return cp
+
+    def _one(self, item: _Item) -> None:
+        assert self.connector is not None
+        rec, key = item.record, tuple(item.key)
+        if self._last is not None and key <= self._last[0]:
+            last_position = self._last[1]
+            if key > self._resume_key and key not in self._written and rec.kind == "row":
+                self.stats.out_of_order += 1
+                self._sync_source(rec)
+                self._emit_row(item, f"out of order: arrived after {last_position} was written; kept, "
+                                     f"not applied out of order")
+                self._uncommitted = self._last  # committed with the last key: a re-read drops it
+            elif key > self._resume_key and key not in self._written:
+                raise DebeziumError(f"{item.where}: DDL at {self.connector.position(rec)} arrived after "
+                                    f"{last_position} was written: it cannot be placed in the schema history")
+            else:
+                self.stats.duplicates += 1
+            return
+        self._sync_source(rec)
+        position = self.connector.position(rec)
+        if rec.kind == "ddl":
+            extra = dict(rec.ddl_extra or {})
+            if rec.tx:
+                extra["tx"] = rec.tx
+            self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
+            self._check_table_changes(rec, position)
+        else:
+            self._emit_row(item)
+        self._written.add(key)
+        self._uncommitted = self._last = (key, position)
+        if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
+            self._commit()
+            self._sync_source(rec)
+
+    def _check_table_changes(self, rec: Record, position: str) -> None:
+        """A schema change's ``tableChanges`` against the tables the history parsed from its DDL
+        (the connector's ``table_changes_drift``): each difference is a warning and counted."""
+        check = getattr(self.connector, "table_changes_drift", None)
+        h = self._log.history
+        if not rec.table_changes or check is None or h is None:
+            return
+        for problem in check(rec, lambda tid: h.table_at(tid, self._log.seq)):
+            text = f"drift at {position}: {problem}"
+            self.stats.drift.append(text)
+            self._warn(text)
+
+    def _commit(self) -> None:
+        """Commit the records written so far (the checkpoint names the last one's key)."""
+        if self._uncommitted is not None:
+            key, position = self._uncommitted
+            self._uncommitted = None
+            self._log.commit(replace(self._state(), key=key, last_position=position))
+
+    def _sync_source(self, rec: Record) -> None:
+        """Write a ``source`` event when none is in force yet or the losses reported grew."""
+        if self._log.history is None:
+            self._open_history()
+        cp = self._state()
+        if cp.source is not None and not self._losses_changed:
+            return
+        self._losses_changed = False
+        self._commit()  # the events so far are covered by their own key, not by the source event's commit
+        cp = self._state()
+        server = (cp.source or {}).get("server") or {
+            "name": rec.source.get("name") or rec.source.get("server"), "server_id": rec.source.get("server_id")}
+        src = self._source_info(cp, server)
+        if cp.source != src:
+            self._log.emit("source", self.connector.position(rec), rec.ts_ms, source=src)
+        self._log.commit(replace(self._state(), source=src, losses=tuple(sorted(self._losses))), transaction=False)
+
+    def _open_history(self) -> None:
+        h = self._log.history = CaptureHistory(self.out / HISTORY_NAME, self.connector.parser_options(self._flavor),
+                                               self.connector.dialect)
+        if h.unavailable:
+            raise DebeziumError(f"the schema history cannot be opened, rows cannot be typed: {h.unavailable}")
+
+    def _table(self, tid: TableId) -> Any:
+        h = self._log.history
+        key = (tid, self._log.schema_seq)
+        if key not in self._tables:
+            if len(self._tables) > 10_000:
+                self._tables.clear()
+            self._tables[key] = h.table_at(tid, self._log.seq) if h is not None else None
+        return self._tables[key]
+
+    def _emit_row(self, item: _Item, quarantine: str | None = None) -> None:
+        rec, src = item.record, item.record.source
+        tid = self.connector.table_id(rec)
+        db, name = tid.database, tid.name
+        if not name:
+            raise DebeziumError(f"{item.where}: a row event without source.table")
+        if not self.filter.captures(db, name, tid.schema):
+            self.stats.filtered_rows += 1
+            return
+        position = self.connector.position(rec)
+        op = _ROW_OPS[rec.op or ""]
+        extra: dict[str, Any] = {"schema": tid.schema} if tid.schema is not None else {}
+        if rec.tx:
+            extra["tx"] = rec.tx
+        if op == "t":
+            self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
+            return
+        table = self._table(tid)
+        label = ".".join(x for x in (db, tid.schema, name) if x)
+        reasons = [quarantine] if quarantine else []
+        if table is None:
+            if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
+                raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
+                                    f"which starts at {self._history_first()}: the history does not cover it")
+            reasons.append(f"table {label} is not in the schema history at {position}")
+            self._unknown_rows += 1
+            before, after = _plain(rec.before), _plain(rec.after)
+        else:
+            before, after = self._images(item, table, reasons)
+        if op == "u" and before is None:  # unwrapped, or no old image (PostgreSQL REPLICA IDENTITY DEFAULT)
+            before = _key_image(table, after)
+        if reasons:
+            extra["quarantine"] = "; ".join(reasons)
+            self.stats.quarantined += 1
+        if op != "r" and src.get("row") is not None:
+            extra["row"] = int(src["row"])
+        self._log.emit(op, position, rec.ts_ms, database=db, table=name,
+                       before=_encode(before) if before is not None else None,
+                       after=_encode(after) if after is not None else None, **extra)
+        if rec.ts_ms:
+            self.stats.lag_seconds = max(0.0, time.time() - rec.ts_ms / 1000.0)
+
+    def _images(self, item: _Item, table: Any, reasons: list[str]) -> tuple[list | None, list | None]:
+        rec = item.record
+        images: list[list | None] = []
+        lossy = False
+        for image, values in (("before", rec.before), ("after", rec.after)):
+            if values is None:
+                images.append(None)
+                continue
+            try:
+                row, losses = self.connector.decode_row(table, values, rec.fields, self.options.settings, image)
+            except ValueError as exc:
+                reasons.append(f"cannot decode: {exc}")
+                images.append(_plain(values))
+                continue
+            for col, loss in losses:
+                lossy = True
+                reasons.append(f"lossy: {col}: {loss.reason}")
+                self._report(".".join(x for x in (table.id.database, table.id.schema, table.id.name, col) if x), loss)
+            images.append(row)
+        if lossy:
+            self.stats.lossy += 1
+        return images[0], images[1]
+
+    def _report(self, column: str, loss: Any) -> None:
+        key = f"{column}: {loss.kind}"
+        if key in self._losses:
+            return
+        self._losses.add(key)
+        self._losses_changed = True
+        self._warn(f"{column}: {loss.reason}; rows with such values are quarantined (avoid it with {loss.avoid})")
+
+    def _history_first(self) -> str:
+        return ".".join(str(x) for x in (self._first_ddl_key or ())[:2])
+
+
+_NUMBER_START = frozenset("-0123456789{")
+
+
+def _encode(values: list[Any]) -> list[Any]:
+    """``ddlcore.raw.encode_row`` with fast paths for the values decoders give most: numbers,
+    plain text, and tagged text (``tag`` / ``text`` attributes, already in ``ddlcore.raw``'s
+    notation); everything else through ``raw.encode_json``."""
+    out = []
+    for v in values:
+        t = type(v)
+        if v is None or t is int or t is float:
+            out.append(v)
+        elif t is str:
+            out.append(raw.encode_json(v) if v[:1] in _NUMBER_START else v)
+        else:
+            tag = getattr(v, "tag", None)
+            out.append({tag: v.text} if tag is not None and tag != "$s" else raw.encode_json(v))
+    return out
+
+
+def _key_image(table: Any, after: list | None) -> list | None:
+    """The before image of an update that came without one: the primary key's values (an update
+    keeps its key: Debezium writes a key change as a delete and a create), every other column
+    absent (never null)."""
+    if after is None:
+        return None
+    key = {c.lower() for c in table.primary_key} if table is not None else set()
+    cols = table.columns if table is not None else ()
+    return [v if i < len(cols) and cols[i].name.lower() in key else raw.ABSENT for i, v in enumerate(after)]
+
+
+def _plain(values: dict[str, Any] | None) -> list | None:
+    """A row whose values cannot be typed, as raw values anyway (structures as JSON text)."""
+    if values is None:
+        return None
+    return [json.dumps(v) if isinstance(v, (dict, list)) else v for v in values.values()]
