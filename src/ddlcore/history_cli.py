@@ -3,8 +3,7 @@
 Owns: the ``history`` command group — ``record``, ``show``, ``versions``, ``diff``,
 ``changes``, ``prune``, ``info`` — and reading DDL events from statement files and change logs.  Must
 not know: any dialect by name.  Registered on ``ddlcore.cli.main`` at the bottom of
-``cli.py``; this module imports ``ddlcore.cli`` only inside commands, so importing either
-module first works.
+``cli.py``; shared helpers come from ``ddlcore.cli_common``.
 
 Exit status: 0 success; 1 a statement failed (strict mode), an unknown table or version, a
 store that cannot be used; 2 usage errors.
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,15 +21,17 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from .cli_common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
+                         render_tables, resolve_dialect)
+
 __all__ = ["history", "read_change_log", "is_change_log"]
 
-_CHANGE_LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".parquet")
-
-
 def is_change_log(path: Path) -> bool:
-    """Whether ``path`` is read as a change log (JSON Lines, optionally gzip, a JSON array, or
-    Parquet) rather than as a file of SQL statements: decided by its suffix."""
-    return path.is_dir() or path.name.lower().endswith(_CHANGE_LOG_SUFFIXES)
+    """Whether ``path`` is read as a change log rather than as a file of SQL statements: a
+    directory, or a file named as one (``ddlcore.changelog.is_changelog_file``, ``named``)."""
+    from .changelog import is_changelog_file
+
+    return path.is_dir() or is_changelog_file(path, named=True)
 
 
 def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
@@ -103,42 +103,42 @@ def history() -> None:
 
 
 @history.command("record")
-@click.option("--dialect", "dialect_name", default=None,
-              help="dialect name (required for a new store; an existing store remembers it)")
+@dialect_option("dialect name (required for a new store; an existing store remembers it)")
 @click.option("--store", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="the history's SQLite file (created if missing)")
 @click.option("--database", default=None, help="current database before the first statement (SQL files)")
 @click.option("--lenient", is_flag=True, help="record unparsable statements as failed and go on")
 @click.option("--filter", "filters", multiple=True, metavar="PATTERN",
               help="version only matching tables: db.table, db.*, db.prefix%, %.table (repeatable)")
-@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
-              help="dialect parser option, e.g. -o lower_case_table_names=1")
+@dialect_options_option()
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="the SQL files' text encoding (a Python codec name; change logs are UTF-8)")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def record_cmd(dialect_name: str | None, store: Path, database: str | None, lenient: bool,
-               filters: tuple[str, ...], options: tuple[str, ...], files: tuple[Path, ...]) -> None:
+               filters: tuple[str, ...], options: tuple[str, ...], encoding: str, files: tuple[Path, ...]) -> None:
     """Record the DDL of FILEs, in order, into the history at --store.
 
     A file of SQL statements: every statement is an event — skipped ones included — so the
     N-th statement over all SQL files gets seq N (from 1) and position FILE:N.  A change log
-    (.jsonl, .jsonl.gz, .json, .parquet): its op="ddl" events are recorded with their own seq,
-    position, ts and database; row events are ignored.  Events already in the store are skipped, so
-    recording again after an interruption continues where it stopped."""
-    from .cli import _parse_options
-    from .errors import DdlCoreError, DdlParseError
+    (docs/changelog.md "Files": *.jsonl, *.ndjson, *.json, each optionally .gz, *.parquet, or a
+    directory of them): its op="ddl" events are recorded with their own seq, position, ts and
+    database; row events are ignored.  Every file is checked before the store is opened (a
+    binary, UTF-16, truncated gzip or non-change-log file stops with one line naming it), and a
+    store this command created is removed again when nothing could be recorded into it.  Events
+    already in the store are skipped, so recording again after an interruption continues where
+    it stopped."""
+    from .errors import DdlParseError
     from .history import HistoryError, StoreConflict
 
     err = Console(stderr=True, soft_wrap=True)
-    try:
-        opts = _parse_options(options)
-    except click.BadParameter as exc:
-        raise click.UsageError(str(exc)) from None
-    if not store.exists() and not dialect_name:
+    existed = store.exists()
+    if not existed and not dialect_name:
         raise click.UsageError(f"{store} does not exist yet: --dialect is required to create it")
-    try:
-        h = _open(store, must_exist=False, dialect=dialect_name, options=opts or None,
-                  filters=list(filters) if filters else None, lenient=lenient)
-    except DdlCoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    dialect = resolve_dialect(dialect_name or _stored_dialect(store))
+    opts = dialect_options(dialect, options)
+    inputs = _read_inputs(files, encoding)  # every file checked before the store is touched
+    h = _open(store, must_exist=False, dialect=dialect_name, options=opts or None,
+              filters=list(filters) if filters else None, lenient=lenient)
     counts = {"applied": 0, "skipped": 0, "failed": 0, "known": 0, "versions": 0, "ignored": 0, "source": 0}
 
     def tally(ev) -> None:
@@ -152,33 +152,66 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
                       f"(line {e.get('line')}, column {e.get('column')})", highlight=False)
 
     n = 0
+    path: Path | None = None
     try:
         with h:
             try:
-                for path in files:
-                    if is_change_log(path):
+                for path, kind, text in inputs:
+                    if kind != "sql":
                         for event in read_change_log(path):
                             if event.get("op") not in ("ddl", "source"):
                                 counts["ignored"] += 1
                                 continue
                             tally(h.record(event))
                         continue
-                    text = path.read_text(encoding="utf-8", errors="surrogateescape")
                     for stmt in h.parser.split(text):
                         n += 1
                         first_db = database if n == 1 else None
                         tally(h.record({"seq": n, "position": f"{path}:{n}", "database": first_db,
                                         "ddl": stmt.text}, statement=stmt))
             except DdlParseError as exc:
-                err.print(f"[bold red]error[/] {path}:{exc}", highlight=False)
-                err.print(f"(nothing recorded for this statement; {_summary(counts)})", highlight=False)
-                sys.exit(1)
+                raise click.ClickException(f"{path}:{one_line(str(exc))} (nothing recorded for this statement; "
+                                           f"{_summary(counts)})") from None
             except (HistoryError, StoreConflict) as exc:
-                raise click.ClickException(f"{path}: {exc}") from None
+                raise click.ClickException(f"{path}: {one_line(str(exc))}") from None
             last = h.last_seq
-    except DdlCoreError as exc:  # e.g. the dialect's plugin is missing
-        raise click.ClickException(str(exc)) from None
+    except BaseException:
+        if not existed and not any(counts[k] for k in ("applied", "skipped", "failed", "source")):
+            _remove_store(store)
+        raise
     err.print(f"{_summary(counts)}; last seq {last}; store {store}", highlight=False)
+
+
+def _read_inputs(files: tuple[Path, ...], encoding: str) -> list[tuple[Path, str, str]]:
+    """``(path, kind, text)`` for every input of ``history record``: kind ``"sql"`` (``text``
+    read with ``ddlcore.inputs.read_ddl_text``) or the change-log kind of each change-log file
+    (``check_change_log_file``; a directory gives its change-log files).  Raises
+    ``InputError`` for the first file that is not what its name says."""
+    from .changelog import changelog_files
+    from .inputs import check_change_log_file, read_ddl_text
+
+    out: list[tuple[Path, str, str]] = []
+    for path in files:
+        if not is_change_log(path):
+            out.append((path, "sql", read_ddl_text(path, encoding)))
+            continue
+        for f in changelog_files(path):
+            out.append((f, check_change_log_file(f, allow_array=True), ""))
+    return out
+
+
+def _stored_dialect(store: Path) -> str | None:
+    """The dialect an existing store records (``None`` for a new one)."""
+    if not store.exists():
+        return None
+    with _open(store) as h:
+        return h.dialect_name
+
+
+def _remove_store(store: Path) -> None:
+    """Remove a store this command created (with SQLite's ``-wal`` / ``-shm`` side files)."""
+    for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm"), Path(f"{store}-journal")):
+        p.unlink(missing_ok=True)
 
 
 def _summary(c: dict[str, int]) -> str:
@@ -203,8 +236,6 @@ def _summary(c: dict[str, int]) -> str:
 def show_cmd(store: Path, at: int | None, fmt: str, failed: bool, table: str | None) -> None:
     """Print the model in force just after event --at (every database; the `ddlcore parse`
     JSON shape), or one TABLE (db.table), or the failed events."""
-    from .cli import model_json, render_tables
-
     h = _open(store)
     with h:
         if failed:

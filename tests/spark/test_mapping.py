@@ -218,7 +218,7 @@ def test_invalid_date_handling():
 def test_options_are_checked():
     with pytest.raises(TypeError, match="unknown Spark option"):
         SparkOptions.of(decimal_mode="string")
-    with pytest.raises(ValueError, match="decimal_handling must be one of"):
+    with pytest.raises(ValueError, match="decimal_handling=.exact.: expected one of"):
         SparkOptions(decimal_handling="exact")
     with pytest.raises(TypeError):
         struct_type(table(D("INT")), "mysql", nonsense=1)
