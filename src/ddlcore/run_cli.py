@@ -117,7 +117,7 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
     --strict the run stops, exit status 1, naming the first)."""
     from .errors import DdlCoreError
     from .spark import logs
-    from .spark.pipeline import PipelineError, check_run_options, run_pipeline
+    from .spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
 
     console = Console(stderr=True)
     opts = assignments(spark_options, "-s")
@@ -132,9 +132,11 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
         log_file = logs.configure(out, verbose=verbose, conf=conf)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
+        spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
     with console.status("starting Spark") as status:
         try:
-            result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
+            result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   progress=lambda msg: status.update(msg))

@@ -194,3 +194,29 @@ def test_debug_shows_the_traceback(tmp_path):
     f.write_bytes(gzip.compress(DDL.encode())[:-12])
     r = ddlcore("parse", "--dialect", "mysql", "--debug", f)
     assert r.returncode == 1 and "Traceback" in r.stderr and r.stderr.splitlines()[-1].startswith("error: ")
+
+
+def test_history_changes_and_prune_errors_are_one_line(tmp_path, ddl):
+    one_error_line(ddlcore("history", "changes", "--store", tmp_path / "none.sqlite"), 1, "no schema history")
+    one_error_line(ddlcore("history", "prune", "--store", tmp_path / "none.sqlite", "--before", "x"), 2, "--before")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_capture_failures_are_one_line(tmp_path):
+    port = _closed_port()
+    one_error_line(ddlcore("capture", "mysql", "--port", port, "--server-id", "5", "--out", tmp_path / "m",
+                           "--retry-for", "0"), 1, "Connection refused")
+    one_error_line(ddlcore("capture", "postgres", "--dsn", f"host=127.0.0.1 port={port} dbname=x", "--slot", "s",
+                           "--publication", "p", "--out", tmp_path / "p", "--retry-for", "0"), 1, "Connection refused")
+    one_error_line(ddlcore("capture", "postgres", "--install", "--dsn", f"host=127.0.0.1 port={port} dbname=x"), 1,
+                   "cannot connect")
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x05not a binlog message")
+    one_error_line(ddlcore("capture", "tidb", "--from-file", junk, "--out", tmp_path / "t"), 1, "not a TiDB Binlog")

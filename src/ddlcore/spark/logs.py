@@ -10,7 +10,12 @@ How: log4j 2 reads its configuration file from the ``LOG4J_CONFIGURATION_FILE`` 
 variable (log4j 2 manual, "Configuration: automatic configuration" and "System properties": every
 ``log4j2.*`` property may be given as an environment variable ``LOG4J_*``), which the JVM that
 PySpark launches inherits; Spark keeps a configuration it did not make (``Logging.scala``: only a
-default-configured log4j gets Spark's ``log4j2-defaults.properties``).  Nothing is changed when
+default-configured log4j gets Spark's ``log4j2-defaults.properties``). The terminal's
+appender is a file appender on ``/dev/stderr``, not a console appender: Spark puts a ``WARN``
+threshold of its own on every console appender of a PySpark driver (``SparkShellLoggingFilter``),
+which would hide what ``DDLCORE_SPARK_LOG=INFO`` asks for.  What the JVM writes to its standard error outside log4j (its own
+warnings, a stack trace printed directly) goes to the same file: the JVM is started with its
+standard error on the file (``jvm_stderr``).  Nothing is changed when
 the JVM runs already (``spark-submit``, a session made earlier in the process) or when the user
 configured log4j (the variable, or ``-Dlog4j2.configurationFile`` in ``spark.driver.extraJavaOptions``).
 """
@@ -18,12 +23,14 @@ configured log4j (the variable, or ``-Dlog4j2.configurationFile`` in ``spark.dri
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
-__all__ = ["configure", "LEVELS", "ENV_LEVEL", "LOG_DIR"]
+__all__ = ["configure", "jvm_stderr", "root_level", "LEVELS", "ENV_LEVEL", "LOG_DIR"]
 
 #: log4j's levels, the values ``DDLCORE_SPARK_LOG`` accepts
 LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
@@ -47,9 +54,9 @@ appender.file.name = file
 appender.file.fileName = {file}
 appender.file.layout.type = PatternLayout
 appender.file.layout.pattern = %d{{yyyy-MM-dd HH:mm:ss.SSS}} %p %c: %m%n%ex
-appender.console.type = Console
+appender.console.type = File
 appender.console.name = console
-appender.console.target = SYSTEM_ERR
+appender.console.fileName = /dev/stderr
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 appender.console.filter.threshold.type = ThresholdFilter
@@ -69,6 +76,12 @@ def level_from_env(env: Mapping[str, str] | None = None) -> str | None:
     if value not in LEVELS:
         raise ValueError(f"{ENV_LEVEL}={value}: expected one of {', '.join(LEVELS)}")
     return value
+
+
+def root_level() -> str:
+    """The level of the log file: ``INFO``, or ``DDLCORE_SPARK_LOG`` when it asks for more."""
+    level = level_from_env()
+    return level if level is not None and LEVELS.index(level) > LEVELS.index("INFO") else "INFO"
 
 
 def _user_configured(conf: Mapping[str, str]) -> bool:
@@ -116,7 +129,7 @@ def configure(out: str | os.PathLike | None, *, verbose: bool = False, command: 
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     log_file = _log_dir(out) / f"{command}-{stamp}-{os.getpid()}.log"
     console = level or ("WARN" if verbose else "OFF")
-    root = level if level is not None and LEVELS.index(level) > LEVELS.index("INFO") else "INFO"
+    root = root_level()
     text = _TEMPLATE.format(file=str(log_file).replace("\\", "/"), console=console, root=root)
     if level is None or LEVELS.index(level) <= LEVELS.index("INFO"):
         for i, (name, lvl) in enumerate(sorted(_QUIET.items())):
@@ -125,3 +138,26 @@ def configure(out: str | os.PathLike | None, *, verbose: bool = False, command: 
     cfg.write_text(text)
     os.environ[_ENV_FILE] = str(cfg)
     return log_file
+
+
+@contextmanager
+def jvm_stderr(log_file: Path | None, *, quiet: bool = True) -> Iterator[None]:
+    """While the block runs, this process's standard error (file descriptor 2) is ``log_file``
+    (appended to), so that a JVM started in the block keeps it as its standard error; restored
+    afterwards.  Nothing happens without a ``log_file`` or when not ``quiet``."""
+    if log_file is None or not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.dup2(fd, 2)
+    finally:
+        os.close(fd)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -10,8 +10,6 @@ complete message); 2 usage errors.
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 __all__ = ["tidb_capture_command"]
@@ -67,8 +65,7 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
         cap = TidbCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
                                                                      highlight=False))
     except CaptureError as exc:  # the message module is missing: say how to install it
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(str(exc)) from exc
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}, commit_ts {cap.checkpoint.commit_ts if cap.checkpoint else '-'}; "
         f"{stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped"

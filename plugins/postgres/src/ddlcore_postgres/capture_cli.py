@@ -12,7 +12,6 @@ checkpoint holds the last complete transaction); 2 usage errors.
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
@@ -105,7 +104,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
 
 
 def _install(settings, install: bool, err) -> None:
-    from rich.markup import escape
+    from ddlcore.cli_common import one_line
 
     from .event_trigger import EventTriggerError
     from .event_trigger import install as do_install
@@ -114,16 +113,13 @@ def _install(settings, install: bool, err) -> None:
     try:
         conn = settings.connect()
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]error[/] cannot connect: {escape(str(exc).strip())}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(f"cannot connect: {one_line(str(exc))}") from exc
     try:
         status = (do_install if install else do_uninstall)(conn)
     except EventTriggerError as exc:
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(one_line(str(exc))) from exc
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc).strip())}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(f"{type(exc).__name__}: {one_line(str(exc))}") from exc
     finally:
         conn.close()
     if install:
