@@ -85,13 +85,18 @@ def _open(store: Path, *, must_exist: bool = True, **kw: Any):
         raise click.ClickException(f"{store}: {exc}") from None
 
 
-def _table_id(text: str):
-    from .model import TableId
+def _table_id(h, text: str, ids=None):
+    """The id ``text`` names in the history ``h`` (``ddlcore.history.lookup.resolve_table_id``:
+    the dialect's defaults, ``search_path``, case folding), among ``ids`` (default: every id
+    the history has versions of); ``click.ClickException`` naming the closest ids."""
+    from .history.lookup import TableNotFound, resolve_table_id
 
+    sp = h.options.get("search_path") or ()
     try:
-        return TableId.parse(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
+        return resolve_table_id(text, h.all_table_ids() if ids is None else ids, fold=h.folds_table_names,
+                                search_path=[sp] if isinstance(sp, str) else sp)
+    except TableNotFound as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group("history")
@@ -259,11 +264,11 @@ def show_cmd(store: Path, at: int | None, fmt: str, failed: bool, table: str | N
             Console(stderr=True).print(f"note: seq {at} is after the last recorded seq {last}", highlight=False)
         tables = h.tables_at(at)
         if table is not None:
-            t = tables.get(_table_id(table))
-            if t is None:
-                where = f"after seq {at}" if at is not None else "at the end of the history"
-                raise click.ClickException(f"no table {table} {where}")
-            chosen: Any = [t]
+            where = f"after seq {at}" if at is not None else "at the end of the history"
+            try:
+                chosen: Any = [tables.get(_table_id(h, table, [t.id for t in tables]))]
+            except click.ClickException as exc:
+                raise click.ClickException(f"{exc.message} {where}") from None
         else:
             chosen = tables
         if fmt == "json":
@@ -285,12 +290,12 @@ def _clip(text: str, n: int) -> str:
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="table", show_default=True)
 @click.argument("table")
 def versions_cmd(store: Path, fmt: str, table: str) -> None:
-    """The timeline of TABLE (db.table): one row per version."""
-    tid = _table_id(table)
+    """The timeline of TABLE: one row per version.  TABLE is the id's last parts (items,
+    public.items, shop.public.items), resolved as the dialect resolves names."""
     with _open(store) as h:
+        tid = _table_id(h, table)
         versions = h.versions(tid)
-    if not versions:
-        raise click.ClickException(f"the history has no table {table}")
+    table = str(tid)
     if fmt == "json":
         click.echo(json.dumps({"table_id": tid.to_json(), "versions": [v.to_json() for v in versions]},
                               indent=2, ensure_ascii=False))
@@ -326,7 +331,7 @@ def diff_cmd(store: Path, fmt: str, table: str, v1: int, v2: int) -> None:
 
     with _open(store) as h:
         try:
-            d = h.diff(_table_id(table), v1, v2)
+            d = h.diff(_table_id(h, table), v1, v2)
         except HistoryError as exc:
             raise click.ClickException(str(exc)) from None
     if fmt == "json":

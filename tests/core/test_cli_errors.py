@@ -220,3 +220,24 @@ def test_capture_failures_are_one_line(tmp_path):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"\x05not a binlog message")
     one_error_line(ddlcore("capture", "tidb", "--from-file", junk, "--out", tmp_path / "t"), 1, "not a TiDB Binlog")
+
+
+def test_history_table_ids_resolve_as_the_dialect_does(tmp_path):
+    f = tmp_path / "pg.sql"
+    f.write_text("CREATE TABLE items (id int);\nCREATE SCHEMA app;\nCREATE TABLE app.items (id int, x int);\n"
+                 "CREATE TABLE app.orders (id int);\n")
+    store = tmp_path / "h.sqlite"
+    r = ddlcore("history", "record", "--dialect", "postgres", "-o", "database=shop", "--store", store, f)
+    assert r.returncode == 0, r.stderr
+    for given, meant in (("public.items", "shop.public.items"), ("items", "shop.public.items"),
+                         ("app.items", "shop.app.items"), ("orders", "shop.app.orders"),
+                         ("shop.app.items", "shop.app.items")):
+        r = ddlcore("history", "versions", "--store", store, "--format", "json", given)
+        assert r.returncode == 0, (given, r.stderr)
+        tid = json.loads(r.stdout)["table_id"]
+        assert f"{tid['database']}.{tid['schema']}.{tid['name']}" == meant, given
+    one_error_line(ddlcore("history", "versions", "--store", store, "public.itemz"), 1,
+                   "the history has no table public.itemz; closest: shop.public.items")
+    one_error_line(ddlcore("history", "show", "--store", store, "nosuch"), 1, "no table nosuch", "at the end")
+    r = ddlcore("history", "diff", "--store", store, "items", "1", "1")
+    assert r.returncode == 0, r.stderr
