@@ -320,6 +320,11 @@ class Table:
     #: ``full`` / ``nothing`` / ``index`` (ALTER TABLE ... REPLICA IDENTITY): which columns
     #: an update's or delete's before image carries.  Written to JSON only when set.
     replica_identity: str | None = None
+    #: the name of the dialect whose parser made this table (``None``: made otherwise, e.g.
+    #: read from JSON).  Not part of the table's value: not compared, not in ``to_json`` or the
+    #: fingerprint; ``ddlcore.spark.struct_type(table)`` and ``RowConverter(table)`` use it
+    #: when no dialect is named.
+    dialect: str | None = field(default=None, compare=False, repr=False)
 
     # -- reading -------------------------------------------------------------------------
 
