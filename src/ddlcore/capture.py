@@ -788,12 +788,12 @@ def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Calla
     ``stats.to_json()`` on stdout."""
     import click
 
-    from .cli_common import one_line
+    from .cli.common import one_line
 
     restore = install_signal_handlers(cap.stop, lambda: cap.stopping)
     try:
         stats = cap.run()
-    except CaptureError as exc:  # one line (ddlcore.cli_common): the root command prints it, exit status 1
+    except CaptureError as exc:  # one line (ddlcore.cli.common): the root command prints it, exit status 1
         raise click.ClickException(one_line(str(exc))) from exc
     except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
         raise click.ClickException(f"{type(exc).__name__}: {one_line(str(exc))}") from exc

@@ -15,6 +15,8 @@ import os
 
 import click
 
+from ddlcore.cli.common import capture_options
+
 __all__ = ["postgres_capture_command"]
 
 
@@ -48,20 +50,11 @@ def _connection(dsn, host, port, user, password_env, dbname):
 @click.option("--slot", default=None, metavar="NAME", help="logical replication slot (created by the first run)")
 @click.option("--publication", default=None, metavar="NAME",
               help="publication naming the tables whose rows are streamed (must exist)")
-@click.option("--out", "out", default=None, type=click.Path(file_okay=False), metavar="DIR",
-              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
 @click.option("--snapshot", type=click.Choice(["initial", "schema_only", "never"]), default="initial",
               show_default=True, help="first run only: schema and rows / schema only / nothing, in the slot's snapshot")
-@click.option("--until-end", is_flag=True, help="stop once every transaction committed before the run is written")
-@click.option("--include", multiple=True, metavar="PATTERN",
-              help="capture rows of these tables only (schema.table, schema.*, schema.prefix%); repeatable")
-@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
-@click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
-              metavar="SECONDS", help="at most this long between checkpoints (confirmed to the slot)")
-@click.option("--retry-for", default=300.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
-              help="keep reconnecting (exponential backoff) this long when the connection drops; 0: no retry")
-@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
-@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+@capture_options(patterns="schema.table, schema.*, schema.prefix%",
+                 until_end="stop once every transaction committed before the run is written",
+                 checkpoint="at most this long between checkpoints (confirmed to the slot)", out_required=False)
 def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_install, do_uninstall, slot,
                              publication, out, snapshot, until_end, include, exclude, checkpoint_interval,
                              retry_for, no_progress, as_json) -> None:
@@ -104,7 +97,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
 
 
 def _install(settings, install: bool, err) -> None:
-    from ddlcore.cli_common import one_line
+    from ddlcore.cli.common import one_line
 
     from .event_trigger import EventTriggerError
     from .event_trigger import install as do_install

@@ -23,12 +23,12 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .errors import DdlCoreError
-from .model import Table, Tables
+from ..errors import DdlCoreError
+from ..model import Table, Tables
 
 __all__ = ["DdlcoreGroup", "COLUMN_FIELDS", "table_json", "model_json", "render_tables", "one_line",
            "assignments", "dialect_options", "resolve_dialect", "verbose_option", "dialect_option",
-           "dialect_options_option", "debug_enabled"]
+           "dialect_options_option", "debug_enabled", "capture_options"]
 
 #: the column fields of ``ddlcore parse --format json`` (the public shape), in order
 COLUMN_FIELDS = ("name", "ordinal_position", "data_type", "column_type", "nullable",
@@ -113,7 +113,7 @@ class DdlcoreGroup(click.Group):
 def assignments(pairs: Iterable[str], flag: str) -> dict[str, str]:
     """``NAME=VALUE`` words given after ``flag`` (``-o``, ``-s``, ``--conf``) → a dict of text
     values; ``click.UsageError`` naming the flag and the word otherwise."""
-    from .options import parse_assignments
+    from ..options import parse_assignments
 
     try:
         return parse_assignments(pairs, flag, "KEY=VALUE" if flag == "--conf" else "NAME=VALUE")
@@ -124,7 +124,7 @@ def assignments(pairs: Iterable[str], flag: str) -> dict[str, str]:
 def dialect_options(dialect: Any, pairs: Iterable[str]) -> dict[str, Any]:
     """``-o NAME=VALUE`` words checked and normalised by ``dialect`` (a ``Dialect``)
     (``Dialect.check_options``); ``click.UsageError`` with the option's one-line reason."""
-    from .dialect import check_dialect_options
+    from ..dialect import check_dialect_options
 
     given: dict[str, Any] = assignments(pairs, "-o")
     if not hasattr(dialect, "check_options"):  # shaped like a Dialect, no typed options: read as before
@@ -147,7 +147,7 @@ def resolve_dialect(name: str | None, *, default: str | None = None) -> Any:
     ``click.UsageError`` when none is found or several are installed and none is named.
     The one rule behind ``--dialect`` in every command: named, else what the input names (a
     store, a change log's source event), else the only installed dialect."""
-    from .plugins import available_dialects, get_dialect
+    from ..plugins import available_dialects, get_dialect
 
     chosen = name or default
     if chosen is None:
@@ -178,6 +178,39 @@ def dialect_options_option():
     return click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
                         help="dialect parser option (repeatable), e.g. -o flavor=mysql; the dialect's docs list "
                              "them")
+
+
+def capture_options(*, patterns: str, until_end: str, checkpoint: str = "at most this long between checkpoints",
+                    retry: bool = True, out_required: bool = True):
+    """The options every ``ddlcore capture SOURCE`` command has, declared once (a decorator):
+    ``--out DIR``, ``--include`` / ``--exclude PATTERN`` (``patterns``: the pattern forms the
+    source names tables with), ``--until-end`` (``until_end``: where the end is), ``--checkpoint-
+    interval SECONDS`` (``checkpoint``: what a checkpoint does there), ``--retry-for SECONDS``
+    (unless ``retry`` is false), ``--no-progress`` and ``--json``.  The command receives them as
+    ``out, include, exclude, until_end, checkpoint_interval, [retry_for,] no_progress, as_json``."""
+    options = [
+        click.option("--out", "out", required=out_required, default=None, type=click.Path(file_okay=False),
+                     metavar="DIR", help="output directory: changelog.jsonl, checkpoint.json, history.sqlite"),
+        click.option("--include", multiple=True, metavar="PATTERN",
+                     help=f"capture rows of these tables only ({patterns}); repeatable"),
+        click.option("--exclude", multiple=True, metavar="PATTERN",
+                     help="do not capture rows of these tables; repeatable"),
+        click.option("--until-end", is_flag=True, help=until_end),
+        click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
+                     metavar="SECONDS", help=checkpoint),
+    ]
+    if retry:
+        options.append(click.option(
+            "--retry-for", default=300.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
+            help="keep reconnecting (exponential backoff) this long when the connection drops; 0: no retry"))
+    options += [click.option("--no-progress", is_flag=True, help="no live progress on stderr"),
+                click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")]
+
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
 
 
 # ---------------------------------------------------------------------------- rendering

@@ -3,7 +3,7 @@
 Owns: the ``history`` command group — ``record``, ``show``, ``versions``, ``diff``,
 ``changes``, ``prune``, ``info`` — and reading DDL events from statement files and change logs.  Must
 not know: any dialect by name.  Registered on ``ddlcore.cli.main`` at the bottom of
-``cli.py``; shared helpers come from ``ddlcore.cli_common``.
+``ddlcore.cli.main``; shared helpers come from ``ddlcore.cli.common``.
 
 Exit status: 0 success; 1 a statement failed (strict mode), an unknown table or version, a
 store that cannot be used; 2 usage errors.
@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from .cli_common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
+from .common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
                          render_tables, resolve_dialect)
 
 __all__ = ["history", "read_change_log", "is_change_log"]
@@ -29,7 +29,7 @@ __all__ = ["history", "read_change_log", "is_change_log"]
 def is_change_log(path: Path) -> bool:
     """Whether ``path`` is read as a change log rather than as a file of SQL statements: a
     directory, or a file named as one (``ddlcore.changelog.is_changelog_file``, ``named``)."""
-    from .changelog import is_changelog_file
+    from ..changelog import is_changelog_file
 
     return path.is_dir() or is_changelog_file(path, named=True)
 
@@ -40,7 +40,7 @@ def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
     JSON array, each element validated the same way.  A malformed DDL event raises
     ``click.ClickException`` (file, line, reason); a malformed row event is yielded as
     ``{"op": None, "bad": reason}`` (the history does not need rows)."""
-    from .changelog import BadEvent, iter_changelog, validate
+    from ..changelog import BadEvent, iter_changelog, validate
 
     name = path.name.lower()
     if name.endswith((".json", ".json.gz")):
@@ -72,7 +72,7 @@ def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _open(store: Path, *, must_exist: bool = True, **kw: Any):
-    from .history import HistoryError, SchemaHistory
+    from ..history import HistoryError, SchemaHistory
     import sqlite3
 
     if must_exist and not store.exists():
@@ -89,7 +89,7 @@ def _table_id(h, text: str, ids=None):
     """The id ``text`` names in the history ``h`` (``ddlcore.history.lookup.resolve_table_id``:
     the dialect's defaults, ``search_path``, case folding), among ``ids`` (default: every id
     the history has versions of); ``click.ClickException`` naming the closest ids."""
-    from .history.lookup import TableNotFound, resolve_table_id
+    from ..history.lookup import TableNotFound, resolve_table_id
 
     sp = h.options.get("search_path") or ()
     try:
@@ -132,8 +132,8 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
     store this command created is removed again when nothing could be recorded into it.  Events
     already in the store are skipped, so recording again after an interruption continues where
     it stopped."""
-    from .errors import DdlParseError
-    from .history import HistoryError, StoreConflict
+    from ..errors import DdlParseError
+    from ..history import HistoryError, StoreConflict
 
     err = Console(stderr=True, soft_wrap=True)
     existed = store.exists()
@@ -192,8 +192,8 @@ def _read_inputs(files: tuple[Path, ...], encoding: str) -> list[tuple[Path, str
     read with ``ddlcore.inputs.read_ddl_text``) or the change-log kind of each change-log file
     (``check_change_log_file``; a directory gives its change-log files).  Raises
     ``InputError`` for the first file that is not what its name says."""
-    from .changelog import changelog_files
-    from .inputs import check_change_log_file, read_ddl_text
+    from ..changelog import changelog_files
+    from ..inputs import check_change_log_file, read_ddl_text
 
     out: list[tuple[Path, str, str]] = []
     for path in files:
@@ -327,7 +327,7 @@ def versions_cmd(store: Path, fmt: str, table: str) -> None:
 @click.argument("v2", type=int)
 def diff_cmd(store: Path, fmt: str, table: str, v1: int, v2: int) -> None:
     """What changed in TABLE from version V1 to version V2."""
-    from .history import HistoryError
+    from ..history import HistoryError
 
     with _open(store) as h:
         try:
@@ -409,7 +409,7 @@ def changes_cmd(store: Path, start: int | None, stop: int | None, include_skippe
 def prune_cmd(store: Path, before: int, vacuum: bool) -> None:
     """Forget the history before seq --before (retention): the model at every later seq is
     kept, earlier seqs can no longer be queried."""
-    from .history import HistoryError
+    from ..history import HistoryError
 
     with _open(store) as h:
         try:

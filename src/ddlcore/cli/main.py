@@ -1,4 +1,4 @@
-"""The ``ddlcore`` command line (click + rich).
+"""``ddlcore.cli.main``: the root ``ddlcore`` command (click + rich).
 
 Owns: argument handling and terminal rendering.  Must not know: any dialect by name (dialects
 come from plugins).
@@ -6,7 +6,7 @@ come from plugins).
 Commands: ``ddlcore dialects``; ``ddlcore parse [--dialect D] [--lenient] [--format json|table]
 [--database DB] [-o NAME=VALUE ...] [--strict-warnings] [-v] FILE...``; ``ddlcore history ...``
 (schema history); ``ddlcore run`` (the pipeline); ``ddlcore capture SOURCE ...`` (commands from
-plugins' ``ddlcore_capture_commands`` hook).  Exit statuses and error lines: ``cli_common``.
+plugins' ``ddlcore_capture_commands`` hook).  Exit statuses and error lines: ``ddlcore.cli.common``.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .cli_common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json,
+from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json,
                          one_line, render_tables, resolve_dialect, verbose_option)
-from .errors import DdlParseError
-from .plugins import available_dialects
+from ..errors import DdlParseError
+from ..plugins import available_dialects
 
 __all__ = ["main", "model_json", "render_tables"]
 
@@ -77,7 +77,7 @@ def parse_cmd(dialect_name: str | None, lenient: bool, fmt: str, database: str |
     (binary data, UTF-16 without --encoding utf-16, invalid bytes, truncated gzip) stops with
     exit status 1 naming the file and the byte offset, before anything is printed; gzip files
     are read decompressed."""
-    from .inputs import read_ddl_text
+    from ..inputs import read_ddl_text
 
     dialect = resolve_dialect(dialect_name)
     parser = dialect.parser(**dialect_options(dialect, options))
@@ -134,7 +134,7 @@ class _CaptureGroup(click.Group):
     loaded when the group is listed or invoked."""
 
     def _plugin_commands(self) -> dict[str, click.Command]:
-        from .plugins import capture_commands
+        from ..plugins import capture_commands
         return {**capture_commands(), **self.commands}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -150,5 +150,3 @@ def capture_group() -> None:
     e.g. `ddlcore capture mysql`)."""
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .cli_common import assignments, one_line, verbose_option
+from .common import assignments, one_line, verbose_option
 
 #: ``ddlcore.spark.pipeline.DEFAULT_CONCURRENT_JOBS`` (not imported: this module loads without pyspark)
 DEFAULT_CONCURRENT_JOBS = 4
@@ -54,7 +54,7 @@ def _see(log_file: Path | None) -> str:
 
 def _check_out(out: str) -> None:
     """``--out`` must not be an existing regular file (checked before Spark starts)."""
-    from .spark.fs import is_uri
+    from ..spark.fs import is_uri
 
     if not is_uri(out) and Path(out).exists() and not Path(out).is_dir():
         raise click.ClickException(f"--out {out}: a file, not a directory")
@@ -66,8 +66,8 @@ def check_local_changelog(changelog: Path | str) -> None:
     directory must hold change-log files (``ddlcore.changelog.changelog_files``).  Raises
     ``DdlCoreError`` (one line naming the file and why).  A URI of another filesystem is
     checked by the run itself."""
-    from .changelog import changelog_files
-    from .inputs import check_change_log_file
+    from ..changelog import changelog_files
+    from ..inputs import check_change_log_file
 
     if not isinstance(changelog, Path):
         return
@@ -78,7 +78,7 @@ def check_local_changelog(changelog: Path | str) -> None:
 def _changelog_arg(ctx, param, value):
     """``--changelog``: a URI of another filesystem as it is (the run lists it through
     Hadoop), else a path that must exist."""
-    from .spark.fs import is_uri
+    from ..spark.fs import is_uri
 
     if value is None or is_uri(value):
         return value
@@ -115,9 +115,9 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
     Only events past the last committed seq are processed; a killed run is finished by the
     next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
     --strict the run stops, exit status 1, naming the first)."""
-    from .errors import DdlCoreError
-    from .spark import logs
-    from .spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
+    from ..errors import DdlCoreError
+    from ..spark import logs
+    from ..spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
 
     console = Console(stderr=True)
     opts = assignments(spark_options, "-s")
