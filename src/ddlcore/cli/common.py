@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 import click
 from rich.console import Console
@@ -241,7 +241,7 @@ def _yn(v: Any) -> str:
     return "" if v is None or v is False else ("yes" if v is True else str(v))
 
 
-def _extra(t: Table, c: Any, pk: set[str]) -> str:
+def _extra(c: Any, pk: set[str]) -> str:
     extra = []
     if c.name.lower() in pk:
         extra.append("PK")
@@ -266,7 +266,7 @@ def render_tables(console: Console, tables: Iterable[Table]) -> None:
         for c in t.columns:
             cs = f"{c.character_set_name} / {c.collation_name}" if c.character_set_name else ""
             rt.add_row(str(c.ordinal_position), c.name, c.column_type, "yes" if c.nullable else "no",
-                       _yn(c.column_default), cs, _extra(t, c, pk), c.comment or "")
+                       _yn(c.column_default), cs, _extra(c, pk), c.comment or "")
         console.print(rt)
         facts = [f"primary key ({', '.join(t.primary_key)})" if t.primary_key else "no primary key"]
         if t.default_character_set_name:
@@ -275,8 +275,3 @@ def render_tables(console: Console, tables: Iterable[Table]) -> None:
         if t.comment:
             facts.append(f"comment {t.comment!r}")
         console.print("  " + "; ".join(facts), style="dim")
-
-
-def mapping_text(values: Mapping[str, Any]) -> str:
-    """``name=value, ...`` for messages."""
-    return ", ".join(f"{k}={v}" for k, v in values.items())

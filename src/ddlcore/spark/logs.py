@@ -4,7 +4,8 @@ Owns: the log4j2 configuration the command line gives the JVM it starts (``confi
 Spark/Hadoop log line goes to a file under the output (``OUT/_logs/<command>-<UTC time>-<pid>.log``),
 none to the terminal — ddlcore reports what goes wrong itself, in one line — unless ``-v`` (the
 console shows ``WARN`` and above, Spark's own default) or ``DDLCORE_SPARK_LOG=LEVEL`` (the console
-and the file show ``LEVEL`` and above).  Must not know: the pipeline; pyspark is not imported.
+and the file show ``LEVEL`` and above).  Must not know: the pipeline (pyspark is imported only to
+see whether this process runs a JVM already).
 
 How: log4j 2 reads its configuration file from the ``LOG4J_CONFIGURATION_FILE`` environment
 variable (log4j 2 manual, "Configuration: automatic configuration" and "System properties": every
@@ -13,9 +14,9 @@ PySpark launches inherits; Spark keeps a configuration it did not make (``Loggin
 default-configured log4j gets Spark's ``log4j2-defaults.properties``). The terminal's
 appender is a file appender on ``/dev/stderr``, not a console appender: Spark puts a ``WARN``
 threshold of its own on every console appender of a PySpark driver (``SparkShellLoggingFilter``),
-which would hide what ``DDLCORE_SPARK_LOG=INFO`` asks for.  What the JVM writes to its standard error outside log4j (its own
-warnings, a stack trace printed directly) goes to the same file: the JVM is started with its
-standard error on the file (``jvm_stderr``).  Nothing is changed when
+which would hide what ``DDLCORE_SPARK_LOG=INFO`` asks for.  What the JVM writes to its standard
+error outside log4j (its own warnings, a stack trace printed directly) goes to the same file:
+the JVM is started with its standard error on the file (``jvm_stderr``).  Nothing is changed when
 the JVM runs already (``spark-submit``, a session made earlier in the process) or when the user
 configured log4j (the variable, or ``-Dlog4j2.configurationFile`` in ``spark.driver.extraJavaOptions``).
 """
