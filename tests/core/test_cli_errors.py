@@ -241,3 +241,18 @@ def test_history_table_ids_resolve_as_the_dialect_does(tmp_path):
     one_error_line(ddlcore("history", "show", "--store", store, "nosuch"), 1, "no table nosuch", "at the end")
     r = ddlcore("history", "diff", "--store", store, "items", "1", "1")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_run_without_events_says_so_plainly():
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from ddlcore.cli.run_cli import render_summary
+
+    for previous, said in ((None, "no events in the change log: nothing to do"),
+                           (49, "no events past the checkpoint (seq 49): nothing to do")):
+        console = Console(record=True, width=200)
+        render_summary(console, SimpleNamespace(counts={}, events=0, replayed=0, previous_seq=previous,
+                                                last_seq=previous), "out")
+        assert console.export_text().strip() == said
