@@ -60,8 +60,8 @@ class SparkOptions:
 
     Neutral options:
 
-    * ``dialect``: name of the dialect whose type rules apply (``None``: the only installed
-      dialect; a ``Table`` does not know its dialect).
+    * ``dialect``: name of the dialect whose type rules apply (``None``: the table's own,
+      ``Table.dialect``, else the only installed dialect with Spark rules).
     * ``decimal_handling``: ``"precise"`` (default) | ``"double"`` | ``"string"``.
     * ``binary_handling``: ``"bytes"`` (default) | ``"base64"`` | ``"hex"``; applies to every
       value that maps to binary.
