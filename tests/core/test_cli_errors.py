@@ -256,3 +256,23 @@ def test_a_run_without_events_says_so_plainly():
         render_summary(console, SimpleNamespace(counts={}, events=0, replayed=0, previous_seq=previous,
                                                 last_seq=previous), "out")
         assert console.export_text().strip() == said
+
+
+def test_history_record_takes_the_dialect_the_change_log_names(tmp_path):
+    events = [{"seq": 1, "position": "p1", "ts": 0, "op": "source", "database": None, "table": None,
+               "source": {"dialect": "postgres", "epoch": "e1", "parser_options": {"search_path": ["app"]}}},
+              {"seq": 2, "position": "p2", "ts": 0, "op": "ddl", "database": "shop", "table": None,
+               "ddl": "CREATE TABLE Items (id int)"}]
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    store = tmp_path / "h.sqlite"
+    r = ddlcore("history", "record", "--store", store, log)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(ddlcore("history", "info", "--store", store).stdout)
+    assert info["dialect"] == "postgres"
+    assert ddlcore("history", "versions", "--store", store, "items").returncode == 0  # folded, on app
+    sql = tmp_path / "t.sql"
+    sql.write_text(DDL)
+    one_error_line(ddlcore("history", "record", "--store", tmp_path / "new.sqlite", sql), 2,
+                   "--dialect is required: 2 dialects are installed")
+    assert not (tmp_path / "new.sqlite").exists()

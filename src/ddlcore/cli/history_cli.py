@@ -108,7 +108,8 @@ def history() -> None:
 
 
 @history.command("record")
-@dialect_option("dialect name (required for a new store; an existing store remembers it)")
+@dialect_option("dialect name (default: the one an existing store records, else the one the first change "
+                "log's source event names, else the only installed one)")
 @click.option("--store", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="the history's SQLite file (created if missing)")
 @click.option("--database", default=None, help="current database before the first statement (SQL files)")
@@ -137,12 +138,11 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
 
     err = Console(stderr=True, soft_wrap=True)
     existed = store.exists()
-    if not existed and not dialect_name:
-        raise click.UsageError(f"{store} does not exist yet: --dialect is required to create it")
-    dialect = resolve_dialect(dialect_name or _stored_dialect(store))
-    opts = dialect_options(dialect, options)
     inputs = _read_inputs(files, encoding)  # every file checked before the store is touched
-    h = _open(store, must_exist=False, dialect=dialect_name, options=opts or None,
+    dialect = resolve_dialect(dialect_name or _stored_dialect(store) or _source_dialect(inputs))
+    opts = dialect_options(dialect, options)
+    h = _open(store, must_exist=False, dialect=dialect_name or (None if existed else dialect.name),
+              options=opts or None,
               filters=list(filters) if filters else None, lenient=lenient)
     counts = {"applied": 0, "skipped": 0, "failed": 0, "known": 0, "versions": 0, "ignored": 0, "source": 0}
 
@@ -203,6 +203,20 @@ def _read_inputs(files: tuple[Path, ...], encoding: str) -> list[tuple[Path, str
         for f in changelog_files(path):
             out.append((f, check_change_log_file(f, allow_array=True), ""))
     return out
+
+
+def _source_dialect(inputs: list[tuple[Path, str, str]]) -> str | None:
+    """The dialect the first change log among ``inputs`` names in its first event, when that is
+    a ``source`` event (docs/changelog.md "The source event")."""
+    for path, kind, _ in inputs:
+        if kind == "sql":
+            return None
+        for event in read_change_log(path):
+            source = event.get("source") if event.get("op") == "source" else None
+            if isinstance(source, str):
+                source = json.loads(source)
+            return source.get("dialect") if isinstance(source, dict) else None
+    return None
 
 
 def _stored_dialect(store: Path) -> str | None:
