@@ -18,10 +18,12 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json,
-                         one_line, render_tables, resolve_dialect, verbose_option)
 from ..errors import DdlParseError
 from ..plugins import available_dialects
+from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json, one_line,
+                     render_tables, resolve_dialect, verbose_option)
+from .history_cli import history
+from .run_cli import run_cmd
 
 __all__ = ["main", "model_json", "render_tables"]
 
@@ -125,8 +127,8 @@ def _report(failed: list[str], warnings: list[str], verbose: bool) -> None:
         click.echo("; ".join(parts), err=True)
 
 
-from .history_cli import history; main.add_command(history)  # noqa: E402,E702
-from .run_cli import run_cmd; main.add_command(run_cmd)  # noqa: E402,E702
+main.add_command(history)
+main.add_command(run_cmd)
 
 
 class _CaptureGroup(click.Group):
