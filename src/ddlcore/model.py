@@ -422,6 +422,7 @@ class TableEditor:
     def __init__(self, table: Table, column_key: Callable[[str], str] = casefold_key):
         self.key = column_key
         self.id = table.id
+        self.dialect = table.dialect
         self.columns: list[Column] = list(table.columns)
         self.primary_key: list[str] = list(table.primary_key)
         self.default_character_set_name = table.default_character_set_name
@@ -639,6 +640,7 @@ class TableEditor:
             foreign_keys=tuple(self.foreign_keys),
             checks=tuple(self.checks),
             replica_identity=self.replica_identity,
+            dialect=self.dialect,
         )
 
 
