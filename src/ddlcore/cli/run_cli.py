@@ -132,8 +132,12 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
         log_file = logs.configure(out, verbose=verbose, conf=conf)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
-        spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
+    try:
+        with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
+            spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
+    except Exception as exc:  # noqa: BLE001 - no JVM (Java missing, a bad --conf): one line, the log named
+        raise click.ClickException(f"Spark did not start: {type(exc).__name__}: "
+                                   f"{one_line(str(exc)).split('; ')[0]}{_see(log_file)}") from exc
     with console.status("starting Spark") as status:
         try:
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
