@@ -120,7 +120,7 @@ def test_statements_skipped_after_a_failed_create_are_warnings_with_lines(tmp_pa
                  "CREATE INDEX i ON film (x);\n")
     r = ddlcore("parse", "--dialect", "postgres", "--lenient", f)
     assert r.returncode == 0
-    assert f"skipped unparsable statement {f}:line 1" in r.stderr
+    assert f"skipped unparsable statement {f}:1:" in r.stderr
     assert f"warning {f}:2: table public.film is not known" in r.stderr
     assert f"warning {f}:3: " in r.stderr
     assert r.stderr.splitlines()[-1] == "1 statement(s) could not be parsed (--lenient); 2 warning(s)"
@@ -185,6 +185,15 @@ def test_history_errors_are_one_line(tmp_path, ddl):
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"\x00" * 200)
     one_error_line(ddlcore("history", "info", "--store", junk), 1, str(junk))
+
+
+def test_a_parse_error_is_one_line_file_line_column(tmp_path):
+    f = tmp_path / "e.sql"
+    f.write_text("CREATE TABLE a (id int);\nCREATE TABLE b (id int,, x int);\n")
+    one_error_line(ddlcore("parse", "--dialect", "mysql", f), 1, f"{f}:2:23: ", "in statement: CREATE TABLE b")
+    store = tmp_path / "h.sqlite"
+    one_error_line(ddlcore("history", "record", "--dialect", "mysql", "--store", store, f), 1, f"{f}:2:23: ",
+                   "nothing recorded for this statement")
 
 
 def test_debug_shows_the_traceback(tmp_path):

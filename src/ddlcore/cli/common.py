@@ -28,7 +28,7 @@ from ..model import Table, Tables
 
 __all__ = ["DdlcoreGroup", "COLUMN_FIELDS", "table_json", "model_json", "render_tables", "one_line",
            "assignments", "dialect_options", "resolve_dialect", "verbose_option", "dialect_option",
-           "dialect_options_option", "debug_enabled", "capture_options"]
+           "dialect_options_option", "debug_enabled", "capture_options", "parse_error_line"]
 
 #: the column fields of ``ddlcore parse --format json`` (the public shape), in order
 COLUMN_FIELDS = ("name", "ordinal_position", "data_type", "column_type", "nullable",
@@ -47,6 +47,16 @@ _TABLE_KEYS = ("database", "schema", "name", "columns", "primary_key", "default_
 def one_line(text: str) -> str:
     """``text`` on one line: its non-blank lines joined with ``"; "``."""
     return "; ".join(s.strip() for s in str(text).splitlines() if s.strip())
+
+
+def parse_error_line(path: Any, exc: Any) -> str:
+    """A ``DdlParseError`` in ``path`` as one line: ``FILE:LINE:COLUMN: reason (at ...); expected
+    ...; in statement: ...`` (the form of a compiler's messages, which editors jump to; the
+    column is 0-based, as ``DdlParseError.column``)."""
+    text = one_line(str(exc))
+    if getattr(exc, "line", None) is None:
+        return f"{path}: {text}"
+    return f"{path}:{exc.line}:{exc.column}: " + text.removeprefix(f"line {exc.line}, column {exc.column}: ")
 
 
 def debug_enabled() -> bool:

@@ -22,7 +22,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from .common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
-                         render_tables, resolve_dialect)
+                     parse_error_line, render_tables, resolve_dialect)
 
 __all__ = ["history", "read_change_log", "is_change_log"]
 
@@ -175,7 +175,7 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
                         tally(h.record({"seq": n, "position": f"{path}:{n}", "database": first_db,
                                         "ddl": stmt.text}, statement=stmt))
             except DdlParseError as exc:
-                raise click.ClickException(f"{path}:{one_line(str(exc))} (nothing recorded for this statement; "
+                raise click.ClickException(f"{parse_error_line(path, exc)} (nothing recorded for this statement; "
                                            f"{_summary(counts)})") from None
             except (HistoryError, StoreConflict) as exc:
                 raise click.ClickException(f"{path}: {one_line(str(exc))}") from None

@@ -20,8 +20,8 @@ from rich.table import Table as RichTable
 
 from ..errors import DdlParseError
 from ..plugins import available_dialects
-from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json, one_line,
-                     render_tables, resolve_dialect, verbose_option)
+from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json,
+                     parse_error_line, render_tables, resolve_dialect, verbose_option)
 from .history_cli import history
 from .run_cli import run_cmd
 
@@ -98,10 +98,10 @@ def parse_cmd(dialect_name: str | None, lenient: bool, fmt: str, database: str |
         try:
             result = parser.parse(text, tables, lenient=lenient)
         except DdlParseError as exc:
-            raise click.ClickException(f"{path}:{one_line(str(exc))}") from None
+            raise click.ClickException(parse_error_line(path, exc)) from None
         for s in result.statements:
             if s.error is not None:
-                failed.append(f"{path}:{one_line(str(s.error))}")
+                failed.append(parse_error_line(path, s.error))
             warnings += [f"{path}:{s.statement.line}: {w}" for w in s.warnings]
     if fmt == "json":
         click.echo(json.dumps(model_json(tables), indent=2, ensure_ascii=False))
