@@ -187,7 +187,7 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
     from ddlcore.spark import RowConverter
     from ddlcore.spark.pipeline import META_COLUMNS, META_METADATA
 
-    conv = RowConverter(table, sopts, dialect=dialect)
+    conv = RowConverter(table, dialect, options=sopts)
     positional = StructType([StructField(f"_{i}", f.dataType) for i, f in enumerate(conv.struct_type.fields, 1)])
     names = conv.names
     out_type = StructType([StructField("v", positional), StructField("bad", BooleanType()),

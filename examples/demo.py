@@ -22,8 +22,8 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ddlcore.history import SchemaHistory
-from ddlcore.history_cli import render_diff
-from ddlcore.run_cli import render_summary
+from ddlcore.cli.history_cli import render_diff
+from ddlcore.cli.run_cli import render_summary
 from ddlcore.spark.pipeline import run_pipeline, spark_session
 
 HERE = Path(__file__).resolve().parent

@@ -808,25 +808,20 @@ def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Calla
     """The end of every ``ddlcore capture ...`` command: ``cap.run()`` with SIGINT / SIGTERM
     calling ``cap.stop()`` (``install_signal_handlers``; ``cap.stopping`` says a stop was
     asked); an error — ``CaptureError`` as its message, any other (a connection lost after the
-    retries, a server error: the checkpoint is safe) with its type — printed on ``console``
-    (rich, stderr) and exit status 1; else ``summary(stats)`` on ``console`` and, ``as_json``,
+    retries, a server error: the checkpoint is safe) with its type — raised as one line
+    (``click.ClickException``: exit status 1); else ``summary(stats)`` on ``console`` and, ``as_json``,
     ``stats.to_json()`` on stdout."""
-    import sys
-
     import click
-    from rich.markup import escape
+
+    from .cli.common import one_line
 
     restore = install_signal_handlers(cap.stop, lambda: cap.stopping)
     try:
         stats = cap.run()
-    except CaptureError as exc:
-        console.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        sys.exit(1)
+    except CaptureError as exc:  # one line (ddlcore.cli.common): the root command prints it, exit status 1
+        raise click.ClickException(one_line(str(exc))) from exc
     except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
-        # one line: a driver's message may span several (psycopg2's "Is the server running ...")
-        console.print(f"[bold red]error[/] {type(exc).__name__}: {escape(' '.join(str(exc).split()))}",
-                      highlight=False, soft_wrap=True)
-        sys.exit(1)
+        raise click.ClickException(f"{type(exc).__name__}: {one_line(str(exc))}") from exc
     finally:
         restore()
     console.print(summary(stats), highlight=False)

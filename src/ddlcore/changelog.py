@@ -61,7 +61,8 @@ from .errors import DdlCoreError
 __all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "encode_value",
            "decode_value", "encode_row", "decode_row", "read_changelog", "iter_changelog",
            "ChangeLogWriter", "write_parquet", "EVENT_FIELDS", "BASE_FIELDS", "OPTIONAL_FIELDS",
-           "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files"]
+           "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files",
+           "CHANGELOG_SUFFIXES", "NAMED_CHANGELOG_SUFFIXES"]
 
 #: every op; ``ROW_OPS`` carry row images
 OPS = frozenset({"ddl", "c", "u", "d", "r", "t", "source", "stmt"})
@@ -82,7 +83,10 @@ class ChangeLogError(DdlCoreError):
         self.reason = reason
         self.source = source
         self.line = line
-        where = f"{source}:{line}: " if source is not None else (f"line {line}: " if line is not None else "")
+        where = "".join((f"{source}:" if source is not None else "",
+                         f"{line}:" if source is not None and line is not None else
+                         f"line {line}:" if line is not None else ""))
+        where = f"{where} " if where else ""
         super().__init__(f"{where}{reason}")
 
 
@@ -358,14 +362,24 @@ def _open_text(path: Path) -> io.TextIOBase:
 
 #: the names of change-log files in a directory (a capture's ``--out``): other files there
 #: (``checkpoint.json``, ``history.sqlite``, ``capture.log``) are not read
-CHANGELOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")
+#: The one rule for which files are a change log, shared by ``ddlcore run`` and ``ddlcore history
+#: record`` (docs/changelog.md "Files"): in a directory, the files named ``*.jsonl``, ``*.ndjson``
+#: (JSON Lines, each optionally ``.gz``) or ``*.parquet``, not hidden; a file named on the command
+#: line may also be ``*.json`` / ``*.json.gz`` (JSON Lines; ``history record`` also takes one JSON
+#: array).  ``*.json`` is not listed from a directory: a capture's directory holds
+#: ``checkpoint.json``.
+CHANGELOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".parquet")
+#: what a change-log file named on its own may end in (``CHANGELOG_SUFFIXES`` and ``.json[.gz]``)
+NAMED_CHANGELOG_SUFFIXES = CHANGELOG_SUFFIXES + (".json", ".json.gz")
 
 
-def is_changelog_file(path: str | os.PathLike) -> bool:
-    """``path`` is named as a change-log file (``*.jsonl``, ``*.jsonl.gz``, ``*.parquet``) and
-    is not hidden (``.``/``_`` prefix, as Spark and Hadoop skip them)."""
+def is_changelog_file(path: str | os.PathLike, *, named: bool = False) -> bool:
+    """``path`` is named as a change-log file (``CHANGELOG_SUFFIXES``, case-insensitive; with
+    ``named``, a file given on its own, ``NAMED_CHANGELOG_SUFFIXES``) and is not hidden
+    (``.``/``_`` prefix, as Spark and Hadoop skip them in a directory)."""
     name = Path(path).name
-    return not name.startswith((".", "_")) and name.endswith(CHANGELOG_SUFFIXES)
+    suffixes = NAMED_CHANGELOG_SUFFIXES if named else CHANGELOG_SUFFIXES
+    return (named or not name.startswith((".", "_"))) and name.lower().endswith(suffixes)
 
 
 def changelog_files(path: str | os.PathLike) -> list[Path]:
@@ -377,7 +391,7 @@ def changelog_files(path: str | os.PathLike) -> list[Path]:
         return [p]
     files = sorted(f for f in p.iterdir() if f.is_file() and is_changelog_file(f))
     if not files:
-        raise ChangeLogError(f"no change-log files (*.jsonl, *.jsonl.gz, *.parquet) in {p}",
+        raise ChangeLogError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in this directory",
                              source=str(p))
     return files
 

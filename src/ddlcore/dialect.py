@@ -14,13 +14,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 from .model import TableId, Tables, casefold_key
+from .options import Option, check_options, flag
 from .splitter import SplitRules
 
 if TYPE_CHECKING:  # pragma: no cover
     from .parsing import DdlParser
     from .visitor import DdlVisitor
 
-__all__ = ["Dialect", "StatementFilter", "FilterRule"]
+__all__ = ["Dialect", "StatementFilter", "FilterRule", "LENIENT", "check_dialect_options"]
+
+#: the parser option every dialect has (``DdlParser``)
+LENIENT = Option("lenient", False, flag, "record unparsable statements as failed and go on")
 
 #: the start of a table statement (``Dialect.statement_targets``); group 1 is the verb
 _TABLE_STATEMENT = re.compile(
@@ -30,6 +34,16 @@ _TABLE_STATEMENT = re.compile(
     r"\s+TABLE\b"
     r"(?:\s+IF\s+(?:NOT\s+)?EXISTS\b)?(?:\s+ONLY\b)?",
     re.IGNORECASE | re.DOTALL)
+
+
+def check_dialect_options(dialect: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` parser options checked by ``dialect``: ``Dialect.check_options`` for a
+    ``Dialect``; for another object shaped like one (a ``default_options`` mapping only), the
+    names are checked and the values kept.  Raises ``UnknownOptionError`` / ``OptionError``."""
+    if hasattr(dialect, "check_options"):
+        return dialect.check_options(given)
+    return check_options({}, given, owner=f"{getattr(dialect, 'name', '?')} parser",
+                         undeclared=[*getattr(dialect, "default_options", {}), "lenient"])
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,9 @@ class Dialect:
       the parser rule that parses one statement.
     * ``visitor_class``: dotted path ``"module:Class"`` of the default visitor.
     * ``split_rules``: ``SplitRules``; ``statement_filter``: ``StatementFilter``.
-    * ``default_options``: parser options and their defaults (``DdlParser`` rejects others).
+    * ``options``: the parser options as a table of ``ddlcore.options.Option`` rows (name,
+      default, what it accepts, doc); ``default_options`` is derived from it.  A dialect that
+      only sets ``default_options`` gets its names accepted unchecked.
     * ``column_key``: how two column names compare.
     """
 
@@ -90,6 +106,7 @@ class Dialect:
     visitor_class: ClassVar[str] = ""
     split_rules: ClassVar[SplitRules] = SplitRules()
     statement_filter: ClassVar[StatementFilter] = StatementFilter(())
+    options: ClassVar[tuple[Option, ...]] = ()
     default_options: ClassVar[Mapping[str, Any]] = {}
     column_key: ClassVar[Callable[[str], str]] = staticmethod(casefold_key)
     #: characters that quote identifiers (MySQL backquote, SQL double quote)
@@ -102,6 +119,28 @@ class Dialect:
     uses_schemas: ClassVar[bool] = False
 
     _generated: tuple[type, type, type] | None = None
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "options" in cls.__dict__:
+            cls.default_options = {o.name: o.default for o in cls.options}
+
+    # -- options -----------------------------------------------------------------------------
+
+    def check_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """``given`` parser options with each value checked and normalised by its declared
+        ``Option`` (``lenient`` included); then ``check_option_set`` on the whole set.
+        Raises ``ddlcore.options.UnknownOptionError`` (a ``TypeError``) for a name the dialect
+        does not have and ``ddlcore.options.OptionError`` (a ``ValueError``, one line naming
+        the option and what it accepts) for a bad value."""
+        declared = {LENIENT.name: LENIENT, **{o.name: o for o in self.options}}
+        out = check_options(declared, given, owner=f"{self.name} parser", undeclared=self.default_options)
+        self.check_option_set({**self.default_options, **out})
+        return out
+
+    def check_option_set(self, options: Mapping[str, Any]) -> None:
+        """Checks between options (all set, defaults included); raises
+        ``ddlcore.options.OptionError``.  Nothing by default."""
 
     # -- generated code ----------------------------------------------------------------------
 

@@ -320,6 +320,11 @@ class Table:
     #: ``full`` / ``nothing`` / ``index`` (ALTER TABLE ... REPLICA IDENTITY): which columns
     #: an update's or delete's before image carries.  Written to JSON only when set.
     replica_identity: str | None = None
+    #: the name of the dialect whose parser made this table (``None``: made otherwise, e.g.
+    #: read from JSON).  Not part of the table's value: not compared, not in ``to_json`` or the
+    #: fingerprint; ``ddlcore.spark.struct_type(table)`` and ``RowConverter(table)`` use it
+    #: when no dialect is named.
+    dialect: str | None = field(default=None, compare=False, repr=False)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -417,6 +422,7 @@ class TableEditor:
     def __init__(self, table: Table, column_key: Callable[[str], str] = casefold_key):
         self.key = column_key
         self.id = table.id
+        self.dialect = table.dialect
         self.columns: list[Column] = list(table.columns)
         self.primary_key: list[str] = list(table.primary_key)
         self.default_character_set_name = table.default_character_set_name
@@ -634,6 +640,7 @@ class TableEditor:
             foreign_keys=tuple(self.foreign_keys),
             checks=tuple(self.checks),
             replica_identity=self.replica_identity,
+            dialect=self.dialect,
         )
 
 

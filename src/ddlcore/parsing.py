@@ -162,18 +162,15 @@ class DdlParser:
     """Parses DDL of one dialect and applies it to a ``Tables``.
 
     Made by ``Dialect.parser(visitor_class=None, **options)``.  Options are the dialect's
-    ``default_options`` (unknown names raise ``TypeError``) plus ``lenient`` (bool, default
+    ``options`` (``Dialect.check_options``: unknown names raise ``TypeError``, bad values
+    ``ddlcore.options.OptionError``) plus ``lenient`` (bool, default
     ``False``): record unparsable statements as ``"failed"`` results and go on instead of
     raising."""
 
     def __init__(self, dialect: "Dialect", visitor_class: "type[DdlVisitor]", options: Mapping[str, Any]):
         opts = dict(dialect.default_options)
         opts.setdefault("lenient", False)
-        unknown = set(options) - set(opts)
-        if unknown:
-            raise TypeError(f"unknown {dialect.name} parser option(s): {', '.join(sorted(unknown))}; "
-                            f"known: {', '.join(sorted(opts))}")
-        opts.update(options)
+        opts.update(dialect.check_options(options))
         self.dialect = dialect
         self.options = opts
         self.lenient = bool(opts["lenient"])

@@ -13,6 +13,7 @@ and users customise a dialect by subclassing that class and overriding one narro
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from .errors import DdlParseError
@@ -164,6 +165,8 @@ class DdlVisitor:
     # -- table operations ----------------------------------------------------------------------
 
     def _stage(self, table_id: TableId, table: Table | None) -> None:
+        if table is not None and self.dialect is not None and table.dialect != self.dialect.name:
+            table = dataclasses.replace(table, dialect=self.dialect.name)  # it knows its dialect
         self._staged[self.tables.table_key(table_id)] = table
 
     def create_table(self, table: Table, *, if_not_exists: bool = False, or_replace: bool = False) -> None:

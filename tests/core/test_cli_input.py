@@ -15,7 +15,8 @@ DDL = "CREATE TABLE t (id int);\n"
 
 @pytest.mark.parametrize("name, data, message", [
     ("bin.sql", b"CREATE TABLE t (id int);\x00\x01\x02", "byte 24: a NUL byte"),
-    ("z.sql.gz", gzip.compress(DDL.encode()), "byte 0: gzip data"),
+    ("z.sql.gz", gzip.compress(DDL.encode())[:-12], "truncated gzip data"),
+    ("zbin.sql.gz", gzip.compress(b"CREATE TABLE t (id int);\x00"), "byte 24: a NUL byte"),
     ("u16.sql", DDL.encode("utf-16"), "byte 0: UTF-16 text"),
     ("latin.sql", "CREATE TABLE t (nom varchar(5) COMMENT 'é');".encode("latin-1"), "byte 40: not valid utf-8"),
 ])
@@ -25,6 +26,14 @@ def test_parse_refuses_what_is_not_text_naming_file_and_offset(tmp_path, name, d
     r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", str(path)])
     assert r.exit_code == 1
     assert f"error: {path}: {message}" in r.output and '"tables"' not in r.output
+
+
+def test_parse_reads_gzip_files_decompressed(tmp_path):
+    path = tmp_path / "dump.sql.gz"
+    path.write_bytes(gzip.compress(DDL.encode()))
+    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", str(path)])
+    assert r.exit_code == 0, r.output
+    assert '"name": "t"' in r.output
 
 
 def test_parse_reads_the_declared_encoding(tmp_path):

@@ -119,8 +119,8 @@ def test_a_first_run_moves_whole_directories_of_files_named_after_the_run(spark,
     assert not (out / "_state" / "staging").exists()
     # the schema files' struct_type is the one RowConverter builds
     for name, schema in got["schemas"].items():
-        conv = RowConverter(Table.from_json(schema["model"]), json.loads(
-            (out / "_state" / "log.json").read_text())["spark_options"], dialect="mysql")
+        conv = RowConverter(Table.from_json(schema["model"]), "mysql", options=json.loads(
+            (out / "_state" / "log.json").read_text())["spark_options"])
         assert schema["struct_type"] == conv.struct_type.jsonValue(), name
 
 

@@ -193,7 +193,7 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
 
 
 def test_cli_default_concurrency_is_the_pipelines():
-    from ddlcore.run_cli import DEFAULT_CONCURRENT_JOBS as cli_default
+    from ddlcore.cli.run_cli import DEFAULT_CONCURRENT_JOBS as cli_default
     from ddlcore.spark.pipeline import DEFAULT_CONCURRENT_JOBS
 
     assert cli_default == DEFAULT_CONCURRENT_JOBS

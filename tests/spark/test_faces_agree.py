@@ -35,7 +35,7 @@ def test_python_and_spark_faces_agree_on_generated_raw_values(spark, mysql, data
     opts = data.draw(options(), label="options")
     cols = data.draw(st.lists(columns(), min_size=1, max_size=6), label="columns")
     t = table(*cols)
-    conv = RowConverter(t, opts, dialect=mysql)
+    conv = RowConverter(t, mysql, options=opts)
     row = st.tuples(*[raw_values(c, r) for c, r in zip(t.columns, conv.rules)])
     rows = data.draw(st.lists(row, min_size=1, max_size=10), label="rows")
     problems = compare_faces(spark, conv, rows)
@@ -110,7 +110,7 @@ def test_faces_agree_on_the_edges_of_every_type(spark, mysql, opts):
     from .support import column
 
     t = table(*[column(f"c{i}", spec, i, flavor=f) for i, (spec, f) in enumerate(zip([s for s, _ in EDGES], flavors), 1)])
-    conv = RowConverter(t, opts, dialect=mysql)
+    conv = RowConverter(t, mysql, options=opts)
     depth = max(len(v) for _, v in EDGES)
     rows = [[values[r] if r < len(values) else None for _, values in EDGES] for r in range(depth)]
     rows.append([None] * len(EDGES))

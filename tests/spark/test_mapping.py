@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ddlcore.errors import DdlCoreError
+from ddlcore.model import Table
 from ddlcore.raw import RawDate
 from ddlcore.spark import (RowConverter, SparkOptions, field_metadata, mapping, mapping_table,
                            struct_type)
@@ -218,7 +219,7 @@ def test_invalid_date_handling():
 def test_options_are_checked():
     with pytest.raises(TypeError, match="unknown Spark option"):
         SparkOptions.of(decimal_mode="string")
-    with pytest.raises(ValueError, match="decimal_handling must be one of"):
+    with pytest.raises(ValueError, match="decimal_handling=.exact.: expected one of"):
         SparkOptions(decimal_handling="exact")
     with pytest.raises(TypeError):
         struct_type(table(D("INT")), "mysql", nonsense=1)
@@ -270,8 +271,9 @@ def test_the_dialect_is_found_through_its_plugin(mysql):
 
 
 def test_no_dialect_named_is_an_error_when_several_have_spark_rules(mysql):
-    """A Table does not know its dialect: with mysql and postgres installed, the caller must say
-    which rules apply (one dialect with rules installed would be taken without asking)."""
+    """A Table built by hand does not know its dialect: with mysql and postgres installed, the
+    caller must say which rules apply (one dialect with rules installed would be taken without
+    asking)."""
     import pytest
 
     from ddlcore.plugins import available_dialects
@@ -316,3 +318,28 @@ def test_field_metadata_function(mysql):
     col = column("x", D("BIT", 3))
     rule = mysql.spark_rules().rule(col, SparkOptions())
     assert field_metadata(col, rule, "mysql")["raw_rule"] == "bit(3)"
+
+
+def test_struct_type_and_row_converter_take_one_signature_and_a_parsed_table_knows_its_dialect():
+    """Issue 32 item 16: two dialects are installed; a table from a parser needs no dialect."""
+    import ddlcore
+
+    my = ddlcore.get_dialect("mysql").parser()
+    tables = my.new_tables()
+    my.parse("CREATE TABLE t (id bigint unsigned, flag tinyint(1))", tables)
+    t = tables.get("t")
+    assert t.dialect == "mysql"
+    assert struct_type(t) == struct_type(t, "mysql") == RowConverter(t).struct_type
+    assert RowConverter(t, "mysql", options={"tinyint1_as_boolean": True}).struct_type == \
+        struct_type(t, "mysql", options={"tinyint1_as_boolean": True}) == \
+        struct_type(t, tinyint1_as_boolean=True)
+    assert RowConverter(t, {"tinyint1_as_boolean": True}).struct_type == RowConverter(
+        t, tinyint1_as_boolean=True).struct_type  # the older RowConverter(table, options) form
+    pg = ddlcore.get_dialect("postgres").parser()
+    pgt = pg.new_tables()
+    pg.parse("CREATE TABLE t (id bigint, tags text[])", pgt)
+    p = next(iter(pgt))
+    assert p.dialect == "postgres" and struct_type(p)["tags"].dataType.typeName() == "array"
+    assert Table.from_json(t.to_json()) == t and "dialect" not in t.to_json()  # not part of its value
+    with pytest.raises(TypeError, match="does not know its dialect"):
+        struct_type(Table.from_json(t.to_json()))

@@ -66,7 +66,7 @@ EDGES: dict[str, list] = {
 @pytest.fixture(scope="module")
 def pg_conv():
     t = pg_table(f"CREATE TABLE t ({COLUMNS})")
-    return RowConverter(t, SparkOptions(dialect="postgres"), dialect="postgres")
+    return RowConverter(t, "postgres", options=SparkOptions(dialect="postgres"))
 
 
 def test_pg_types_map_to_the_documented_spark_types(pg_conv):
@@ -156,7 +156,7 @@ def test_server_text_of_every_type_converts_to_what_psycopg_reads(spark, postgre
         texts = [tuple(None if res.get_value(r, c) is None else res.get_value(r, c).decode()
                        for c in range(res.nfields)) for r in range(res.ntuples)]
         objects = conn.execute("SELECT * FROM t ORDER BY i2").fetchall()
-    conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres"), dialect="postgres")
+    conv = RowConverter(pg_table(ddl), "postgres", options=SparkOptions(dialect="postgres"))
     for text_row, obj_row in zip(texts, objects):
         values, errors = conv.try_convert(list(text_row))
         assert not errors, errors

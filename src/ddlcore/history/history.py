@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from ..errors import DdlCoreError, DdlParseError
 from ..model import Table, TableChange, TableId, Tables, lower_table_key
 from ..splitter import Statement
+from ..dialect import check_dialect_options
 from .codec import Encoder, decode, dumps as _dumps, id_text
 from .diff import TableDiff, diff_tables
 from .filters import TableFilter
@@ -342,9 +343,7 @@ class SchemaHistory:
                 dialect = get_dialect(dialect)
             self._dialect = dialect
             name = dialect.name
-            unknown = set(given_opts) - set(dialect.default_options)
-            if unknown:
-                raise TypeError(f"unknown {name} parser option(s): {', '.join(sorted(unknown))}")
+            given_opts = check_dialect_options(dialect, given_opts)  # TypeError / OptionError
             opts = {**dict(dialect.default_options), **given_opts}
         if isinstance(filters, TableFilter):
             filters = list(filters.patterns)
@@ -358,7 +357,7 @@ class SchemaHistory:
                 raise HistoryError(f"this history was recorded with dialect {stored!r}, not {name!r}")
             stored_opts = json.loads(meta.get("options", "{}"))
             check = given_opts if parser is None else (opts or {})
-            diff = {k: v for k, v in check.items() if stored_opts.get(k, _MISSING) != v}
+            diff = {k: v for k, v in check.items() if stored_opts.get(k, _MISSING) != json.loads(_dumps(v))}
             if diff:
                 raise HistoryError(f"this history was recorded with parser options {stored_opts}; "
                                    f"cannot record with {diff}")
@@ -681,14 +680,15 @@ class SchemaHistory:
         given = dict(src.parser_options)
         if src.flavor is not None and "flavor" in dialect.default_options:
             given.setdefault("flavor", src.flavor)
-        unknown = set(given) - set(dialect.default_options)
-        if unknown:
-            raise HistoryError(f"seq {ev.seq}: unknown {dialect.name} parser option(s) in the source "
-                               f"event: {', '.join(sorted(unknown))}")
+        try:
+            given = check_dialect_options(dialect, given)
+        except (TypeError, ValueError) as exc:
+            raise HistoryError(f"seq {ev.seq}: the source event's parser options: {exc}") from None
         new_opts = {**dict(dialect.default_options), **given}
         new_opts.pop("lenient", None)
         tables = self.current_tables()
-        changed = {k: v for k, v in new_opts.items() if self.options.get(k, _MISSING) != v}
+        changed = {k: v for k, v in new_opts.items()
+                   if json.loads(_dumps(self.options.get(k))) != json.loads(_dumps(v)) or k not in self.options}
         if changed:
             fold = self._folds(dialect.new_tables(**new_opts).table_key)
             if fold != self._fold:

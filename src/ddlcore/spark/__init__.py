@@ -10,7 +10,7 @@ Usage::
 
     from ddlcore.spark import struct_type, RowConverter
     schema = struct_type(table, dialect="mysql", decimal_handling="string")
-    conv = RowConverter(table, {"dialect": "mysql"})
+    conv = RowConverter(table, "mysql", decimal_handling="string")  # the same arguments
     conv.convert([-1, 2, b"caf\\xe9"])                      # Python: a tuple
     df.select(*conv.columns("after"))                       # Spark: typed columns + _errors
 

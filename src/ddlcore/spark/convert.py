@@ -23,7 +23,7 @@ from ..model import Table
 from ..raw import ABSENT, ABSENT_TEXT
 from .options import SparkOptions
 from .rules import ColumnRule, Fail
-from .schema import build_fields, column_rules, resolve_rules
+from .schema import build_fields, column_rules, resolve_for
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dialect import Dialect
@@ -46,19 +46,19 @@ ERRORS_TYPE = ArrayType(ERROR_TYPE)
 class RowConverter:
     """Converts raw rows of one table version; build it once per version, apply it to many rows.
 
-    ``RowConverter(table, options=None, *, dialect=None, **overrides)``: ``options`` a
-    ``SparkOptions`` or mapping, ``overrides`` single options, ``dialect`` a name or
-    ``Dialect`` (``None``: ``options.dialect``, else the only installed dialect with Spark
-    rules).  Raises as ``struct_type`` does.
+    ``RowConverter(table, dialect=None, *, options=None, **overrides)`` — the signature of
+    ``struct_type``: ``dialect`` a name or ``Dialect`` (``None``: ``options.dialect``, else the
+    dialect whose parser made ``table``, else the only installed dialect with Spark rules),
+    ``options`` a ``SparkOptions`` or mapping, ``overrides`` single options
+    (``schema.resolve_for``).  Raises as ``struct_type`` does.
 
     Attributes: ``table``, ``options``, ``dialect``, ``rules`` (one ``ColumnRule`` per
     column), ``struct_type`` (the ``StructType`` the values fit), ``names``."""
 
-    def __init__(self, table: Table, options: "SparkOptions | Mapping[str, Any] | None" = None, *,
-                 dialect: "str | Dialect | None" = None, **overrides: Any):
+    def __init__(self, table: Table, dialect: "str | Dialect | None" = None, *,
+                 options: "SparkOptions | Mapping[str, Any] | None" = None, **overrides: Any):
         self.table = table
-        self.options = SparkOptions.of(options, **overrides)
-        self.dialect, spark_rules = resolve_rules(dialect if dialect is not None else self.options.dialect)
+        self.options, self.dialect, spark_rules = resolve_for(table, dialect, options, overrides)
         self.rules: list[ColumnRule] = column_rules(table, self.options, spark_rules)
         self.struct_type = StructType(build_fields(table, self.rules, self.dialect.name))
         self.names = [c.name for c in table.columns]
@@ -328,7 +328,7 @@ def _entry(classify: Callable[[], SparkColumn], x: SparkColumn, name: str, posit
 
 
 def _rebuild(table: dict, options: SparkOptions, dialect: str) -> RowConverter:
-    return RowConverter(Table.from_json(table), options, dialect=dialect)
+    return RowConverter(Table.from_json(table), dialect, options=options)
 
 
 def _row_function(functions: list[Callable[[Any], Any]]) -> Callable[[Sequence[Any]], tuple]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
+from ..options import Option, choice, flag
+
 __all__ = ["SparkOptions", "SparkOption", "DECIMAL_HANDLING", "BINARY_HANDLING", "declared_options"]
 
 #: ``decimal.handling.mode``: ``precise`` → ``DecimalType(p,s)`` (string beyond 38 digits),
@@ -35,12 +37,11 @@ class SparkOption:
     doc: str = ""
 
     def check(self, value: Any) -> Any:
-        """``value`` if allowed (``"true"`` / ``"false"`` read as flags); else ``ValueError``."""
-        if self.choices == (False, True) and isinstance(value, str) and value.lower() in ("true", "false"):
-            value = value.lower() == "true"
-        if value not in self.choices or (isinstance(value, bool) != isinstance(self.default, bool)):
-            raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
-        return value
+        """``value`` normalised (``ddlcore.options``: a flag reads true/false, on/off, yes/no,
+        1/0; a choice is matched case-insensitively); else ``ddlcore.options.OptionError`` (a
+        ``ValueError``: one line naming the option and what it accepts)."""
+        kind = flag if self.choices == (False, True) else choice(*self.choices)
+        return Option(self.name, self.default, kind).check(value, "Spark")
 
 
 def declared_options() -> dict[str, SparkOption]:
@@ -59,8 +60,8 @@ class SparkOptions:
 
     Neutral options:
 
-    * ``dialect``: name of the dialect whose type rules apply (``None``: the only installed
-      dialect; a ``Table`` does not know its dialect).
+    * ``dialect``: name of the dialect whose type rules apply (``None``: the table's own,
+      ``Table.dialect``, else the only installed dialect with Spark rules).
     * ``decimal_handling``: ``"precise"`` (default) | ``"double"`` | ``"string"``.
     * ``binary_handling``: ``"bytes"`` (default) | ``"base64"`` | ``"hex"``; applies to every
       value that maps to binary.
@@ -78,9 +79,9 @@ class SparkOptions:
 
     def __init__(self, dialect: str | None = None, decimal_handling: str = "precise",
                  binary_handling: str = "bytes", **dialect_options: Any):
-        for name, value in (("decimal_handling", decimal_handling), ("binary_handling", binary_handling)):
-            if value not in _CORE[name][1]:
-                raise ValueError(f"{name} must be one of {', '.join(_CORE[name][1])}, not {value!r}")
+        decimal_handling = Option("decimal_handling", "precise", choice(*DECIMAL_HANDLING)).check(
+            decimal_handling, "Spark")
+        binary_handling = Option("binary_handling", "bytes", choice(*BINARY_HANDLING)).check(binary_handling, "Spark")
         declared = declared_options() if dialect_options else {}
         checked: dict[str, Any] = {}
         for name, value in sorted(dialect_options.items()):

@@ -1887,7 +1887,7 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     from . import RowConverter
     from .convert import ERRORS_TYPE
 
-    conv = RowConverter(table, sopts, dialect=dialect)
+    conv = RowConverter(table, dialect, options=sopts)
     col = _column_refs()
     conv_df = _converted(rows, conv, after=after, before=before, col=col)
     keep = _KEEP

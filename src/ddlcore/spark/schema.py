@@ -37,7 +37,7 @@ def _dialect(name: "str | Dialect | None") -> "Dialect":
         if len(candidates) == 1:
             return candidates[0]
         installed = ", ".join(d.name for d in candidates) or "none"
-        raise TypeError("a Table does not know its dialect: name it, e.g. "
+        raise TypeError("the table does not know its dialect (not made by a parser): name it, e.g. "
                         f"struct_type(table, dialect=...) (dialects with Spark rules: {installed})")
     return get_dialect(name)
 
@@ -51,6 +51,24 @@ def resolve_rules(dialect: "str | Dialect | None") -> tuple["Dialect", SparkRule
     if rules is None:
         raise DdlCoreError(f"dialect {d.name!r} provides no Spark type rules")
     return d, rules
+
+
+def resolve_for(table: Table, dialect: "str | Dialect | SparkOptions | Mapping[str, Any] | None",
+                options: "SparkOptions | Mapping[str, Any] | None",
+                overrides: Mapping[str, Any]) -> tuple[SparkOptions, "Dialect", SparkRules]:
+    """The arguments ``struct_type`` and ``RowConverter`` share — ``(table, dialect=None, *,
+    options=None, **overrides)`` — resolved: the options, and the dialect named by
+    ``dialect``, else ``options.dialect``, else the one whose parser made ``table``
+    (``Table.dialect``), else the only installed dialect with Spark rules.  A ``SparkOptions``
+    or mapping given in the ``dialect`` place (the older ``RowConverter(table, options)``
+    form) is read as ``options``."""
+    if isinstance(dialect, (SparkOptions, Mapping)):
+        if options is not None:
+            raise TypeError("options given twice: as the second argument and as options=")
+        dialect, options = None, dialect
+    opts = SparkOptions.of(options, **overrides)
+    d, rules = resolve_rules(dialect if dialect is not None else opts.dialect or table.dialect)
+    return opts, d, rules
 
 
 def column_rules(table: Table, options: SparkOptions, rules: SparkRules) -> list[ColumnRule]:
@@ -92,10 +110,11 @@ def struct_type(table: Table, dialect: "str | Dialect | None" = None, *,
     A field is nullable when the column is, and also when the mapping turns some non-null raw
     values into null (zero dates under ``invalid_date_handling="null"``, MySQL's zero
     ``TIMESTAMP``).  ``dialect``: its name (``"mysql"``) or ``Dialect``; ``None`` picks the
-    only installed dialect with Spark rules.  ``options`` / ``overrides``: ``SparkOptions``
-    fields (``decimal_handling="string"``, ...).  Raises ``TypeError`` for an unknown option
-    or an unnamed dialect when several are installed, ``ValueError`` for a bad option value
-    or a column type the dialect cannot map, ``DialectNotFound``."""
-    opts = SparkOptions.of(options, **overrides)
-    d, rules = resolve_rules(dialect if dialect is not None else opts.dialect)
+    dialect whose parser made ``table``, else the only installed dialect with Spark rules
+    (``resolve_for``).  ``options`` / ``overrides``: ``SparkOptions`` fields
+    (``decimal_handling="string"``, ...).  The same signature as ``RowConverter``.  Raises
+    ``TypeError`` for an unknown option or an unnamed dialect when several are installed and
+    the table does not know its own, ``ValueError`` for a bad option value or a column type
+    the dialect cannot map, ``DialectNotFound``."""
+    opts, d, rules = resolve_for(table, dialect, options, overrides)
     return StructType(build_fields(table, column_rules(table, opts, rules), d.name))

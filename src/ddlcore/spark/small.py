@@ -499,7 +499,7 @@ class _GroupJob:
         from . import RowConverter
 
         self.members, self.versions, self.open_file = members, versions, open_file
-        self.conv = RowConverter(versions[members[0]]["model"], sopts, dialect=dialect)
+        self.conv = RowConverter(versions[members[0]]["model"], dialect, options=sopts)
         self.memos = _memos(self.conv) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)

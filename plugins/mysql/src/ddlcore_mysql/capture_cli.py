@@ -16,6 +16,8 @@ import os
 
 import click
 
+from ddlcore.cli.common import capture_options
+
 __all__ = ["mysql_capture_command"]
 
 
@@ -28,29 +30,18 @@ __all__ = ["mysql_capture_command"]
               help="environment variable holding the password (never given on the command line)")
 @click.option("--server-id", required=True, type=click.IntRange(1, 2 ** 32 - 1),
               help="this replica's server id (unique among the source's replicas)")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
 @click.option("--snapshot", type=click.Choice(["initial", "schema_only", "never"]), default="initial",
               show_default=True, help="first run only: snapshot schema and rows / schema only / nothing")
 @click.option("--start", default=None, metavar="FILE:POS",
               help="first run with --snapshot never: stream from this binlog position "
                    "(default: the current end)")
-@click.option("--until-end", is_flag=True, help="stop at the current end of the binlog")
-@click.option("--include", multiple=True, metavar="PATTERN",
-              help="capture rows of these tables only (db.table, db.*, db.prefix%, %.table); repeatable")
-@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
-@click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
-              metavar="SECONDS", help="at most this long between checkpoints")
 @click.option("--on-statement-dml", type=click.Choice(["stop", "quarantine"]), default="stop", show_default=True,
               help="statement-format DML on a captured table (its rows are not in the binlog): stop the "
                    "capture, or record it as a quarantined stmt event and go on")
 @click.option("--resync", multiple=True, metavar="PATTERN",
               help="read these tables' definitions again (SHOW CREATE TABLE at the current position) and "
                    "record them as snapshot DDL events: the way back for a table whose schema was lost; repeatable")
-@click.option("--retry-for", default=300.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
-              help="keep reconnecting (exponential backoff) this long when the connection drops; 0: no retry")
-@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
-@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+@capture_options(patterns="db.table, db.*, db.prefix%, %.table", until_end="stop at the current end of the binlog")
 def mysql_capture_command(host: str, port: int, socket: str | None, user: str, password_env: str | None,
                           server_id: int, out: str, snapshot: str, start: str | None, until_end: bool,
                           include: tuple[str, ...], exclude: tuple[str, ...], checkpoint_interval: float,

@@ -11,8 +11,12 @@ from typing import Any, Mapping
 
 from ddlcore import Dialect, FilterRule, SplitRules, StatementFilter
 from ddlcore.model import TableId, casefold_key, lower_table_key
+from ddlcore.options import Option, OptionError, choice, flag, integer, text
 
-__all__ = ["MySqlDialect", "STATEMENT_FILTER", "SET_STATEMENT_PREFIX", "strip_set_statement"]
+from . import charsets
+
+__all__ = ["MySqlDialect", "OPTIONS", "STATEMENT_FILTER", "SET_STATEMENT_PREFIX", "strip_set_statement",
+           "parse_server_version"]
 
 _DEFINER = r"(?:(?!\b(?:TRIGGER|PROCEDURE|FUNCTION|EVENT|TABLE)\b)[^;])*?"
 _SESSION = r"(?:(?:SESSION|LOCAL)\s+|@@(?:SESSION\.|LOCAL\.)?)?"
@@ -62,26 +66,63 @@ def strip_set_statement(text: str) -> str:
     return text[m.end():] if m else text
 
 
+def parse_server_version(value: str) -> int | None:
+    """``"10.11.6"``, ``"8.0.36"`` or what ``SELECT VERSION()`` returns (``"10.11.6-MariaDB-0+deb12u1"``)
+    → ``MMmmpp`` (101106, 80036), the number ``/*!NNNNN */`` comments compare with (MySQL manual
+    11.7 "Comments"); ``None`` for other text."""
+    m = re.fullmatch(r"(\d{1,2})\.(\d{1,2})(?:\.(\d{1,2}))?(?:[-+~].*)?", value.strip())
+    if m is None:
+        return None
+    return int(m.group(1)) * 10000 + int(m.group(2)) * 100 + int(m.group(3) or 0)
+
+
+def _charset(name: str) -> str:
+    cs = charsets.normalize_charset(name)
+    if cs not in charsets.CHARSETS:
+        raise KeyError(name)
+    return cs
+
+
+def _collation(name: str) -> str:
+    coll = charsets.normalize_collation(name)
+    if coll != "binary" and not any(coll.startswith(cs + "_") for cs in charsets.CHARSETS):
+        raise KeyError(name)
+    return coll
+
+
+#: The parser options (``get_dialect("mysql").parser(**options)``, ``ddlcore parse -o NAME=VALUE``):
+#: the server settings that change how DDL is read or what ``information_schema`` shows.
+OPTIONS = (
+    Option("flavor", "mariadb", choice("mariadb", "mysql", "tidb"),
+           "the server: mariadb renders types as MariaDB 10.11's information_schema.COLUMNS, mysql as "
+           "MySQL 8.0's (json type, no integer display widths, utf8mb4_0900_ai_ci), tidb as TiDB v8 "
+           "(case-insensitive: MySQL reads as mysql)"),
+    Option("character_set_server", "utf8mb4",
+           text("a character set the server knows (utf8mb4, latin1, utf8, ...)", _charset),
+           "server default character set, inherited by databases created without one (aliases such as "
+           "utf8 are resolved)"),
+    Option("collation_server", None, text("a collation of a known character set (utf8mb4_general_ci, ...)",
+                                          _collation),
+           "server default collation (default: character_set_server's default collation); must belong to "
+           "character_set_server"),
+    Option("lower_case_table_names", 0, choice(0, 1, 2),
+           "0: table names case-sensitive (Linux); 1 or 2: compared in lower case (manual "
+           "\"Identifier Case Sensitivity\")"),
+    Option("ansi_quotes", False, flag, "sql_mode ANSI_QUOTES: \"x\" is an identifier, not a string"),
+    Option("no_backslash_escapes", False, flag, "sql_mode NO_BACKSLASH_ESCAPES: \\ is an ordinary character"),
+    Option("server_version", None,
+           integer(10000, 999999, parse=parse_server_version,
+                   accepts="a version as MMmmpp (101100, 80036) or M.m.p (10.11.6, 8.0.36-log)"),
+           "which /*!NNNNN ... */ comments run (default 101100 for mariadb, 80099 for mysql and tidb)"),
+)
+
+
 class MySqlDialect(Dialect):
     """MySQL 8.0 and MariaDB 10.11.
 
-    Options (``get_dialect("mysql").parser(**options)``):
-
-    * ``flavor``: ``"mariadb"`` (default) renders ``column_type`` / ``column_default`` as
-      MariaDB 10.11's ``information_schema.COLUMNS``; ``"mysql"`` as MySQL 8.0's (no integer
-      display widths, ``json`` type, ``utf8mb4_0900_ai_ci``); ``"tidb"`` as TiDB v8 does (MySQL
-      8.0's rendering, binary default collations such as ``utf8mb4_bin``, TiDB's executable
-      comments ``/*T! */``, ``AUTO_RANDOM``, ``CLUSTERED`` keys, placement policies and TTL;
-      docs/mysql.md "TiDB").
-    * ``character_set_server`` / ``collation_server``: server defaults (MariaDB 10.11's
-      Debian package: ``utf8mb4`` / ``utf8mb4_general_ci``); inherited by databases created
-      without a charset.
-    * ``lower_case_table_names``: 0 (default, case-sensitive as on Linux), 1 or 2.
-    * ``ansi_quotes``: ``sql_mode`` ANSI_QUOTES (``"x"`` is an identifier).
-    * ``no_backslash_escapes``: ``sql_mode`` NO_BACKSLASH_ESCAPES.
-    * ``server_version``: ``MMmmpp`` deciding which ``/*!NNNNN */`` comments run
-      (default 101100).
-    * ``lenient``: record unparsable statements and go on.
+    Options (``get_dialect("mysql").parser(**options)``): the table ``OPTIONS`` (name, default,
+    what it accepts, meaning; docs/mysql.md "Parser options"), checked and normalised by
+    ``Dialect.check_options``; ``lenient`` records unparsable statements and goes on.
     """
 
     name = "mysql"
@@ -94,15 +135,17 @@ class MySqlDialect(Dialect):
     split_rules = SplitRules()
     statement_filter = STATEMENT_FILTER
     column_key = staticmethod(casefold_key)  # column names are case-insensitive (manual 11.2.3)
-    default_options: Mapping[str, Any] = {
-        "flavor": "mariadb",
-        "character_set_server": "utf8mb4",
-        "collation_server": None,  # None: the charset's default (utf8mb4_general_ci)
-        "lower_case_table_names": 0,
-        "ansi_quotes": False,
-        "no_backslash_escapes": False,
-        "server_version": None,  # None: 101100 for mariadb, 80099 for mysql
-    }
+    options = OPTIONS
+
+    def check_option_set(self, options: Mapping[str, Any]) -> None:
+        """``collation_server`` must be a collation of ``character_set_server`` (the server sets
+        both together: MariaDB KB "Setting Character Sets and Collations")."""
+        coll = options.get("collation_server")
+        if coll is not None:
+            cs = charsets.normalize_charset(options.get("character_set_server") or "utf8mb4")
+            if charsets.collation_charset(coll) != cs:
+                raise OptionError("collation_server", coll, f"a collation of character_set_server {cs} "
+                                  f"({cs}_...)", "mysql parser")
 
     def statement_targets(self, text: str, tables: Any) -> list[TableId] | None:
         """As ``Dialect.statement_targets``, seeing through MariaDB's ``SET STATEMENT ... FOR``."""

@@ -10,9 +10,9 @@ complete message); 2 usage errors.
 
 from __future__ import annotations
 
-import sys
-
 import click
+
+from ddlcore.cli.common import capture_options
 
 __all__ = ["tidb_capture_command"]
 
@@ -27,18 +27,10 @@ __all__ = ["tidb_capture_command"]
               help="first run only: capture transactions committed after this TSO")
 @click.option("--offset", default=None, type=click.IntRange(0), metavar="N",
               help="first run only: start at this Kafka offset (default: the earliest)")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
-@click.option("--include", multiple=True, metavar="PATTERN",
-              help="capture rows of these tables only (db.table, db.*, db.prefix%, %.table); repeatable")
-@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
-@click.option("--until-end", is_flag=True, help="stop at the end of the file / the topic's current end")
 @click.option("--time-zone", default="UTC", show_default=True, metavar="ZONE",
               help="zone of TIMESTAMP values when a message names none (Drainer's host zone)")
-@click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
-              metavar="SECONDS", help="at most this long between checkpoints")
-@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
-@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+@capture_options(patterns="db.table, db.*, db.prefix%, %.table",
+                 until_end="stop at the end of the file / the topic's current end", retry=False)
 def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str | None, partition: int,
                          commit_ts: int | None, offset: int | None, out: str, include: tuple[str, ...],
                          exclude: tuple[str, ...], until_end: bool, time_zone: str,
@@ -67,8 +59,7 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
         cap = TidbCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
                                                                      highlight=False))
     except CaptureError as exc:  # the message module is missing: say how to install it
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(str(exc)) from exc
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}, commit_ts {cap.checkpoint.commit_ts if cap.checkpoint else '-'}; "
         f"{stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped"

@@ -1012,7 +1012,12 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
 
     def visitAlterDropColumn(self, ctx: P.AlterDropColumnContext):
         name = self.visitColumnName(ctx.columnName())
-        if ctx.ifExists() is not None and not self.editor.has_column(name):
+        if not self.editor.has_column(name):
+            # the server refuses it (ER_CANT_DROP_FIELD_OR_KEY), so a change log holding it means
+            # the model was behind: the column is gone either way, as for an unknown table
+            # (docs/mysql.md "Known limits")
+            if ctx.ifExists() is None:
+                self.warn(f"column {name} of table {self.editor.id} is not known; drop ignored")
             return None
         self.editor.drop_column(name)
 

@@ -12,9 +12,10 @@ checkpoint holds the last complete transaction); 2 usage errors.
 from __future__ import annotations
 
 import os
-import sys
 
 import click
+
+from ddlcore.cli.common import capture_options
 
 __all__ = ["postgres_capture_command"]
 
@@ -49,20 +50,11 @@ def _connection(dsn, host, port, user, password_env, dbname):
 @click.option("--slot", default=None, metavar="NAME", help="logical replication slot (created by the first run)")
 @click.option("--publication", default=None, metavar="NAME",
               help="publication naming the tables whose rows are streamed (must exist)")
-@click.option("--out", "out", default=None, type=click.Path(file_okay=False), metavar="DIR",
-              help="output directory: changelog.jsonl, checkpoint.json, history.sqlite")
 @click.option("--snapshot", type=click.Choice(["initial", "schema_only", "never"]), default="initial",
               show_default=True, help="first run only: schema and rows / schema only / nothing, in the slot's snapshot")
-@click.option("--until-end", is_flag=True, help="stop once every transaction committed before the run is written")
-@click.option("--include", multiple=True, metavar="PATTERN",
-              help="capture rows of these tables only (schema.table, schema.*, schema.prefix%); repeatable")
-@click.option("--exclude", multiple=True, metavar="PATTERN", help="do not capture rows of these tables; repeatable")
-@click.option("--checkpoint-interval", default=0.5, show_default=True, type=click.FloatRange(0),
-              metavar="SECONDS", help="at most this long between checkpoints (confirmed to the slot)")
-@click.option("--retry-for", default=300.0, show_default=True, type=click.FloatRange(0), metavar="SECONDS",
-              help="keep reconnecting (exponential backoff) this long when the connection drops; 0: no retry")
-@click.option("--no-progress", is_flag=True, help="no live progress on stderr")
-@click.option("--json", "as_json", is_flag=True, help="print the run's statistics as JSON on stdout")
+@capture_options(patterns="schema.table, schema.*, schema.prefix%",
+                 until_end="stop once every transaction committed before the run is written",
+                 checkpoint="at most this long between checkpoints (confirmed to the slot)", out_required=False)
 def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_install, do_uninstall, slot,
                              publication, out, snapshot, until_end, include, exclude, checkpoint_interval,
                              retry_for, no_progress, as_json) -> None:
@@ -105,7 +97,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
 
 
 def _install(settings, install: bool, err) -> None:
-    from rich.markup import escape
+    from ddlcore.cli.common import one_line
 
     from .event_trigger import EventTriggerError
     from .event_trigger import install as do_install
@@ -114,16 +106,13 @@ def _install(settings, install: bool, err) -> None:
     try:
         conn = settings.connect()
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]error[/] cannot connect: {escape(str(exc).strip())}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(f"cannot connect: {one_line(str(exc))}") from exc
     try:
         status = (do_install if install else do_uninstall)(conn)
     except EventTriggerError as exc:
-        err.print(f"[bold red]error[/] {escape(str(exc))}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(one_line(str(exc))) from exc
     except Exception as exc:  # noqa: BLE001
-        err.print(f"[bold red]error[/] {type(exc).__name__}: {escape(str(exc).strip())}", highlight=False)
-        sys.exit(1)
+        raise click.ClickException(f"{type(exc).__name__}: {one_line(str(exc))}") from exc
     finally:
         conn.close()
     if install:

@@ -6,12 +6,13 @@ Appendix C "SQL Key Words", and the psql manual page ("Meta-Commands").
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from ddlcore import Dialect, FilterRule, SplitRules, StatementFilter
 from ddlcore.model import exact_key
+from ddlcore.options import Option, names, text
 
-__all__ = ["PostgresDialect", "STATEMENT_FILTER", "SPLIT_RULES"]
+__all__ = ["PostgresDialect", "OPTIONS", "STATEMENT_FILTER", "SPLIT_RULES"]
 
 _TEMP = r"(?:(?:GLOBAL|LOCAL)\s+)?(?:TEMPORARY\s+|TEMP\s+|UNLOGGED\s+)?"
 
@@ -55,16 +56,21 @@ SPLIT_RULES = SplitRules(backslash_escapes=False, hash_comments=False, dash_comm
                          meta_commands=True, copy_data=True)
 
 
+#: The parser options (``get_dialect("postgres").parser(**options)``, ``ddlcore parse -o NAME=VALUE``).
+OPTIONS = (
+    Option("search_path", ("public",), names("a comma-separated list of schema names (public,app)"),
+           "the schemas unqualified names resolve through, in order; SET search_path in the DDL changes it"),
+    Option("database", None, text("a database name"),
+           "the database the statements run in: the database part of every table id"),
+)
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL 15.
 
-    Options (``get_dialect("postgres").parser(**options)``):
-
-    * ``search_path``: the schemas unqualified names resolve through (default ``public``;
-      a list or a comma-separated string); ``SET search_path`` in the DDL stream changes it.
-    * ``database``: the database the statements run in (the ``database`` part of every
-      ``TableId``; default ``None``).
-    * ``lenient``: record unparsable statements and go on.
+    Options (``get_dialect("postgres").parser(**options)``): the table ``OPTIONS`` (docs/postgres.md
+    "Parser options"), checked and normalised by ``Dialect.check_options``; ``lenient`` records
+    unparsable statements and goes on.
 
     Names (manual 4.1.1): unquoted names fold to lower case, quoted names are exact, so two
     columns may differ only in case (``column_key`` is exact).
@@ -83,10 +89,7 @@ class PostgresDialect(Dialect):
     identifier_quotes = '"'
     fold_unquoted = "lower"
     uses_schemas = True
-    default_options: Mapping[str, Any] = {
-        "search_path": ("public",),
-        "database": None,
-    }
+    options = OPTIONS
 
     def new_tables(self, **options: Any):
         """A registry whose ``search_path`` is the ``search_path`` option."""

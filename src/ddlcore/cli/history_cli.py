@@ -3,8 +3,7 @@
 Owns: the ``history`` command group — ``record``, ``show``, ``versions``, ``diff``,
 ``changes``, ``prune``, ``info`` — and reading DDL events from statement files and change logs.  Must
 not know: any dialect by name.  Registered on ``ddlcore.cli.main`` at the bottom of
-``cli.py``; this module imports ``ddlcore.cli`` only inside commands, so importing either
-module first works.
+``ddlcore.cli.main``; shared helpers come from ``ddlcore.cli.common``.
 
 Exit status: 0 success; 1 a statement failed (strict mode), an unknown table or version, a
 store that cannot be used; 2 usage errors.
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,15 +21,17 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from .common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
+                     parse_error_line, render_tables, resolve_dialect)
+
 __all__ = ["history", "read_change_log", "is_change_log"]
 
-_CHANGE_LOG_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".ndjson", ".ndjson.gz", ".parquet")
-
-
 def is_change_log(path: Path) -> bool:
-    """Whether ``path`` is read as a change log (JSON Lines, optionally gzip, a JSON array, or
-    Parquet) rather than as a file of SQL statements: decided by its suffix."""
-    return path.is_dir() or path.name.lower().endswith(_CHANGE_LOG_SUFFIXES)
+    """Whether ``path`` is read as a change log rather than as a file of SQL statements: a
+    directory, or a file named as one (``ddlcore.changelog.is_changelog_file``, ``named``)."""
+    from ..changelog import is_changelog_file
+
+    return path.is_dir() or is_changelog_file(path, named=True)
 
 
 def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
@@ -40,7 +40,7 @@ def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
     JSON array, each element validated the same way.  A malformed DDL event raises
     ``click.ClickException`` (file, line, reason); a malformed row event is yielded as
     ``{"op": None, "bad": reason}`` (the history does not need rows)."""
-    from .changelog import BadEvent, iter_changelog, validate
+    from ..changelog import BadEvent, iter_changelog, validate
 
     name = path.name.lower()
     if name.endswith((".json", ".json.gz")):
@@ -72,7 +72,7 @@ def read_change_log(path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _open(store: Path, *, must_exist: bool = True, **kw: Any):
-    from .history import HistoryError, SchemaHistory
+    from ..history import HistoryError, SchemaHistory
     import sqlite3
 
     if must_exist and not store.exists():
@@ -85,13 +85,18 @@ def _open(store: Path, *, must_exist: bool = True, **kw: Any):
         raise click.ClickException(f"{store}: {exc}") from None
 
 
-def _table_id(text: str):
-    from .model import TableId
+def _table_id(h, text: str, ids=None):
+    """The id ``text`` names in the history ``h`` (``ddlcore.history.lookup.resolve_table_id``:
+    the dialect's defaults, ``search_path``, case folding), among ``ids`` (default: every id
+    the history has versions of); ``click.ClickException`` naming the closest ids."""
+    from ..history.lookup import TableNotFound, resolve_table_id
 
+    sp = h.options.get("search_path") or ()
     try:
-        return TableId.parse(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
+        return resolve_table_id(text, h.all_table_ids() if ids is None else ids, fold=h.folds_table_names,
+                                search_path=[sp] if isinstance(sp, str) else sp)
+    except TableNotFound as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group("history")
@@ -103,42 +108,42 @@ def history() -> None:
 
 
 @history.command("record")
-@click.option("--dialect", "dialect_name", default=None,
-              help="dialect name (required for a new store; an existing store remembers it)")
+@dialect_option("dialect name (default: the one an existing store records, else the one the first change "
+                "log's source event names, else the only installed one)")
 @click.option("--store", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="the history's SQLite file (created if missing)")
 @click.option("--database", default=None, help="current database before the first statement (SQL files)")
 @click.option("--lenient", is_flag=True, help="record unparsable statements as failed and go on")
 @click.option("--filter", "filters", multiple=True, metavar="PATTERN",
               help="version only matching tables: db.table, db.*, db.prefix%, %.table (repeatable)")
-@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
-              help="dialect parser option, e.g. -o lower_case_table_names=1")
+@dialect_options_option()
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="the SQL files' text encoding (a Python codec name; change logs are UTF-8)")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 def record_cmd(dialect_name: str | None, store: Path, database: str | None, lenient: bool,
-               filters: tuple[str, ...], options: tuple[str, ...], files: tuple[Path, ...]) -> None:
+               filters: tuple[str, ...], options: tuple[str, ...], encoding: str, files: tuple[Path, ...]) -> None:
     """Record the DDL of FILEs, in order, into the history at --store.
 
     A file of SQL statements: every statement is an event — skipped ones included — so the
     N-th statement over all SQL files gets seq N (from 1) and position FILE:N.  A change log
-    (.jsonl, .jsonl.gz, .json, .parquet): its op="ddl" events are recorded with their own seq,
-    position, ts and database; row events are ignored.  Events already in the store are skipped, so
-    recording again after an interruption continues where it stopped."""
-    from .cli import _parse_options
-    from .errors import DdlCoreError, DdlParseError
-    from .history import HistoryError, StoreConflict
+    (docs/changelog.md "Files": *.jsonl, *.ndjson, *.json, each optionally .gz, *.parquet, or a
+    directory of them): its op="ddl" events are recorded with their own seq, position, ts and
+    database; row events are ignored.  Every file is checked before the store is opened (a
+    binary, UTF-16, truncated gzip or non-change-log file stops with one line naming it), and a
+    store this command created is removed again when nothing could be recorded into it.  Events
+    already in the store are skipped, so recording again after an interruption continues where
+    it stopped."""
+    from ..errors import DdlParseError
+    from ..history import HistoryError, StoreConflict
 
     err = Console(stderr=True, soft_wrap=True)
-    try:
-        opts = _parse_options(options)
-    except click.BadParameter as exc:
-        raise click.UsageError(str(exc)) from None
-    if not store.exists() and not dialect_name:
-        raise click.UsageError(f"{store} does not exist yet: --dialect is required to create it")
-    try:
-        h = _open(store, must_exist=False, dialect=dialect_name, options=opts or None,
-                  filters=list(filters) if filters else None, lenient=lenient)
-    except DdlCoreError as exc:
-        raise click.UsageError(str(exc)) from None
+    existed = store.exists()
+    inputs = _read_inputs(files, encoding)  # every file checked before the store is touched
+    dialect = resolve_dialect(dialect_name or _stored_dialect(store) or _source_dialect(inputs))
+    opts = dialect_options(dialect, options)
+    h = _open(store, must_exist=False, dialect=dialect_name or (None if existed else dialect.name),
+              options=opts or None,
+              filters=list(filters) if filters else None, lenient=lenient)
     counts = {"applied": 0, "skipped": 0, "failed": 0, "known": 0, "versions": 0, "ignored": 0, "source": 0}
 
     def tally(ev) -> None:
@@ -152,33 +157,80 @@ def record_cmd(dialect_name: str | None, store: Path, database: str | None, leni
                       f"(line {e.get('line')}, column {e.get('column')})", highlight=False)
 
     n = 0
+    path: Path | None = None
     try:
         with h:
             try:
-                for path in files:
-                    if is_change_log(path):
+                for path, kind, text in inputs:
+                    if kind != "sql":
                         for event in read_change_log(path):
                             if event.get("op") not in ("ddl", "source"):
                                 counts["ignored"] += 1
                                 continue
                             tally(h.record(event))
                         continue
-                    text = path.read_text(encoding="utf-8", errors="surrogateescape")
                     for stmt in h.parser.split(text):
                         n += 1
                         first_db = database if n == 1 else None
                         tally(h.record({"seq": n, "position": f"{path}:{n}", "database": first_db,
                                         "ddl": stmt.text}, statement=stmt))
             except DdlParseError as exc:
-                err.print(f"[bold red]error[/] {path}:{exc}", highlight=False)
-                err.print(f"(nothing recorded for this statement; {_summary(counts)})", highlight=False)
-                sys.exit(1)
+                raise click.ClickException(f"{parse_error_line(path, exc)} (nothing recorded for this statement; "
+                                           f"{_summary(counts)})") from None
             except (HistoryError, StoreConflict) as exc:
-                raise click.ClickException(f"{path}: {exc}") from None
+                raise click.ClickException(f"{path}: {one_line(str(exc))}") from None
             last = h.last_seq
-    except DdlCoreError as exc:  # e.g. the dialect's plugin is missing
-        raise click.ClickException(str(exc)) from None
+    except BaseException:
+        if not existed and not any(counts[k] for k in ("applied", "skipped", "failed", "source")):
+            _remove_store(store)
+        raise
     err.print(f"{_summary(counts)}; last seq {last}; store {store}", highlight=False)
+
+
+def _read_inputs(files: tuple[Path, ...], encoding: str) -> list[tuple[Path, str, str]]:
+    """``(path, kind, text)`` for every input of ``history record``: kind ``"sql"`` (``text``
+    read with ``ddlcore.inputs.read_ddl_text``) or the change-log kind of each change-log file
+    (``check_change_log_file``; a directory gives its change-log files).  Raises
+    ``InputError`` for the first file that is not what its name says."""
+    from ..changelog import changelog_files
+    from ..inputs import check_change_log_file, read_ddl_text
+
+    out: list[tuple[Path, str, str]] = []
+    for path in files:
+        if not is_change_log(path):
+            out.append((path, "sql", read_ddl_text(path, encoding)))
+            continue
+        for f in changelog_files(path):
+            out.append((f, check_change_log_file(f, allow_array=True), ""))
+    return out
+
+
+def _source_dialect(inputs: list[tuple[Path, str, str]]) -> str | None:
+    """The dialect the first change log among ``inputs`` names in its first event, when that is
+    a ``source`` event (docs/changelog.md "The source event")."""
+    for path, kind, _ in inputs:
+        if kind == "sql":
+            return None
+        for event in read_change_log(path):
+            source = event.get("source") if event.get("op") == "source" else None
+            if isinstance(source, str):
+                source = json.loads(source)
+            return source.get("dialect") if isinstance(source, dict) else None
+    return None
+
+
+def _stored_dialect(store: Path) -> str | None:
+    """The dialect an existing store records (``None`` for a new one)."""
+    if not store.exists():
+        return None
+    with _open(store) as h:
+        return h.dialect_name
+
+
+def _remove_store(store: Path) -> None:
+    """Remove a store this command created (with SQLite's ``-wal`` / ``-shm`` side files)."""
+    for p in (store, Path(f"{store}-wal"), Path(f"{store}-shm"), Path(f"{store}-journal")):
+        p.unlink(missing_ok=True)
 
 
 def _summary(c: dict[str, int]) -> str:
@@ -203,8 +255,6 @@ def _summary(c: dict[str, int]) -> str:
 def show_cmd(store: Path, at: int | None, fmt: str, failed: bool, table: str | None) -> None:
     """Print the model in force just after event --at (every database; the `ddlcore parse`
     JSON shape), or one TABLE (db.table), or the failed events."""
-    from .cli import model_json, render_tables
-
     h = _open(store)
     with h:
         if failed:
@@ -228,11 +278,11 @@ def show_cmd(store: Path, at: int | None, fmt: str, failed: bool, table: str | N
             Console(stderr=True).print(f"note: seq {at} is after the last recorded seq {last}", highlight=False)
         tables = h.tables_at(at)
         if table is not None:
-            t = tables.get(_table_id(table))
-            if t is None:
-                where = f"after seq {at}" if at is not None else "at the end of the history"
-                raise click.ClickException(f"no table {table} {where}")
-            chosen: Any = [t]
+            where = f"after seq {at}" if at is not None else "at the end of the history"
+            try:
+                chosen: Any = [tables.get(_table_id(h, table, [t.id for t in tables]))]
+            except click.ClickException as exc:
+                raise click.ClickException(f"{exc.message} {where}") from None
         else:
             chosen = tables
         if fmt == "json":
@@ -254,12 +304,12 @@ def _clip(text: str, n: int) -> str:
 @click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="table", show_default=True)
 @click.argument("table")
 def versions_cmd(store: Path, fmt: str, table: str) -> None:
-    """The timeline of TABLE (db.table): one row per version."""
-    tid = _table_id(table)
+    """The timeline of TABLE: one row per version.  TABLE is the id's last parts (items,
+    public.items, shop.public.items), resolved as the dialect resolves names."""
     with _open(store) as h:
+        tid = _table_id(h, table)
         versions = h.versions(tid)
-    if not versions:
-        raise click.ClickException(f"the history has no table {table}")
+    table = str(tid)
     if fmt == "json":
         click.echo(json.dumps({"table_id": tid.to_json(), "versions": [v.to_json() for v in versions]},
                               indent=2, ensure_ascii=False))
@@ -291,11 +341,11 @@ def versions_cmd(store: Path, fmt: str, table: str) -> None:
 @click.argument("v2", type=int)
 def diff_cmd(store: Path, fmt: str, table: str, v1: int, v2: int) -> None:
     """What changed in TABLE from version V1 to version V2."""
-    from .history import HistoryError
+    from ..history import HistoryError
 
     with _open(store) as h:
         try:
-            d = h.diff(_table_id(table), v1, v2)
+            d = h.diff(_table_id(h, table), v1, v2)
         except HistoryError as exc:
             raise click.ClickException(str(exc)) from None
     if fmt == "json":
@@ -373,7 +423,7 @@ def changes_cmd(store: Path, start: int | None, stop: int | None, include_skippe
 def prune_cmd(store: Path, before: int, vacuum: bool) -> None:
     """Forget the history before seq --before (retention): the model at every later seq is
     kept, earlier seqs can no longer be queried."""
-    from .history import HistoryError
+    from ..history import HistoryError
 
     with _open(store) as h:
         try:

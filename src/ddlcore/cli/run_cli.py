@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from .common import assignments, one_line, verbose_option
+
 #: ``ddlcore.spark.pipeline.DEFAULT_CONCURRENT_JOBS`` (not imported: this module loads without pyspark)
 DEFAULT_CONCURRENT_JOBS = 4
 
-__all__ = ["run_cmd", "render_summary"]
+__all__ = ["run_cmd", "render_summary", "check_local_changelog"]
 
 
 def render_summary(console: Console, result, out: str | Path) -> None:
@@ -22,6 +23,11 @@ def render_summary(console: Console, result, out: str | Path) -> None:
         rt.add_column(head, justify="right" if head in ("schema_version", "rows") else "left")
     for (d, t, v, o), n in sorted(result.counts.items()):
         rt.add_row(d, t, str(v), o, f"{n:,}")
+    if not result.events and not result.replayed:
+        console.print(f"no events past the checkpoint (seq {result.previous_seq}): nothing to do" if
+                      result.previous_seq is not None else "no events in the change log: nothing to do",
+                      highlight=False)
+        return
     console.print(rt)
     console.print(f"events read past the checkpoint: {result.events:,}; DDL recorded: {result.ddl}; "
                   f"rows written: {result.rows:,}; quarantined: {result.quarantined:,}"
@@ -42,10 +48,37 @@ def render_summary(console: Console, result, out: str | Path) -> None:
         console.print(q)
 
 
+def _see(log_file: Path | None) -> str:
+    return f" (Spark's log: {log_file})" if log_file is not None else ""
+
+
+def _check_out(out: str) -> None:
+    """``--out`` must not be an existing regular file (checked before Spark starts)."""
+    from ..spark.fs import is_uri
+
+    if not is_uri(out) and Path(out).exists() and not Path(out).is_dir():
+        raise click.ClickException(f"--out {out}: a file, not a directory")
+
+
+def check_local_changelog(changelog: Path | str) -> None:
+    """Every change-log file of a local ``--changelog`` is one (``ddlcore.inputs.
+    check_change_log_file``: JSON Lines or Parquet, gzip complete), before Spark starts; a
+    directory must hold change-log files (``ddlcore.changelog.changelog_files``).  Raises
+    ``DdlCoreError`` (one line naming the file and why).  A URI of another filesystem is
+    checked by the run itself."""
+    from ..changelog import changelog_files
+    from ..inputs import check_change_log_file
+
+    if not isinstance(changelog, Path):
+        return
+    for f in changelog_files(changelog):
+        check_change_log_file(f)
+
+
 def _changelog_arg(ctx, param, value):
     """``--changelog``: a URI of another filesystem as it is (the run lists it through
     Hadoop), else a path that must exist."""
-    from .spark.fs import is_uri
+    from ..spark.fs import is_uri
 
     if value is None or is_uri(value):
         return value
@@ -67,49 +100,54 @@ def _changelog_arg(ctx, param, value):
               help="Spark property for the session, e.g. --conf spark.executor.memory=2g (repeatable)")
 @click.option("--strict", is_flag=True, help="stop at the first event that cannot be interpreted")
 @click.option("--spark-option", "-s", "spark_options", multiple=True, metavar="NAME=VALUE",
-              help="type-mapping option, e.g. -s decimal_handling=string")
+              help="Spark type-mapping option (repeatable), e.g. -s decimal_handling=string (docs/spark.md); "
+                   "-o is for dialect parser options, --conf for Spark properties")
 @click.option("--concurrent-jobs", type=click.IntRange(min=1), default=DEFAULT_CONCURRENT_JOBS,
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
+@verbose_option("show Spark's WARN and ERROR lines on the terminal too (DDLCORE_SPARK_LOG=LEVEL: that level)")
 def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
-            replay_quarantine: bool) -> None:
+            replay_quarantine: bool, verbose: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
     next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
     --strict the run stops, exit status 1, naming the first)."""
-    from .cli import _parse_options
-    from .errors import DdlCoreError
-    from .spark.pipeline import PipelineError, check_run_options, run_pipeline
+    from ..errors import DdlCoreError
+    from ..spark import logs
+    from ..spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
 
     console = Console(stderr=True)
-    opts = _parse_options(spark_options)
-    conf = {}
-    for item in spark_conf:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            click.echo(f"error: --conf {item!r}: expected KEY=VALUE, e.g. spark.executor.memory=2g", err=True)
-            sys.exit(2)
-        conf[key.strip()] = value
+    opts = assignments(spark_options, "-s")
+    conf = assignments(spark_conf, "--conf")
     try:  # before Spark starts: a bad option costs no JVM and leaves nothing behind
         check_run_options(out, dialect, opts)
     except PipelineError as exc:
-        click.echo(f"error: {exc}", err=True)  # one line, never wrapped
-        sys.exit(2)
+        raise click.UsageError(str(exc)) from None
+    _check_out(out)
+    check_local_changelog(changelog)
+    try:
+        log_file = logs.configure(out, verbose=verbose, conf=conf)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
+            spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
+    except Exception as exc:  # noqa: BLE001 - no JVM (Java missing, a bad --conf): one line, the log named
+        raise click.ClickException(f"Spark did not start: {type(exc).__name__}: "
+                                   f"{one_line(str(exc)).split('; ')[0]}{_see(log_file)}") from exc
     with console.status("starting Spark") as status:
         try:
-            result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
+            result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:
             status.stop()
-            click.echo(f"stopped: {exc}", err=True)
-            sys.exit(1)
+            raise click.ClickException(f"stopped: {one_line(str(exc))}{_see(log_file)}") from None
         except DdlCoreError as exc:
             status.stop()
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+            raise click.ClickException(f"{one_line(str(exc))}{_see(log_file)}") from None
     render_summary(Console(), result, out)

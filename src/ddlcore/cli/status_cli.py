@@ -56,7 +56,7 @@ def status_cmd(out: str, fmt: str) -> None:
     """The state of the ddlcore run output OUT: last committed seq, the capture's checkpoint
     and the lag, tables, quarantine, and whether a run holds the output.  Reads files only
     (no Spark); OUT must be local (a path or a file: URI)."""
-    from .status import StatusError, output_status
+    from ..status import StatusError, output_status
 
     try:
         st = output_status(out)
