@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 DDLCORE = str(Path(sys.executable).with_name("ddlcore"))
-DDL = "CREATE TABLE t (id int, j json);\n"
+DDL = "CREATE TABLE d.t (id int, j json);\n"  # MySQL refuses an unqualified name with no database
 
 
 def ddlcore(*args, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -99,7 +99,8 @@ WARNED = ("CREATE TABLE t (a int);\n"
 def test_parse_prints_warnings_with_line_numbers(tmp_path, dialect):
     f = tmp_path / "w.sql"
     f.write_text(WARNED)
-    r = ddlcore("parse", "--dialect", dialect, f)
+    db = ["--database", "d"] if dialect == "mysql" else []
+    r = ddlcore("parse", "--dialect", dialect, *db, f)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
     assert lines[0].startswith(f"warning {f}:2: table ") and "nosuch is not known" in lines[0]
@@ -108,9 +109,9 @@ def test_parse_prints_warnings_with_line_numbers(tmp_path, dialect):
     assert lines[2].startswith(f"warning {f}:4: column zz of table ") and "drop ignored" in lines[2]
     assert len(lines) == 6 and lines[-1] == "6 warning(s) (1 more with -v)"
     assert [c["name"] for c in json.loads(r.stdout)["tables"][0]["columns"]] == ["a", "b"]
-    r = ddlcore("parse", "--dialect", dialect, "-v", f)
+    r = ddlcore("parse", "--dialect", dialect, *db, "-v", f)
     assert len(r.stderr.splitlines()) == 7 and f"{f}:8: " in r.stderr
-    r = ddlcore("parse", "--dialect", dialect, "--strict-warnings", f)
+    r = ddlcore("parse", "--dialect", dialect, *db, "--strict-warnings", f)
     assert r.returncode == 1 and r.stderr.splitlines()[-1] == "error: 6 warning(s) with --strict-warnings"
 
 
@@ -190,9 +191,10 @@ def test_history_errors_are_one_line(tmp_path, ddl):
 def test_a_parse_error_is_one_line_file_line_column(tmp_path):
     f = tmp_path / "e.sql"
     f.write_text("CREATE TABLE a (id int);\nCREATE TABLE b (id int,, x int);\n")
-    one_error_line(ddlcore("parse", "--dialect", "mysql", f), 1, f"{f}:2:23: ", "in statement: CREATE TABLE b")
+    one_error_line(ddlcore("parse", "--dialect", "mysql", "--database", "d", f), 1, f"{f}:2:23: ", "in statement: CREATE TABLE b")
     store = tmp_path / "h.sqlite"
-    one_error_line(ddlcore("history", "record", "--dialect", "mysql", "--store", store, f), 1, f"{f}:2:23: ",
+    one_error_line(ddlcore("history", "record", "--dialect", "mysql", "--database", "d", "--store", store, f), 1,
+                   f"{f}:2:23: ",
                    "nothing recorded for this statement")
 
 

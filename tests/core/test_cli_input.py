@@ -31,7 +31,7 @@ def test_parse_refuses_what_is_not_text_naming_file_and_offset(tmp_path, name, d
 def test_parse_reads_gzip_files_decompressed(tmp_path):
     path = tmp_path / "dump.sql.gz"
     path.write_bytes(gzip.compress(DDL.encode()))
-    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", str(path)])
+    r = CliRunner().invoke(main, ["parse", "--dialect", "mysql", "--database", "d", str(path)])
     assert r.exit_code == 0, r.output
     assert '"name": "t"' in r.output
 

@@ -2,4 +2,5 @@
 
 from .main import main
 
-main(prog_name="ddlcore")
+if __name__ == "__main__":  # importing the module (pkgutil.walk_packages) runs nothing
+    main(prog_name="ddlcore")
