@@ -10,7 +10,7 @@ import pytest
 from ddlcore.history import SchemaHistory
 from ddlcore.model import TableId
 
-from .support import B, checkpoint, events, master_position, run_capture
+from .support import B, checkpoint, end_xa, events, master_position, run_capture
 
 pytestmark = pytest.mark.mariadb
 
@@ -42,7 +42,7 @@ def test_flush_logs_while_transactions_are_open(mariadb, mariadb_db, tmp_path):
             ca.execute("COMMIT")
         b.close()
         with admin.cursor() as cadm:
-            cadm.execute("XA COMMIT 'xf'")
+            end_xa(cadm, "XA COMMIT 'xf'")
             cadm.execute(f"INSERT INTO `{db}`.t VALUES (4, 'last')")
     finally:
         for conn in (a, b, admin):

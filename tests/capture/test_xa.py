@@ -8,7 +8,7 @@ import pytest
 
 from ddlcore_mysql.capture import CaptureError
 
-from .support import B, checkpoint, events, master_position, run_capture
+from .support import B, checkpoint, end_xa, events, master_position, run_capture
 
 pytestmark = pytest.mark.mariadb
 
@@ -44,7 +44,7 @@ def xa_cleanup(mariadb, mariadb_db):
         cur.execute("XA RECOVER")
         for fmt, glen, blen, data in cur.fetchall():
             data = data if isinstance(data, bytes) else data.encode()
-            cur.execute(f"XA ROLLBACK X'{data[:glen].hex()}',X'{data[glen:glen + blen].hex()}',{fmt}")
+            end_xa(cur, f"XA ROLLBACK X'{data[:glen].hex()}',X'{data[glen:glen + blen].hex()}',{fmt}")
 
 
 def _setup(mariadb, mariadb_db) -> tuple[str, str]:
@@ -67,7 +67,8 @@ def test_an_xa_transaction_rolled_back_after_prepare_leaves_nothing(mariadb, mar
     assert checkpoint(out)["xa_prepared"] == {}
 
 
-def test_a_prepared_transaction_committed_after_a_capture_restart_is_written_once(mariadb, mariadb_db, xa_cleanup, tmp_path):
+def test_a_prepared_transaction_committed_after_a_capture_restart_is_written_once(mariadb, mariadb_db, xa_cleanup,
+                                                                                   tmp_path):
     db, start = _setup(mariadb, mariadb_db)
     out = tmp_path / "cap"
     prep = xa_cleanup(db)
@@ -82,7 +83,7 @@ def test_a_prepared_transaction_committed_after_a_capture_restart_is_written_onc
     assert (out / "xa-prepared" / held["X'7832',X'',1"]).exists()
     prep.close()  # the prepared transaction outlives its session; another one commits it
     with xa_cleanup(db) as conn, conn.cursor() as cur:
-        cur.execute("XA COMMIT 'x2'")
+        end_xa(cur, "XA COMMIT 'x2'")
         cur.execute("INSERT INTO t VALUES (3, 'after')")
     run_capture(mariadb, out, snapshot="never", start=start)
     run_capture(mariadb, out, snapshot="never", start=start)  # nothing new: nothing repeated
@@ -109,10 +110,10 @@ def test_interleaved_xa_and_one_phase_transactions(mariadb, mariadb_db, xa_clean
     for conn in (a, b, d):
         conn.close()
     with c.cursor() as cc:
-        cc.execute("XA ROLLBACK 'xc'")
-        cc.execute("XA COMMIT 'xb'")
+        end_xa(cc, "XA ROLLBACK 'xc'")
+        end_xa(cc, "XA COMMIT 'xb'")
         cc.execute("INSERT INTO t VALUES (60, 'plain')")
-        cc.execute("XA COMMIT 'xa'")
+        end_xa(cc, "XA COMMIT 'xa'")
     c.close()
     out = tmp_path / "cap"
     run_capture(mariadb, out, snapshot="never", start=start)
@@ -143,3 +144,48 @@ def test_xa_statements_are_read_with_the_xid_the_server_logs(text, verb, xid, on
 
     assert parse_xa_statement(text) == XaStatement(verb, xid, one_phase)
     assert parse_xa_statement("XA RECOVER") is None
+
+
+def test_mysql8_xa_event_sequences_without_a_server(tmp_path):
+    """MySQL 8 logs ``XA START`` as a query event and ``XA COMMIT … ONE PHASE`` as an
+    ``XA_prepare`` event with ``one_phase`` set (MySQL 8.0 manual 13.3.8; no MySQL 8 server
+    here): the capture's handlers fed those sequences, built by hand, write a two-phase
+    transaction at its XA COMMIT, a one-phase one at once, a rolled-back one never."""
+    from types import SimpleNamespace as NS
+
+    from ddlcore_mysql.capture import (CaptureFilter, CaptureOptions, Checkpoint, ConnectionSettings,
+                                       MySqlCapture)
+
+    out = tmp_path / "o"
+    out.mkdir()
+    cap = MySqlCapture(CaptureOptions(ConnectionSettings(), server_id=1, out=out, progress=False))
+    cap.filter = CaptureFilter()
+    cap._log.start(Checkpoint(0, "binlog.000001", 4, 0))
+    pos = iter(range(100, 10_000, 100))
+
+    def query(text):
+        return cap._on_query(NS(query=text), "binlog.000001", next(pos), True)
+
+    def transaction(xid, row, one_phase=False):
+        cap._tx = f"3e11fa47-71ca-11e1-9e33-c80aa9429562:{row}"  # the GTID event
+        assert query(f"XA START X'{xid.encode().hex()}',X'',1")
+        cap._on_rows(NS(schema="s", table="t", table_id=70, timestamp=1, rows=[{"values": {"id": row}}]), "c",
+                     f"binlog.000001:{next(pos)}")
+        query(f"XA END X'{xid.encode().hex()}',X'',1")
+        cap._on_xa_prepare(NS(one_phase=one_phase, xid_format_id=1, xid_gtrid=xid.encode(), xid_bqual=b""),
+                           "binlog.000001", next(pos))
+
+    def written():
+        cap._log.sync()
+        return [e.after[0] for e in events(out) if e.op == "c"]
+
+    transaction("m1", 1)
+    transaction("m2", 2, one_phase=True)
+    transaction("m3", 3)
+    assert written() == [2]
+    assert not query("XA ROLLBACK X'6d33',X'',1") and not query("XA COMMIT X'6d31',X'',1")
+    assert written() == [2, 1]
+    assert [e.tx for e in events(out)] == ["3e11fa47-71ca-11e1-9e33-c80aa9429562:2",
+                                           "3e11fa47-71ca-11e1-9e33-c80aa9429562:1"]
+    cap._log.finish()
+    assert checkpoint(out)["xa_prepared"] == {}

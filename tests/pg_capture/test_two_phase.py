@@ -34,7 +34,8 @@ def test_prepared_transactions_appear_once_when_committed_and_never_when_rolled_
     run_capture(db, out)
     _prepare(db, "p1", "INSERT INTO tp VALUES (100, 'rolled back')", "ALTER TABLE tp ADD COLUMN gone int")
     db.execute("ROLLBACK PREPARED 'p1'")  # (p1's ALTER holds tp until then)
-    _prepare(db, "p2", "INSERT INTO tp VALUES (200, 'committed'), (201, 'too')", "UPDATE tp SET v = 'late' WHERE id = 201")
+    _prepare(db, "p2", "INSERT INTO tp VALUES (200, 'committed'), (201, 'too')",
+             "UPDATE tp SET v = 'late' WHERE id = 201")
     db.execute("INSERT INTO tp VALUES (1, 'plain')")
     run_capture(db, out)  # p2 is prepared, not committed: not in the log yet
     rows = [(e["op"], [row_text(v) for v in e["after"]]) for e in events(out) if e["op"] in ("c", "u")]

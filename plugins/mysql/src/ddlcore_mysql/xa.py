@@ -83,8 +83,8 @@ class PreparedTransactions:
 
     An event is the keyword arguments of ``ChangeLogOutput.emit`` (JSON values).  ``prepare``
     writes the held events to ``DIR/xa-prepared/<binlog file>.<position>.jsonl`` (written to a
-    temporary file, fsync'ed, renamed) before the checkpoint naming it can be written;
-    ``files()`` is what the checkpoint records; ``load(files)`` gives back the state a
+    temporary file, fsync'ed, renamed, the directory fsync'ed) before the checkpoint naming it
+    can be written; ``files()`` is what the checkpoint records; ``load(files)`` gives back the state a
     checkpoint recorded; ``collect(files)`` removes the files a written checkpoint no longer
     names.  Raises ``OSError`` when a file cannot be written or read."""
 
@@ -127,6 +127,11 @@ class PreparedTransactions:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, self.dir / name)
+        dfd = os.open(self.dir, os.O_RDONLY)  # the rename durable before a checkpoint names it
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
         self._files[xid] = name
 
     def held(self, xid: str) -> bool:
