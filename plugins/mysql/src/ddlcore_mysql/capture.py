@@ -16,10 +16,12 @@ Output directory ``DIR``::
                         byte length of changelog.jsonl that the checkpoint covers
     history.sqlite      the schema history of the DDL events written (``ddlcore.history``)
     capture.log         warnings (schema drift, DDL the history could not parse), appended
+    xa-prepared/        events of XA transactions prepared, not yet committed (``ddlcore_mysql.xa``)
 
-Checkpoints are written at transaction boundaries (XID event, ``COMMIT`` query, a DDL or any
-statement outside a transaction), after ``changelog.jsonl`` has been flushed and fsync'ed, by
-writing ``checkpoint.json.tmp``, fsync, and renaming it over ``checkpoint.json``.  A restart
+Checkpoints are written at transaction boundaries (XID event, ``COMMIT`` query, ``XA_prepare``
+event, ``XA COMMIT`` / ``XA ROLLBACK`` query, a DDL or any statement outside a transaction),
+after ``changelog.jsonl`` has been flushed and fsync'ed, by writing ``checkpoint.json.tmp``,
+fsync, and renaming it over ``checkpoint.json``.  A restart
 truncates ``changelog.jsonl`` to the checkpointed length and streams from the checkpointed
 position: the events after the checkpoint are produced again, identically (seq included).
 See docs/capture.md.
