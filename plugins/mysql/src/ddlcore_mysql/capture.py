@@ -986,7 +986,7 @@ class MySqlCapture(_core.Capture):
         self._boundary(file, end)
         return False
 
-    def _write_held(self, held: list[dict[str, Any]]) -> None:
+    def _write_held(self, held: Iterable[dict[str, Any]]) -> None:
         for ev in held:
             self._log.emit(**ev)
 

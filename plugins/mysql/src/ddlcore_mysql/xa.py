@@ -28,7 +28,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import IO, Any, Iterable, Iterator
 
 __all__ = ["XID_RX", "XaStatement", "xid_text", "parse_xa_statement", "PreparedTransactions",
            "PREPARED_DIR"]
@@ -81,17 +81,21 @@ class PreparedTransactions:
     """The events of the XA transaction being read (``open`` … ``hold`` … ``prepare``) and the
     prepared transactions held until their end (``commit`` / ``rollback``).
 
-    An event is the keyword arguments of ``ChangeLogOutput.emit`` (JSON values).  ``prepare``
-    writes the held events to ``DIR/xa-prepared/<binlog file>.<position>.jsonl`` (written to a
-    temporary file, fsync'ed, renamed, the directory fsync'ed) before the checkpoint naming it
-    can be written; ``files()`` is what the checkpoint records; ``load(files)`` gives back the state a
-    checkpoint recorded; ``collect(files)`` removes the files a written checkpoint no longer
-    names.  Raises ``OSError`` when a file cannot be written or read."""
+    An event is the keyword arguments of ``ChangeLogOutput.emit`` (JSON values).  The events
+    being read are spooled to ``DIR/xa-prepared/reading.tmp`` as they come (memory stays
+    bounded whatever the transaction's size); ``prepare`` fsyncs it and renames it to
+    ``<binlog file>.<position>.jsonl`` (the directory fsync'ed) before the checkpoint naming it
+    can be written; ``files()`` is what the checkpoint records; ``load(files)`` gives back the
+    state a checkpoint recorded; ``collect(files)`` removes the files a written checkpoint no
+    longer names.  ``take_open`` / ``commit`` return the events as an iterator read from the
+    file.  Raises ``OSError`` when a file cannot be written or read."""
+
+    SPOOL = "reading.tmp"
 
     def __init__(self, out: Path):
         self.dir = Path(out) / PREPARED_DIR
         self._files: dict[str, str] = {}
-        self._open: list[dict[str, Any]] | None = None
+        self._open: IO[str] | None = None
 
     @property
     def active(self) -> bool:
@@ -99,34 +103,41 @@ class PreparedTransactions:
         return self._open is not None
 
     def open(self) -> None:
-        self._open = []
+        self.discard()
+        self.dir.mkdir(exist_ok=True)
+        self._open = open(self.dir / self.SPOOL, "w", encoding="utf-8")
 
     def hold(self, event: dict[str, Any]) -> None:
         assert self._open is not None
-        self._open.append(event)
+        self._open.write(json.dumps(event, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     def discard(self) -> None:
         """Forget the transaction being read (rolled back before PREPARE, or a rewind)."""
-        self._open = None
+        if self._open is not None:
+            self._open.close()
+            self._open = None
+            (self.dir / self.SPOOL).unlink(missing_ok=True)
 
-    def take_open(self) -> list[dict[str, Any]]:
+    def take_open(self) -> Iterator[dict[str, Any]]:
         """The events of the transaction being read, which ends (``XA COMMIT … ONE PHASE``)."""
-        events, self._open = self._open or [], None
-        return events
+        if self._open is None:
+            return iter(())
+        self._open.close()
+        self._open = None
+        return _read(self.dir / self.SPOOL, remove=True)
 
     def prepare(self, xid: str, where: str) -> None:
         """The transaction being read is prepared as ``xid`` at ``where`` (``file:pos``): its
-        events are written to their file and held under ``xid``."""
-        events, self._open = self._open or [], None
-        self.dir.mkdir(exist_ok=True)
+        events are in their file, on disk, and held under ``xid``."""
+        if self._open is None:
+            self.open()
+        fh, self._open = self._open, None
+        assert fh is not None
+        fh.flush()
+        os.fsync(fh.fileno())
+        fh.close()
         name = where.replace(":", ".").replace(os.sep, "_") + ".jsonl"
-        tmp = self.dir / (name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for ev in events:
-                fh.write(json.dumps(ev, ensure_ascii=False, separators=(",", ":")) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.dir / name)
+        os.replace(self.dir / self.SPOOL, self.dir / name)
         dfd = os.open(self.dir, os.O_RDONLY)  # the rename durable before a checkpoint names it
         try:
             os.fsync(dfd)
@@ -137,12 +148,11 @@ class PreparedTransactions:
     def held(self, xid: str) -> bool:
         return xid in self._files
 
-    def commit(self, xid: str) -> list[dict[str, Any]]:
-        """The events of the prepared transaction ``xid``, which is no longer held.  Raises
+    def commit(self, xid: str) -> Iterator[dict[str, Any]]:
+        """The events of the prepared transaction ``xid``, which is no longer held (its file
+        stays until ``collect``: a checkpoint before this one still names it).  Raises
         ``KeyError`` when it is not held."""
-        name = self._files.pop(xid)
-        with open(self.dir / name, encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
+        return _read(self.dir / self._files.pop(xid))
 
     def rollback(self, xid: str) -> bool:
         """``xid`` is no longer held; whether it was."""
@@ -155,7 +165,7 @@ class PreparedTransactions:
     def load(self, files: dict[str, str] | None) -> None:
         """Back to what a checkpoint recorded (``files``); the transaction being read is
         forgotten.  Raises ``FileNotFoundError`` naming a recorded file that is missing."""
-        self._open = None
+        self.discard()
         self._files = dict(files or {})
         for xid, name in self._files.items():
             if not (self.dir / name).is_file():
@@ -166,6 +176,18 @@ class PreparedTransactions:
         if not self.dir.is_dir():
             return
         keep = set(files)
+        if self._open is not None:
+            keep.add(self.SPOOL)
         for path in self.dir.iterdir():
             if path.name not in keep:
                 path.unlink(missing_ok=True)
+
+
+def _read(path: Path, remove: bool = False) -> Iterator[dict[str, Any]]:
+    """The events of one file, one JSON object a line; the file removed after (``remove``)."""
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield json.loads(line)
+    if remove:
+        path.unlink(missing_ok=True)
