@@ -97,3 +97,22 @@ def log_bytes(out: Path) -> bytes:
 
     data = re.sub(rb'"epoch":"[0-9a-f-]+"', b'"epoch":"EPOCH"', (out / "changelog.jsonl").read_bytes())
     return re.sub(rb'"ts":\d+,"op":"source"', b'"ts":0,"op":"source"', data)
+
+
+def end_xa(cur, statement: str, wait: float = 10.0) -> None:
+    """Run ``XA COMMIT 'x'`` / ``XA ROLLBACK 'x'`` for a prepared transaction whose session was
+    just closed: the server detaches it from the closing session a moment later (until then
+    ``XAER_NOTA``, 1397), so retry for up to ``wait`` seconds."""
+    import time
+
+    import pymysql
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            cur.execute(statement)
+            return
+        except pymysql.err.OperationalError as exc:
+            if exc.args[0] != 1397 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

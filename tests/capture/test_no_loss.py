@@ -207,16 +207,23 @@ def test_a_restarting_server_is_reconnected_from_the_checkpoint(tmp_path):
             deadline = time.monotonic() + 60
             while len(captured()) < 50 and time.monotonic() < deadline:
                 time.sleep(0.2)
+            with server.connect() as conn, conn.cursor() as cur:  # prepared across the restart
+                for sql in ("XA START 'xr'", "INSERT INTO r.t VALUES (1000)", "XA END 'xr'", "XA PREPARE 'xr'"):
+                    cur.execute(sql)
+            insert(range(51, 61))
             server.restart(down_seconds=1.0)
-            insert(range(51, 101))
+            with server.connect() as conn, conn.cursor() as cur:
+                cur.execute("XA COMMIT 'xr'")  # its row comes in commit order: after 60
+            insert(range(61, 101))
+            want = [*range(1, 61), 1000, *range(61, 101)]
             deadline = time.monotonic() + 90
-            while captured() != list(range(1, 101)) and time.monotonic() < deadline:
+            while captured() != want and time.monotonic() < deadline:
                 time.sleep(0.3)
         finally:
             cap.stop()
             thread.join(60)
         assert not thread.is_alive()
-        assert captured() == list(range(1, 101))                   # nothing lost, nothing twice
+        assert captured() == want                                   # nothing lost, nothing twice
         assert cap.stats.reconnects >= 1
         seqs = [e.seq for e in events(out)]
         assert seqs == list(range(1, len(seqs) + 1))

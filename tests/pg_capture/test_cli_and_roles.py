@@ -66,7 +66,7 @@ def test_the_capture_reconnects_after_a_server_restart(tmp_path):
     from .support import options
 
     server = started_postgres("PostgreSQL (restart test)", wal_level="logical", max_replication_slots=4,
-                              max_wal_senders=4)
+                              max_wal_senders=4, max_prepared_transactions=2)
     try:
         db = create_capture_db(server)
         db.execute("CREATE TABLE k (id int PRIMARY KEY)", "INSERT INTO k VALUES (1)")
@@ -79,15 +79,17 @@ def test_the_capture_reconnects_after_a_server_restart(tmp_path):
             _wait_for(lambda: cap.checkpoint is not None and cap.checkpoint.phase == "streaming")
             db.execute("INSERT INTO k VALUES (2)")
             _wait_for(lambda: cap.stats.ops["c"] >= 1)
+            # a transaction prepared across the restart comes once, at its COMMIT PREPARED
+            db.execute("BEGIN; INSERT INTO k VALUES (100); PREPARE TRANSACTION 'pr'")
             server.restart()
-            db.execute("INSERT INTO k VALUES (3)", "INSERT INTO k VALUES (4)")
-            _wait_for(lambda: cap.stats.ops["c"] >= 3)
+            db.execute("INSERT INTO k VALUES (3)", "COMMIT PREPARED 'pr'", "INSERT INTO k VALUES (4)")
+            _wait_for(lambda: cap.stats.ops["c"] >= 4)
         finally:
             cap.stop()
             thread.join(60)
         assert not thread.is_alive()
         ids = [row_text(ev["after"][0]) for ev in events(tmp_path / "out") if ev["op"] in ("r", "c")]
-        assert ids == ["1", "2", "3", "4"]
+        assert ids == ["1", "2", "3", "100", "4"]
         assert cap.stats.reconnects >= 1 and any("reconnecting" in w for w in warnings)
     finally:
         server.stop()

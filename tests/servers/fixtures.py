@@ -118,9 +118,10 @@ def started_postgres(what: str = "PostgreSQL", **settings: Any):
 
 @pytest.fixture(scope="session")
 def postgres():
-    """A PostgreSQL 15 for the session, with ``wal_level=logical`` (the capture tests need it)."""
+    """A PostgreSQL 15 for the session, with ``wal_level=logical`` (the capture tests need it)
+    and ``max_prepared_transactions`` (two-phase commit, tests/pg_capture/test_two_phase.py)."""
     server = started_postgres("PostgreSQL oracle", wal_level="logical", max_replication_slots=10,
-                              max_wal_senders=10)
+                              max_wal_senders=10, max_prepared_transactions=4)
     try:
         yield server
     finally:

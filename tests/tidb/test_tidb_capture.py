@@ -114,6 +114,45 @@ def test_rows_of_a_message_out_of_commit_order_are_kept_quarantined(tmp_path):
     assert not any(e.get("quarantine") for e in in_order)
 
 
+def _late_split(m):
+    """``(i, first, second)``: a DML message ``m[i]`` arriving after ``m[i + 1]`` across two
+    deliveries — the first ends with ``m[i + 1]``, the second starts with ``m[i]`` and then
+    redelivers ``m[i + 1]``."""
+    i = [i for i in range(4, len(m) - 1) if m[i].type == 0][0]  # BinlogType.DML
+    return i, m[:i] + [m[i + 1]], [m[i], m[i + 1]] + m[i + 2:i + 4]
+
+
+def _without_reasons(evs: list[dict]) -> list[dict]:
+    """The events but the source events (each file is another source) without seq, with their
+    quarantine reasons checked and taken out (they name the offset)."""
+    evs = [{k: v for k, v in e.items() if k != "seq"} for e in evs if e["op"] != "source"]
+    for e in evs:
+        if "quarantine" in e:
+            assert "out of commit order" in e.pop("quarantine")
+    return evs
+
+
+def test_a_late_message_after_a_restart_is_kept_quarantined_and_a_redelivery_dropped(tmp_path):
+    """The late message ``m[i]`` was never written: the second run keeps it (quarantined), as
+    one run over the same messages does; ``m[i + 1]`` again is a redelivery and dropped; a
+    third run over the second file writes nothing."""
+    m = W.messages
+    i, first, second = _late_split(m)
+    one = capture_file(write_file(tmp_path / "one.bin", first + second), tmp_path / "one")
+    assert (one.duplicates, one.out_of_order) == (1, 1)
+    capture_file(write_file(tmp_path / "1.bin", first), tmp_path / "two")
+    again = capture_file(write_file(tmp_path / "2.bin", second), tmp_path / "two")
+    assert (again.duplicates, again.out_of_order) == (1, 1)
+    assert any(f"commit_ts {m[i].commit_ts}" in w and "out of commit order" in w for w in again.warnings)
+    late = [e for e in events(tmp_path / "two") if e.get("position") == str(m[i].commit_ts)]
+    assert late and all("out of commit order" in e.get("quarantine", "") for e in late)
+    assert _without_reasons(events(tmp_path / "two")) == _without_reasons(events(tmp_path / "one"))
+    third = capture_file(tmp_path / "2.bin", tmp_path / "two")
+    assert (third.events, third.duplicates, third.out_of_order) == (0, len(second), 0)
+    cp = json.loads((tmp_path / "two" / "checkpoint.json").read_text())
+    assert m[i].commit_ts in cp["recent"] and len(cp["recent"]) <= 1024
+
+
 def test_a_ddl_out_of_commit_order_stops_the_capture(tmp_path):
     m = W.messages
     i = next(i for i in range(1, len(m) - 1) if m[i].type == 1)  # BinlogType.DDL
@@ -331,6 +370,20 @@ def test_two_kafka_captures_of_one_topic_keep_their_own_positions(kafka_broker, 
     assert rows("A") == rows("B") and len(rows("A")) > len(W.messages)
     epochs = {json.loads((tmp_path / n / "checkpoint.json").read_text())["epoch"] for n in ("A", "B")}
     assert len(epochs) == 2
+
+
+def test_kafka_late_message_after_a_restart_is_kept_quarantined(kafka_broker, tmp_path):
+    topic = "5678_obinlog"
+    i, first, second = _late_split(W.messages)
+    produce(kafka_broker, topic, first, create=True)
+    opts = dict(out=tmp_path / "k", brokers=kafka_broker, topic=topic, until_end=True, progress=False)
+    TidbCapture(TidbCaptureOptions(**opts)).run()
+    produce(kafka_broker, topic, second)
+    again = TidbCapture(TidbCaptureOptions(**opts)).run()
+    assert (again.messages, again.duplicates, again.out_of_order) == (len(second), 1, 1)
+    late = [e for e in events(tmp_path / "k") if e.get("position") == str(W.messages[i].commit_ts)]
+    assert late and all("out of commit order" in e.get("quarantine", "") for e in late)
+
 
 # ------------------------------------------------------------------ the pipeline
 

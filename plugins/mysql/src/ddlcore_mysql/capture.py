@@ -16,10 +16,12 @@ Output directory ``DIR``::
                         byte length of changelog.jsonl that the checkpoint covers
     history.sqlite      the schema history of the DDL events written (``ddlcore.history``)
     capture.log         warnings (schema drift, DDL the history could not parse), appended
+    xa-prepared/        events of XA transactions prepared, not yet committed (``ddlcore_mysql.xa``)
 
-Checkpoints are written at transaction boundaries (XID event, ``COMMIT`` query, a DDL or any
-statement outside a transaction), after ``changelog.jsonl`` has been flushed and fsync'ed, by
-writing ``checkpoint.json.tmp``, fsync, and renaming it over ``checkpoint.json``.  A restart
+Checkpoints are written at transaction boundaries (XID event, ``COMMIT`` query, ``XA_prepare``
+event, ``XA COMMIT`` / ``XA ROLLBACK`` query, a DDL or any statement outside a transaction),
+after ``changelog.jsonl`` has been flushed and fsync'ed, by writing ``checkpoint.json.tmp``,
+fsync, and renaming it over ``checkpoint.json``.  A restart
 truncates ``changelog.jsonl`` to the checkpointed length and streams from the checkpointed
 position: the events after the checkpoint are produced again, identically (seq included).
 See docs/capture.md.
@@ -55,6 +57,7 @@ from .charsets import python_codec
 from .dialect import STATEMENT_FILTER, strip_set_statement
 from .drift import DriftWarning, binlog_columns, compare_table
 from .replica_identity import is_same_server_id, same_server_id_message
+from .xa import PreparedTransactions, XaStatement, parse_xa_statement, xid_text
 
 __all__ = ["ConnectionSettings", "CaptureOptions", "CaptureStats", "Checkpoint", "CaptureError",
            "CaptureFilter", "CaptureHistory", "ServerInfo", "MySqlCapture", "capture",
@@ -216,6 +219,7 @@ class Checkpoint(CheckpointFile):
     updated: str | None = None
     epoch: str | None = None
     source: dict[str, Any] | None = None
+    xa_prepared: dict[str, str] = field(default_factory=dict)
 
     @property
     def position(self) -> str:
@@ -227,7 +231,7 @@ class Checkpoint(CheckpointFile):
                 "phase": self.phase, "parser_options": self.parser_options,
                 "include": list(self.include), "exclude": list(self.exclude),
                 "server_id": self.server_id, "updated": self.updated, "epoch": self.epoch,
-                "source": self.source}
+                "source": self.source, "xa_prepared": dict(self.xa_prepared)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Checkpoint":
@@ -237,7 +241,7 @@ class Checkpoint(CheckpointFile):
                    int(d["changelog_bytes"]), d.get("phase", "streaming"),
                    dict(d.get("parser_options") or {}), tuple(d.get("include") or ()),
                    tuple(d.get("exclude") or ()), d.get("server_id"), d.get("updated"),
-                   d.get("epoch"), d.get("source"))
+                   d.get("epoch"), d.get("source"), dict(d.get("xa_prepared") or {}))
 
 
 @dataclass
@@ -360,6 +364,11 @@ UNREADABLE_EVENTS = {
 
 _TX_BEGIN = re.compile(r"\s*(?:BEGIN|START\s+TRANSACTION|XA\s+START|XA\s+BEGIN)\b", re.I)
 _TX_END = re.compile(r"\s*(?:COMMIT|ROLLBACK|XA\s+COMMIT|XA\s+ROLLBACK)\b", re.I)
+#: MariaDB's GTID event flag ``FL_PREPARED_XA`` (``log_event.h``): the group is an XA transaction
+#: ending in ``XA_prepare``
+FL_PREPARED_XA = 0x40
+#: the positional parameters of ``ChangeLogOutput.emit``, naming a held event's fields
+_EMIT_ARGS = ("op", "position", "ts", "database", "table", "ddl", "before", "after")
 _USE_PREFIX = re.compile(r"\s*use\s+`(?:[^`]|``)*`\s*;\s*", re.I)
 
 
@@ -391,6 +400,7 @@ class MySqlCapture(_core.Capture):
         self._drift_reason: dict[tuple, str | None] = {}
         self._resync_at: tuple[str, int] | None = None
         self._resync_ddl: list[tuple[str, str]] = []
+        self._xa = PreparedTransactions(self.out)  # XA transactions held until XA COMMIT
 
     # -- public -------------------------------------------------------------------------------
 
@@ -404,7 +414,10 @@ class MySqlCapture(_core.Capture):
         with opts.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
             self.server = ServerInfo.read(cur)
             self._check_server(self.server)
+        if not opts.start and self._first_run():
+            self._refuse_prepared_xa()
         cp = self._prepare_output()
+        self._xa_load(cp, collect=True)
         self.filter = CaptureFilter(cp.include, cp.exclude,
                                     case_sensitive=self.server.lower_case_table_names == 0)
         history = self._log.history = CaptureHistory(self.out / HISTORY_NAME, cp.parser_options)
@@ -425,6 +438,7 @@ class MySqlCapture(_core.Capture):
             self._progress.update(self.stats, "done", force=True)
             self._progress.stop()
             self._log.finish()  # checkpoint, cut an unfinished transaction, close the history
+            self._xa_collect()
         return self.stats
 
     # -- setup --------------------------------------------------------------------------------
@@ -474,7 +488,7 @@ class MySqlCapture(_core.Capture):
         if self._resync_at is not None and (file, pos) >= self._resync_at:
             self._emit_resync()
         if self._log.commit(replace(self._log.checkpointed, binlog_file=file, binlog_position=pos,
-                                    phase="streaming", source=self._source)):
+                                    phase="streaming", source=self._source, xa_prepared=self._xa.files())):
             raise _Stop()  # stop_after_events: the checkpoint is written
 
     # -- the source event ---------------------------------------------------------------------
@@ -581,6 +595,7 @@ class MySqlCapture(_core.Capture):
         """The change log is back at the last checkpoint: forget the transaction being read."""
         self.stats.reconnects += 1
         self._tx = None
+        self._xa_load(self._log.checkpointed)
 
     # -- snapshot -----------------------------------------------------------------------------
 
@@ -740,7 +755,8 @@ class MySqlCapture(_core.Capture):
     def _stream(self, cp: Checkpoint) -> None:
         from pymysqlreplication import BinLogStreamReader
         from pymysqlreplication.event import (GtidEvent, HeartbeatLogEvent, MariadbGtidEvent,
-                                              NotImplementedEvent, QueryEvent, RotateEvent, XidEvent)
+                                              NotImplementedEvent, QueryEvent, RotateEvent, XAPrepareEvent,
+                                              XidEvent)
         from pymysqlreplication.row_event import (DeleteRowsEvent, PartialUpdateRowsEvent, TableMapEvent,
                                                   UpdateRowsEvent, WriteRowsEvent)
 
@@ -752,7 +768,7 @@ class MySqlCapture(_core.Capture):
             blocking=not opts.until_end,
             only_events=[QueryEvent, XidEvent, RotateEvent, TableMapEvent, WriteRowsEvent,
                          UpdateRowsEvent, PartialUpdateRowsEvent, DeleteRowsEvent, MariadbGtidEvent,
-                         GtidEvent, HeartbeatLogEvent, NotImplementedEvent],
+                         GtidEvent, HeartbeatLogEvent, NotImplementedEvent, XAPrepareEvent],
             # events the library cannot read are passed on, so that one holding rows stops the
             # capture instead of being dropped
             filter_non_implemented_events=False,
@@ -793,6 +809,11 @@ class MySqlCapture(_core.Capture):
                     elif cls is MariadbGtidEvent:
                         in_trx = not (ev.flags & 1)  # FL_STANDALONE: a DDL or other lone statement
                         self._tx = ev.gtid
+                        if ev.flags & FL_PREPARED_XA:
+                            self._xa.open()
+                    elif cls is XAPrepareEvent:
+                        in_trx = False
+                        self._on_xa_prepare(ev, file, end)
                     elif cls is GtidEvent:
                         gtid = getattr(ev, "gtid", None)
                         self._tx = None if not gtid or "ANONYMOUS" in str(gtid).upper() else str(gtid)
@@ -822,6 +843,9 @@ class MySqlCapture(_core.Capture):
         else is skipped.  A statement outside a transaction is a transaction of its own.
         Returns whether a transaction is open after it."""
         q = ev.query
+        xa = parse_xa_statement(q)
+        if xa is not None:
+            return self._on_xa_statement(xa, file, end, in_trx)
         if q == "BEGIN" or _TX_BEGIN.match(q):
             if self._tx is None:  # no GTID: the transaction is named by where its BEGIN starts
                 self._tx = f"{file}:{end - ev.event_size}"
@@ -879,7 +903,7 @@ class MySqlCapture(_core.Capture):
                 f"{shorten(text)} — run with --on-statement-dml quarantine to record it as a quarantined "
                 f"event and go on, or resnapshot the table")
         table = targets[0][1] if targets and len(targets) == 1 else None
-        self._log.emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
+        self._emit("stmt", position, ts, targets[0][0] if targets else schema, table, text, tx=self._tx)
         self._warn(f"statement-format DML on {what} at {position} written as a quarantined stmt event: {shorten(text)}")
 
     def _on_rows(self, ev: Any, op: str, position: str) -> None:
@@ -894,17 +918,114 @@ class MySqlCapture(_core.Capture):
             extra["quarantine"] = drift
         if op == "u":
             for i, row in enumerate(ev.rows):
-                self._log.emit("u", position, ts, db, table, None,
+                self._emit("u", position, ts, db, table, None,
                            [encode_value(v) for v in row["before_values"].values()],
                            [encode_value(v) for v in row["after_values"].values()], row=i, **extra)
         elif op == "c":
             for i, row in enumerate(ev.rows):
-                self._log.emit("c", position, ts, db, table, None, None,
+                self._emit("c", position, ts, db, table, None, None,
                            [encode_value(v) for v in row["values"].values()], row=i, **extra)
         else:
             for i, row in enumerate(ev.rows):
-                self._log.emit("d", position, ts, db, table, None,
+                self._emit("d", position, ts, db, table, None,
                            [encode_value(v) for v in row["values"].values()], None, row=i, **extra)
+
+    # -- XA transactions (``ddlcore_mysql.xa``) ----------------------------------------------
+
+    def _emit(self, *args: Any, **kw: Any) -> None:
+        """``ChangeLogOutput.emit`` — or, inside an XA transaction, hold the event until its
+        ``XA COMMIT``."""
+        if self._xa.active:
+            self._xa.hold({**dict(zip(_EMIT_ARGS, args)), **kw})
+        else:
+            self._log.emit(*args, **kw)
+
+    def _xa_load(self, cp: Checkpoint, collect: bool = False) -> None:
+        """Hold the prepared XA transactions ``cp`` records (a run's start, a rewind);
+        ``collect``: remove the files of those it does not record."""
+        try:
+            self._xa.load(cp.xa_prepared)
+        except OSError as exc:
+            raise CaptureError(f"cannot read the prepared XA transactions the checkpoint records: {exc}") from exc
+        if collect:
+            self._xa.collect(cp.xa_prepared.values())
+
+    def _first_run(self) -> bool:
+        """No checkpoint to resume from: this run snapshots or starts at the current position."""
+        cp = Checkpoint.load(self.checkpoint_path)
+        return cp is None or cp.phase != "streaming"
+
+    def _refuse_prepared_xa(self) -> None:
+        """A first run (snapshot, or the current position): an XA transaction prepared now has
+        its rows before the start and not in a snapshot, so its later ``XA COMMIT`` could not
+        be written — stop now, naming it (``XA RECOVER``).  An account that may not run
+        ``XA RECOVER`` gets a warning (the stream still stops at such a commit)."""
+        import pymysql
+
+        with self.options.connection.connect(autocommit=True) as conn, conn.cursor() as cur:
+            try:
+                cur.execute("XA RECOVER")
+            except pymysql.err.MySQLError as exc:
+                self._warn(f"cannot list prepared XA transactions (XA RECOVER: {exc.args[-1]}): one prepared "
+                           f"before the start stops the capture at its XA COMMIT")
+                return
+            rows = cur.fetchall()
+        if rows:
+            xids = ", ".join(xid_text(int(f), bytes(d[:g]), bytes(d[g:g + b])) for f, g, b, d in
+                             ((r[0], int(r[1]), int(r[2]), r[3] if isinstance(r[3], bytes) else r[3].encode())
+                              for r in rows))
+            raise CaptureError(f"XA transactions are prepared on the server ({xids}): their rows are neither in a "
+                               f"snapshot nor after the start position, so their XA COMMIT could not be captured; "
+                               f"commit or roll them back (XA COMMIT / XA ROLLBACK), then start the capture")
+
+    def _xa_collect(self) -> None:
+        cp = self._log.checkpointed
+        if cp is not None and not self._log.opened:
+            self._xa.collect(cp.xa_prepared.values())
+
+    def _on_xa_prepare(self, ev: Any, file: str, end: int) -> None:
+        """An ``XA_prepare`` event ends the XA transaction's event group: prepared (its events
+        held under its XID, durably, until ``XA COMMIT``) or, with ``one_phase`` (MySQL's
+        ``XA COMMIT … ONE PHASE``), committed — its events written now."""
+        xid = xid_text(ev.xid_format_id, ev.xid_gtrid, ev.xid_bqual)
+        if ev.one_phase:
+            self._write_held(self._xa.take_open())
+        else:
+            self._xa.prepare(xid, f"{file}:{end}")
+        self._boundary(file, end)
+
+    def _on_xa_statement(self, xa: XaStatement, file: str, end: int, in_trx: bool) -> bool:
+        """An XA statement's query event: ``XA START`` (MySQL) opens an XA transaction whose
+        events are held; ``XA COMMIT`` writes the held events of a prepared one; ``XA ROLLBACK``
+        forgets them.  Returns whether a transaction is open after it.  Raises
+        ``CaptureError`` for an ``XA COMMIT`` whose ``XA PREPARE`` the capture did not read
+        (before its start position): its rows cannot be written."""
+        if xa.verb == "START":
+            if not self._xa.active:
+                self._xa.open()
+            if self._tx is None:
+                self._tx = f"{file}:{end}"
+            return True
+        if xa.verb in ("END", "PREPARE"):
+            return in_trx
+        if xa.verb == "ROLLBACK":
+            self._xa.discard()
+            self._xa.rollback(xa.xid)
+        elif xa.one_phase or self._xa.active:
+            self._write_held(self._xa.take_open())
+        elif self._xa.held(xa.xid):
+            self._write_held(self._xa.commit(xa.xid))
+        else:
+            raise CaptureError(
+                f"XA COMMIT {xa.xid} at {file}:{end}: its XA PREPARE was not read by this capture (it is "
+                f"before the capture's start position or snapshot), so its rows are not known; the "
+                f"capture stopped before it. Capture into a new directory (its snapshot holds the rows)")
+        self._boundary(file, end)
+        return False
+
+    def _write_held(self, held: Iterable[dict[str, Any]]) -> None:
+        for ev in held:
+            self._log.emit(**ev)
 
     def _on_table_map(self, ev: Any, position: str) -> None:
         """Take the binlog's own signedness (MINIMAL metadata carries it too), and compare the

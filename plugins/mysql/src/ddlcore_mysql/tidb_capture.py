@@ -28,12 +28,13 @@ Events (docs/capture.md, "TiDB"):
 its own last checkpoint, and it sends transactions in ``commit_ts`` order (its merger sorts
 the pumps' binlogs by commit_ts).  Commit TSOs are unique per transaction.  The rule: **a
 message whose ``commit_ts`` is not greater than the highest ``commit_ts`` already written is a
-redelivery and is dropped** (counted in ``CaptureStats.duplicates``).  The highest commit_ts
-is in the checkpoint, so the rule holds across capture restarts.  A message that falls at or
-below the high-water mark *within one run* but was not written in that run cannot be a
-redelivery of this run's output: it is ``out of order``: its rows are written with a
-``quarantine`` reason (kept, never converted out of commit order: the pipeline quarantines
-them) and a DDL out of order stops the capture.
+redelivery and is dropped** (counted in ``CaptureStats.duplicates``) — unless it was never
+written: the capture remembers the commit_ts it wrote last (``recent_commits.RecentCommits``:
+the last 100,000 in a run, the last 1,024 in the checkpoint, so the rule holds across capture
+restarts), and a message at or below the high-water mark above what it remembers that it does
+not remember is ``out of order``: its rows are written with a ``quarantine`` reason (kept,
+never converted out of commit order: the pipeline quarantines them) and a DDL out of order
+stops the capture.  A message older than what is remembered counts as a redelivery.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from __future__ import annotations
 import datetime as _dt
 import time
 import uuid
-from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
@@ -54,15 +54,13 @@ from ddlcore.changelog import SourceInfo
 from ddlcore.model import Table, TableId, casefold_key
 
 from .binlog_values import Tagged, canonical_fraction
+from .recent_commits import RecentCommits
 
 __all__ = ["TidbCaptureOptions", "TidbCapture", "TidbCheckpoint", "TidbCaptureStats", "binlog_pb2",
            "read_delimited", "write_delimited", "tso_physical_ms", "column_value", "compare_column_info",
            "TIDB_PARSER_OPTIONS", "SYSTEM_DATABASES"]
 
 CAPTURE_TOOL = "ddlcore capture tidb"
-#: how many of the last commit_ts written the out-of-order check remembers (memory stays bounded
-#: on a long run; a redelivery older than that is dropped without the check)
-WRITTEN_WINDOW = 100_000
 CHECKPOINT_FORMAT = 1
 #: TiDB's system schemas (TiDB manual "System Tables"): rows there are not captured by default
 SYSTEM_DATABASES = frozenset({"mysql", "information_schema", "performance_schema", "sys", "metrics_schema"})
@@ -332,6 +330,8 @@ class TidbCheckpoint(CheckpointFile):
     exclude: tuple[str, ...] = ()
     reading: str = ""
     updated: str | None = None
+    recent: tuple[int, ...] = ()
+    recent_floor: int | None = None
 
     @property
     def position(self) -> str:
@@ -342,7 +342,7 @@ class TidbCheckpoint(CheckpointFile):
                 "changelog_bytes": self.changelog_bytes, "commit_ts": self.commit_ts,
                 "offset": self.offset, "epoch": self.epoch, "source": self.source,
                 "include": list(self.include), "exclude": list(self.exclude), "reading": self.reading,
-                "updated": self.updated}
+                "updated": self.updated, "recent": list(self.recent), "recent_floor": self.recent_floor}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "TidbCheckpoint":
@@ -350,7 +350,9 @@ class TidbCheckpoint(CheckpointFile):
             raise CaptureError(f"not a TiDB capture's checkpoint (format {d.get('format')!r}, kind {d.get('kind')!r})")
         return cls(int(d["seq"]), int(d["changelog_bytes"]), int(d["commit_ts"]), int(d["offset"]),
                    str(d["epoch"]), d.get("source"), tuple(d.get("include") or ()),
-                   tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"))
+                   tuple(d.get("exclude") or ()), d.get("reading") or "", d.get("updated"),
+                   tuple(int(t) for t in d.get("recent") or ()),
+                   None if d.get("recent_floor") is None else int(d["recent_floor"]))
 
 
 @dataclass
@@ -473,10 +475,8 @@ class TidbCapture(Capture):
                          checkpoint_interval=options.checkpoint_interval)
         self.options = options
         self._drift_cache: dict[tuple, str | None] = {}
-        # commit_ts written by this run, the last WRITTEN_WINDOW of them (out-of-order check)
-        self._written_ts: set[int] = set()
-        self._written_order: deque[int] = deque()
-        self._resume_ts = 0
+        # the commit_ts written last (this run's and the checkpoint's): redelivery or late message
+        self._recent = RecentCommits(0)
         self.pb = binlog_pb2()
 
     # -- setup --------------------------------------------------------------------------------
@@ -517,7 +517,8 @@ class TidbCapture(Capture):
     def _run(self) -> TidbCaptureStats:
         o = self.options
         cp = self._prepare()
-        self._resume_ts = cp.commit_ts
+        # a checkpoint without the memory of recent commits: nothing below its mark is known
+        self._recent = RecentCommits(cp.commit_ts if cp.recent_floor is None else cp.recent_floor, cp.recent)
         self.filter = CaptureFilter(cp.include, cp.exclude, case_sensitive=False, system_databases=SYSTEM_DATABASES)
         history = self._log.history = CaptureHistory(self.out / HISTORY_NAME, TIDB_PARSER_OPTIONS, "mysql")
         if history.unavailable:
@@ -572,12 +573,12 @@ class TidbCapture(Capture):
         assert cp is not None
         ts = binlog.commit_ts
         if ts <= cp.commit_ts:
-            window_start = self._written_order[0] if len(self._written_order) == WRITTEN_WINDOW else self._resume_ts
-            if ts > max(self._resume_ts, window_start) and ts not in self._written_ts:
+            if self._recent.is_late(ts):
                 self._out_of_order(binlog, ts, cp.commit_ts, offset, tz)
+                self._recent.written(ts)
             else:
                 st.duplicates += 1
-            self._log.commit(replace(cp, offset=offset + 1), transaction=False)
+            self._log.commit(self._recent_state(cp, offset=offset + 1), transaction=False)
             return
         position = str(ts)
         ms = tso_physical_ms(ts)
@@ -593,11 +594,13 @@ class TidbCapture(Capture):
             self._log.emit("ddl", position, ms, database=d.schema_name or None, ddl=query, tx=position)
         else:
             self._dml(binlog, position, ms, tz)
-        self._written_ts.add(ts)
-        self._written_order.append(ts)
-        if len(self._written_order) > WRITTEN_WINDOW:
-            self._written_ts.discard(self._written_order.popleft())
-        self._log.commit(replace(cp, commit_ts=ts, offset=offset + 1))
+        self._recent.written(ts)
+        self._log.commit(self._recent_state(cp, commit_ts=ts, offset=offset + 1))
+
+    def _recent_state(self, cp: TidbCheckpoint, **changes: Any) -> TidbCheckpoint:
+        """``cp`` with ``changes`` and the commit_ts written last (``RecentCommits.persisted``)."""
+        floor, recent = self._recent.persisted()
+        return replace(cp, recent_floor=floor, recent=recent, **changes)
 
     def _out_of_order(self, binlog: Any, ts: int, high: int, offset: int, tz: Any) -> None:
         """A message below the high-water mark that this run did not write: not a redelivery, so
