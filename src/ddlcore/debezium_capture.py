@@ -51,6 +51,8 @@ CHECKPOINT_FORMAT = 1
 #: records between commits (a checkpoint is written at most every ``checkpoint_interval`` anyway)
 COMMIT_EVERY = 256
 _ROW_OPS = {"c": "c", "u": "u", "d": "d", "r": "r", "t": "t"}
+#: ``json.loads`` of text, the decoder built once (a UnicodeDecodeError is a ValueError too)
+_loads = json.JSONDecoder().decode
 
 
 @dataclass(frozen=True)
@@ -172,14 +174,15 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, value)`` of each line of a JSON Lines file (``where`` = ``path:line``; an empty
     line is ``None``, a tombstone).  Raises ``DebeziumError`` naming the line for text that is
     not JSON (a truncated last line included)."""
+    name = str(path)
     with open(path, "rb") as fh:
         for no, line in enumerate(fh, start=1):
-            where = f"{path}:{no}"
+            where = f"{name}:{no}"
             if not line.strip():
                 yield where, None
                 continue
             try:
-                yield where, json.loads(line)
+                yield where, _loads(line.decode("utf-8"))
             except ValueError as exc:
                 cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
                 raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
@@ -469,7 +472,7 @@ class DebeziumCapture(Capture):
             self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
             self._check_table_changes(rec, position)
         else:
-            self._emit_row(item)
+            self._emit_row(item, position=position)
         self._written.add(key)
         self._uncommitted = self._last = (key, position)
         if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
@@ -527,7 +530,7 @@ class DebeziumCapture(Capture):
             self._tables[key] = h.table_at(tid, self._log.seq) if h is not None else None
         return self._tables[key]
 
-    def _emit_row(self, item: _Item, quarantine: str | None = None) -> None:
+    def _emit_row(self, item: _Item, quarantine: str | None = None, position: str | None = None) -> None:
         rec, src = item.record, item.record.source
         tid = self.connector.table_id(rec)
         db, name = tid.database, tid.name
@@ -536,7 +539,8 @@ class DebeziumCapture(Capture):
         if not self.filter.captures(db, name, tid.schema):
             self.stats.filtered_rows += 1
             return
-        position = self.connector.position(rec)
+        if position is None:
+            position = self.connector.position(rec)
         op = _ROW_OPS[rec.op or ""]
         extra: dict[str, Any] = {"schema": tid.schema} if tid.schema is not None else {}
         if rec.tx:
@@ -545,9 +549,9 @@ class DebeziumCapture(Capture):
             self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
         table = self._table(tid)
-        label = ".".join(x for x in (db, tid.schema, name) if x)
         reasons = [quarantine] if quarantine else []
         if table is None:
+            label = ".".join(x for x in (db, tid.schema, name) if x)
             if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
                 raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")

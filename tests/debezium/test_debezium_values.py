@@ -4,8 +4,11 @@ loses (hypothesis; the encoder is tests/debezium/encoder.py, written from Debezi
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
+import re
+import types
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,6 +17,7 @@ from ddlcore import raw
 from ddlcore.debezium import SETTINGS, DebeziumSettings
 from ddlcore.model import Column
 from ddlcore_mysql.binlog_values import Tagged
+from ddlcore_mysql.debezium_mysql import MySqlConnector
 from ddlcore_mysql.debezium_values import decode_value
 
 from .encoder import encode
@@ -162,3 +166,28 @@ def test_unknown_enum_label_is_an_error_naming_the_type():
     c = col("enum", "enum('a','b')", enum_values=("a", "b"))
     with pytest.raises(ValueError, match=r"'z' is not a label of enum\('a','b'\)"):
         decode_value("z", c, None, DebeziumSettings())
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), all_settings, st.booleans(), st.sampled_from(["value", "null", "wrong type"]))
+def test_a_row_decodes_as_each_of_its_values_does(case, s, nullable, what):
+    """``MySqlConnector.decode_row`` (its fast path for rows that cannot be lossy included) gives
+    exactly the values, losses and errors of ``decode_value`` column by column."""
+    c, value = case
+    c = dataclasses.replace(c, nullable=nullable)
+    if s["time.precision.mode"] == "nanoseconds" and _nanos_range(c, value):
+        return
+    key = col("int", "int(11)", nullable=False)
+    key = dataclasses.replace(key, name="k", ordinal_position=2)
+    table = types.SimpleNamespace(columns=[c, key])
+    cfg = DebeziumSettings.of(s.items())
+    encoded = {"value": lambda: encode(value, c, s), "null": lambda: None, "wrong type": lambda: [1]}[what]()
+    try:
+        expected = [decode_value(encoded, c, None, cfg), decode_value(7, key, None, cfg)]
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            MySqlConnector().decode_row(table, {"c": encoded, "k": 7}, {}, cfg)
+        return
+    got, losses = MySqlConnector().decode_row(table, {"c": encoded, "k": 7}, {}, cfg)
+    assert [raw.encode_json(v) for v in got] == [raw.encode_json(v) for v, _ in expected]
+    assert [(n, x.kind) for n, x in losses] == [(n, x.kind) for n, (_, x) in zip("ck", expected) if x is not None]

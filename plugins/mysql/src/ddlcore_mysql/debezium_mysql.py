@@ -25,7 +25,7 @@ from typing import Any
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
 from ddlcore.model import TableId, casefold_key
 
-from .debezium_values import column_decoder
+from .debezium_values import column_decoder, column_fast
 
 __all__ = ["MySqlConnector", "binlog_index"]
 
@@ -87,23 +87,27 @@ class MySqlConnector:
     def __init__(self) -> None:
         self._plans: dict[tuple, list] = {}
 
-    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> list:
-        """``[(field name, column name, decoder)]`` in ordinal order for a message with these
-        field names (cached per table version, field names and settings)."""
+    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple[list, list | None]:
+        """``([(field name, column, decoder)] in ordinal order, [(field name, fast decoder)] or
+        None)`` for a message with these field names (cached per table version, field names and
+        settings); the fast list when every column has one (``column_fast``: no loss possible)."""
         key = (id(table), names, settings)
         plan = self._plans.get(key)
         if plan is not None and plan[0] is table:
-            return plan[1]
+            return plan[1], plan[2]
         by_key = {casefold_key(k): k for k in names}
         cols = table.columns
         if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
             raise ValueError(f"drift: the message has columns [{', '.join(names)}], the history "
                              f"[{', '.join(c.name for c in cols)}]")
         steps = [(by_key[casefold_key(c.name)], c, column_decoder(c, settings)) for c in cols]
+        quick: list | None = [(name, column_fast(c, settings)) for name, c, _ in steps]
+        if any(f is None for _, f in quick):
+            quick = None
         if len(self._plans) > 1000:
             self._plans.clear()
-        self._plans[key] = (table, steps)
-        return steps
+        self._plans[key] = (table, steps, quick)
+        return steps, quick
 
     def table_changes_drift(self, record: Record, table_at: Any) -> list[str]:
         """Differences between a schema change's ``tableChanges`` (Debezium's own description of
@@ -138,10 +142,16 @@ class MySqlConnector:
         """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
         and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
         and for field names that are not the table's columns (drift)."""
+        steps, quick = self._plan(table, tuple(values), settings)
+        if quick is not None and not fields:
+            try:
+                return [f(values[name]) for name, f in quick], []
+            except ValueError:
+                pass  # decoded again below, for the error naming the column
         out: list[Any] = []
         losses: list[tuple[str, Any]] = []
         get = fields.get
-        for name, col, decode in self._plan(table, tuple(values), settings):
+        for name, col, decode in steps:
             try:
                 raw, loss = decode(values[name], get(name))
             except ValueError as exc:

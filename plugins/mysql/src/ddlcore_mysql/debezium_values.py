@@ -59,7 +59,7 @@ from ddlcore.model import Column
 
 from .binlog_values import Tagged
 
-__all__ = ["Loss", "decode_value", "column_decoder", "set_mask", "DECODERS", "GEOMETRY_TYPES"]
+__all__ = ["Loss", "decode_value", "column_decoder", "column_fast", "LossyNull", "set_mask", "DECODERS", "GEOMETRY_TYPES"]
 
 _EPOCH_DAY = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -388,13 +388,131 @@ def _may_lose(col: Column, s: DebeziumSettings) -> bool:
             or (t in ("date", "datetime") and not col.nullable))
 
 
+# ---------------------------------------------------------------------------- fast paths
+#
+# A message without schemas (``field`` None) is decoded by the column and the settings alone:
+# for the common types a decoder specialised once per column takes the value's usual JSON type
+# and hands any other to the general decoder above (same results, same errors).
+
+def _fast_int(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    if col.unsigned:
+        return None
+
+    def fast(value: Any) -> Any:
+        return value if type(value) is int else fn(value, col, None, s)
+    return fast
+
+
+def _fast_text(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        return value if type(value) is str else fn(value, col, None, s)
+    return fast
+
+
+def _fast_decimal(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    if s.decimal_handling_mode != "precise":
+        return None
+    exp = -(col.numeric_scale or 0)
+
+    def fast(value: Any) -> Any:
+        if type(value) is str:
+            return decimal.Decimal(_unscaled(value)).scaleb(exp)
+        return fn(value, col, None, s)
+    return fast
+
+
+def _fast_datetime(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    unit = _unit(col, None, s, "datetime")
+    scale = 1000 if unit == "ms" else 1 if unit == "us" else None
+    if scale is None:
+        return None
+
+    def fast(value: Any) -> Any:
+        if type(value) is int:
+            return Tagged("$datetime", _epoch_text(value * scale))
+        return fn(value, col, None, s)
+    return fast
+
+
+def _fast_timestamp(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
+            return Tagged("$datetime", _iso(value))
+        return fn(value, col, None, s)
+    return fast
+
+
+def _fast_enum(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    index: dict[str, int] = {}
+    for i, label in enumerate(col.enum_values or (), start=1):
+        if label:  # "" is the error value 0 whatever the labels (_enum)
+            index.setdefault(label, i)  # the first of equal labels, as _enum finds it
+
+    def fast(value: Any) -> Any:
+        i = index.get(value) if type(value) is str else None
+        return i if i is not None else fn(value, col, None, s)
+    return fast
+
+
+def _fast_json(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        return Tagged("$json", value) if type(value) is str else fn(value, col, None, s)
+    return fast
+
+
+#: model ``data_type`` → factory(column, settings, general decoder) → ``fast(value) -> raw value``
+#: for messages without schemas, or ``None`` where the general decoder is used
+FAST: dict[str, Callable[[Column, DebeziumSettings, Callable], Callable[[Any], Any] | None]] = {
+    **{t: _fast_int for t in _INTS if t not in ("bool", "boolean")}, **{t: _fast_text for t in _TEXTS},
+    "decimal": _fast_decimal, "numeric": _fast_decimal, "dec": _fast_decimal, "datetime": _fast_datetime,
+    "timestamp": _fast_timestamp, "enum": _fast_enum, "json": _fast_json,
+}
+
+
+class LossyNull(DecodeError):
+    """A null in a column where a null is a loss (``column_fast``: decode the row with
+    ``column_decoder`` instead, which reports it)."""
+
+
+def column_fast(col: Column, s: DebeziumSettings) -> Callable[[Any], Any] | None:
+    """``fast(value) -> raw value`` of a message without schemas for a column whose non-null
+    values can never be lossy under ``s``; ``None`` for the others (use ``column_decoder``).
+    Raises ``DecodeError`` as the general decoder does, ``LossyNull`` for a null that is a loss
+    (a ``NOT NULL`` column)."""
+    t = col.data_type.lower()
+    fn = DECODERS.get(t)
+    if t not in FAST or fn is None or _may_lose(col, s):
+        return None
+    fast = FAST[t](col, s, fn)
+    if fast is None:
+        return None
+    lossy_null = _null_loss(col) is not None
+
+    def fast_or_null(value: Any) -> Any:
+        if value is None:
+            if lossy_null:
+                raise LossyNull(col.name)
+            return None
+        return fast(value)
+    return fast_or_null
+
+
 def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSchema | None], tuple[Any, Loss | None]]:
     """``decode(value, field) -> (raw value, loss or None)`` for one column under ``s``: what
     ``decode_value`` does, with what depends only on the column worked out once (a row decoder
-    keeps one per column of a table version)."""
-    fn = DECODERS.get(col.data_type.lower())
+    keeps one per column of a table version; ``FAST`` for messages without schemas)."""
+    t = col.data_type.lower()
+    fn = DECODERS.get(t)
     null = (None, _null_loss(col))
     check = _may_lose(col, s)
+    fast = FAST[t](col, s, fn) if t in FAST and fn is not None else None
+
+    if fast is not None and not check:
+        def decode_fast(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
+            if value is None:
+                return null
+            return (fast(value) if field is None else fn(value, col, field, s)), None
+        return decode_fast
 
     def decode(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
         if value is None:
