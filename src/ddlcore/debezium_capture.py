@@ -196,7 +196,7 @@ class _Item:
 
 
 class _KafkaSource:
-    """Batches ``[(where, value)]`` of a consumer group's topics, each batch ending when every
+    """Batches ``[(where, value, (topic, partition))]`` of a consumer group's topics, each batch ending when every
     assigned partition reached its end (or ``max_wait`` passed with messages); ``commit()``
     commits the offsets of what was handed out."""
 
@@ -213,10 +213,10 @@ class _KafkaSource:
         self.consumer.subscribe([f"^{o.topic_pattern}"] if o.topic_pattern else list(o.topics))
         self.pending: dict[tuple[str, int], int] = {}
 
-    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any]]]:
+    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int]]]]:
         from confluent_kafka import KafkaError
 
-        batch: list[tuple[str, Any]] = []
+        batch: list[tuple[str, Any, tuple[str, int]]] = []
         eof: set[tuple[str, int]] = set()
         while not stop():
             msg = self.consumer.poll(self.o.poll_timeout)
@@ -231,7 +231,7 @@ class _KafkaSource:
                 self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
                 data = msg.value()
                 try:
-                    batch.append((where, json.loads(data) if data else None))
+                    batch.append((where, json.loads(data) if data else None, (msg.topic(), msg.partition())))
                 except ValueError as exc:
                     raise DebeziumError(f"{where}: not JSON: {exc}") from None
             if assigned and assigned <= eof:
@@ -278,6 +278,7 @@ class DebeziumCapture(Capture):
         self._unknown_rows = 0
         self._last: tuple | None = None  # (key, position) of the last record written
         self._losses_changed = False
+        self._unordered_partitions: set[tuple[str, int]] = set()
         self._written: set[tuple] = set()
 
     # -- setup --------------------------------------------------------------------------------
@@ -350,6 +351,20 @@ class DebeziumCapture(Capture):
                                     system_databases=getattr(self.connector, "system_databases", ()),
                                     system_schemas=getattr(self.connector, "system_schemas", ()))
 
+    def _check_partitions(self, where: str, part: tuple[str, int], records: list[Record]) -> None:
+        """Refuse records whose order is only their arrival (the connector's ``total_order``
+        says no: Canal flat messages, TiCDC's without ``_tidb.commitTs``) from a second Kafka
+        partition: messages of two partitions have no order between them."""
+        total = getattr(self.connector, "total_order", None)
+        if total is None or all(total(r) for r in records if r.kind in ("row", "ddl")):
+            return
+        self._unordered_partitions.add(part)
+        if len(self._unordered_partitions) > 1:
+            parts = ", ".join(f"{t}[{p}]" for t, p in sorted(self._unordered_partitions))
+            raise DebeziumError(f"{where}: messages without a total order from two or more partitions ({parts}): "
+                                f"their order across partitions is unknown; "
+                                + getattr(self.connector, "partition_hint", "read one partition"))
+
     def _item(self, where: str, rec: Record) -> _Item:
         if self.connector is None:
             raise DebeziumError(f"{where}: no message so far names its source.connector: give --connector")
@@ -409,7 +424,11 @@ class DebeziumCapture(Capture):
                 source = _KafkaSource(o)
                 self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
-                    records = [(w, r) for w, v in batch for r in self._parse(w, v)]
+                    records = []
+                    for w, v, part in batch:
+                        parsed = self._parse(w, v)
+                        self._check_partitions(w, part, parsed)
+                        records += [(w, r) for r in parsed]
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
