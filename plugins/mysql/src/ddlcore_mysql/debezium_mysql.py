@@ -85,12 +85,13 @@ class MySqlConnector:
         return text if record.kind == "ddl" or src.get("row") in (None, 0) else f"{text}#{src.get('row')}"
 
     def __init__(self) -> None:
-        self._plans: dict[tuple, list] = {}
+        self._plans: dict[tuple, tuple] = {}
+        self._table_ids: dict[tuple, TableId] = {}
 
     def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple[list, list | None]:
-        """``([(field name, column, decoder)] in ordinal order, [(field name, fast decoder)] or
-        None)`` for a message with these field names (cached per table version, field names and
-        settings); the fast list when every column has one (``column_fast``: no loss possible)."""
+        """``([(field name, column, decoder)] in ordinal order, [(field name, unchanged type, fast
+        decoder)] or None)`` for a message with these field names (cached per table version, field
+        names and settings); the fast list when every column has one (``column_fast``)."""
         key = (id(table), names, settings)
         plan = self._plans.get(key)
         if plan is not None and plan[0] is table:
@@ -101,9 +102,8 @@ class MySqlConnector:
             raise ValueError(f"drift: the message has columns [{', '.join(names)}], the history "
                              f"[{', '.join(c.name for c in cols)}]")
         steps = [(by_key[casefold_key(c.name)], c, column_decoder(c, settings)) for c in cols]
-        quick: list | None = [(name, column_fast(c, settings)) for name, c, _ in steps]
-        if any(f is None for _, f in quick):
-            quick = None
+        fast = [column_fast(c, settings) for _, c, _ in steps]
+        quick = None if any(f is None for f in fast) else [(name, *f) for (name, _, _), f in zip(steps, fast)]
         if len(self._plans) > 1000:
             self._plans.clear()
         self._plans[key] = (table, steps, quick)
@@ -132,7 +132,14 @@ class MySqlConnector:
         return out
 
     def table_id(self, record: Record) -> TableId:
-        return TableId(record.source.get("db"), None, record.source.get("table") or "")
+        src = record.source
+        key = (src.get("db"), src.get("table") or "")
+        tid = self._table_ids.get(key)
+        if tid is None:
+            if len(self._table_ids) > 10_000:
+                self._table_ids.clear()
+            tid = self._table_ids[key] = TableId(key[0], None, key[1])
+        return tid
 
     def message_ddl(self, record: Record) -> None:
         return None  # the MySQL connectors write no logical decoding messages
@@ -145,7 +152,7 @@ class MySqlConnector:
         steps, quick = self._plan(table, tuple(values), settings)
         if quick is not None and not fields:
             try:
-                return [f(values[name]) for name, f in quick], []
+                return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in quick], []
             except ValueError:
                 pass  # decoded again below, for the error naming the column
         out: list[Any] = []

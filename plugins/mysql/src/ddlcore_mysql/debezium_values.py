@@ -108,6 +108,17 @@ def _unscaled(value: str) -> int:
     return int.from_bytes(_b64(value, "Decimal bytes"), "big", signed=True)
 
 
+#: a context for quantizing a double to a DECIMAL's scale: a double has up to 309 integer
+#: digits, a DECIMAL 30 fraction digits (the default context rounds to 28 digits)
+_WIDE = decimal.Context(prec=400)
+
+
+def _scaled(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled`` × 10^-``scale`` exactly (``Decimal.scaleb`` rounds to the context's 28 digits;
+    a DECIMAL holds up to 65)."""
+    return decimal.Decimal(f"{unscaled}E{-scale}")
+
+
 def _fsp(col: Column) -> int:
     return col.datetime_precision or 0
 
@@ -160,8 +171,7 @@ def _integer(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSett
     if isinstance(value, str) and col.unsigned and col.data_type.lower() == "bigint":
         # BIGINT UNSIGNED under bigint.unsigned.handling.mode=precise: Decimal bytes, scale 0
         scale = int((field.parameters or {}).get("scale", 0)) if field is not None else 0
-        n = decimal.Decimal(_unscaled(value)).scaleb(-scale)
-        return int(n)
+        return int(_scaled(_unscaled(value), scale))
     if not isinstance(value, int):
         raise DecodeError(f"{value!r} is not an integer")
     if value < 0 and col.unsigned:
@@ -173,15 +183,18 @@ def _decimal(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSett
     scale = col.numeric_scale or 0
     if field is not None and field.name == "org.apache.kafka.connect.data.Decimal":
         scale = int((field.parameters or {}).get("scale", scale))
-        return decimal.Decimal(_unscaled(value)).scaleb(-scale)
+        return _scaled(_unscaled(value), scale)
     if isinstance(value, bool):
         raise DecodeError(f"{value!r} is not a decimal")
     if isinstance(value, (int, float)):  # decimal.handling.mode=double
-        return decimal.Decimal(repr(float(value))).quantize(decimal.Decimal(1).scaleb(-scale))
+        try:
+            return decimal.Decimal(repr(float(value))).quantize(decimal.Decimal(1).scaleb(-scale), context=_WIDE)
+        except decimal.InvalidOperation:
+            raise DecodeError(f"{value!r} does not fit {col.column_type}") from None
     if not isinstance(value, str):
         raise DecodeError(f"{value!r} is not a decimal")
     if s.decimal_handling_mode == "precise" and (field is None or field.type == "bytes"):
-        return decimal.Decimal(_unscaled(value)).scaleb(-scale)
+        return _scaled(_unscaled(value), scale)
     try:
         return decimal.Decimal(value)
     except decimal.InvalidOperation:
@@ -392,36 +405,45 @@ def _may_lose(col: Column, s: DebeziumSettings) -> bool:
 #
 # A message without schemas (``field`` None) is decoded by the column and the settings alone:
 # for the common types a decoder specialised once per column takes the value's usual JSON type
-# and hands any other to the general decoder above (same results, same errors).
+# and hands any other to ``slow`` (the general decoder above: same results, same errors).
 
-def _fast_int(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_int(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     if col.unsigned:
         return None
 
     def fast(value: Any) -> Any:
-        return value if type(value) is int else fn(value, col, None, s)
+        return value if type(value) is int else slow(value)
     return fast
 
 
-def _fast_text(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_text(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     def fast(value: Any) -> Any:
-        return value if type(value) is str else fn(value, col, None, s)
+        return value if type(value) is str else slow(value)
     return fast
 
 
-def _fast_decimal(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_decimal(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     if s.decimal_handling_mode != "precise":
         return None
-    exp = -(col.numeric_scale or 0)
+    scale = col.numeric_scale or 0
 
     def fast(value: Any) -> Any:
         if type(value) is str:
-            return decimal.Decimal(_unscaled(value)).scaleb(exp)
-        return fn(value, col, None, s)
+            return Tagged("$dec", scaled_text(_unscaled(value), scale))
+        return slow(value)
     return fast
 
 
-def _fast_datetime(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def scaled_text(unscaled: int, scale: int) -> str:
+    """``format(Decimal(unscaled).scaleb(-scale), "f")`` (``ddlcore.raw``'s decimal text: all
+    ``scale`` fraction digits) without building the ``Decimal``; ``scale`` >= 0."""
+    if scale == 0:
+        return str(unscaled)
+    digits = str(abs(unscaled)).rjust(scale + 1, "0")
+    return f"{'-' if unscaled < 0 else ''}{digits[:-scale]}.{digits[-scale:]}"
+
+
+def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     unit = _unit(col, None, s, "datetime")
     scale = 1000 if unit == "ms" else 1 if unit == "us" else None
     if scale is None:
@@ -430,19 +452,19 @@ def _fast_datetime(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[
     def fast(value: Any) -> Any:
         if type(value) is int:
             return Tagged("$datetime", _epoch_text(value * scale))
-        return fn(value, col, None, s)
+        return slow(value)
     return fast
 
 
-def _fast_timestamp(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_timestamp(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     def fast(value: Any) -> Any:
         if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
             return Tagged("$datetime", _iso(value))
-        return fn(value, col, None, s)
+        return slow(value)
     return fast
 
 
-def _fast_enum(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     index: dict[str, int] = {}
     for i, label in enumerate(col.enum_values or (), start=1):
         if label:  # "" is the error value 0 whatever the labels (_enum)
@@ -450,23 +472,26 @@ def _fast_enum(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any]
 
     def fast(value: Any) -> Any:
         i = index.get(value) if type(value) is str else None
-        return i if i is not None else fn(value, col, None, s)
+        return i if i is not None else slow(value)
     return fast
 
 
-def _fast_json(col: Column, s: DebeziumSettings, fn: Callable) -> Callable[[Any], Any] | None:
+def _fast_json(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
     def fast(value: Any) -> Any:
-        return Tagged("$json", value) if type(value) is str else fn(value, col, None, s)
+        return Tagged("$json", value) if type(value) is str else slow(value)
     return fast
 
 
-#: model ``data_type`` → factory(column, settings, general decoder) → ``fast(value) -> raw value``
-#: for messages without schemas, or ``None`` where the general decoder is used
+#: model ``data_type`` → factory(column, settings, slow) → ``fast(value) -> raw value`` for
+#: messages without schemas (``slow(value)``: the general decoder, for values of other JSON
+#: types), or ``None`` where the general decoder is used
 FAST: dict[str, Callable[[Column, DebeziumSettings, Callable], Callable[[Any], Any] | None]] = {
     **{t: _fast_int for t in _INTS if t not in ("bool", "boolean")}, **{t: _fast_text for t in _TEXTS},
     "decimal": _fast_decimal, "numeric": _fast_decimal, "dec": _fast_decimal, "datetime": _fast_datetime,
     "timestamp": _fast_timestamp, "enum": _fast_enum, "json": _fast_json,
 }
+#: the factories whose ``fast`` returns a value of this JSON type unchanged
+_UNCHANGED = {_fast_int: int, _fast_text: str}
 
 
 class LossyNull(DecodeError):
@@ -474,27 +499,32 @@ class LossyNull(DecodeError):
     ``column_decoder`` instead, which reports it)."""
 
 
-def column_fast(col: Column, s: DebeziumSettings) -> Callable[[Any], Any] | None:
-    """``fast(value) -> raw value`` of a message without schemas for a column whose non-null
-    values can never be lossy under ``s``; ``None`` for the others (use ``column_decoder``).
-    Raises ``DecodeError`` as the general decoder does, ``LossyNull`` for a null that is a loss
-    (a ``NOT NULL`` column)."""
+class _Never:
+    """No JSON value is of this type (``column_fast``: no value passes unchanged)."""
+
+
+def column_fast(col: Column, s: DebeziumSettings) -> tuple[type, Callable[[Any], Any]] | None:
+    """``(unchanged, fast)`` for decoding this column's values of messages without schemas when
+    none of its non-null values can be lossy under ``s`` (``None`` for the other columns: use
+    ``column_decoder``): a value of type ``unchanged`` is its own raw value, any other is
+    ``fast(value)``.  ``fast`` raises ``DecodeError`` as the general decoder does, ``LossyNull``
+    for a null that is a loss (a ``NOT NULL`` column)."""
     t = col.data_type.lower()
     fn = DECODERS.get(t)
-    if t not in FAST or fn is None or _may_lose(col, s):
-        return None
-    fast = FAST[t](col, s, fn)
-    if fast is None:
+    factory = FAST.get(t)
+    if factory is None or fn is None or _may_lose(col, s):
         return None
     lossy_null = _null_loss(col) is not None
 
-    def fast_or_null(value: Any) -> Any:
+    def slow(value: Any) -> Any:
         if value is None:
             if lossy_null:
                 raise LossyNull(col.name)
             return None
-        return fast(value)
-    return fast_or_null
+        return fn(value, col, None, s)
+
+    fast = factory(col, s, slow)
+    return None if fast is None else (_UNCHANGED.get(factory, _Never), fast)
 
 
 def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSchema | None], tuple[Any, Loss | None]]:
@@ -505,7 +535,7 @@ def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSche
     fn = DECODERS.get(t)
     null = (None, _null_loss(col))
     check = _may_lose(col, s)
-    fast = FAST[t](col, s, fn) if t in FAST and fn is not None else None
+    fast = FAST[t](col, s, lambda value: fn(value, col, None, s)) if t in FAST and fn is not None else None
 
     if fast is not None and not check:
         def decode_fast(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
