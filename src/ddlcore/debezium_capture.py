@@ -467,7 +467,7 @@ class DebeziumCapture(Capture):
 
     def _one(self, item: _Item) -> None:
         assert self.connector is not None
-        rec, key = item.record, tuple(item.key)
+        rec, key = item.record, item.key
         if self._last is not None and key <= self._last[0]:
             last_position = self._last[1]
             if key > self._resume_key and key not in self._written and rec.kind == "row":

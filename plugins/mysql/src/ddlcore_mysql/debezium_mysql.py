@@ -41,6 +41,10 @@ def binlog_index(name: str | None) -> int:
     return int(m[1]) if m else 0
 
 
+#: ``source.snapshot`` values of streamed records (a shortcut of ``_snapshot``)
+_STREAMED = frozenset({None, False, "false"})
+
+
 def _snapshot(source: dict[str, Any]) -> bool:
     v = source.get("snapshot")
     return v not in (None, False, "false", "") and str(v).lower() != "false"
@@ -67,11 +71,13 @@ class MySqlConnector:
 
     def order_key(self, record: Record, arrival: int) -> tuple:
         src = record.source
-        try:
-            pos = int(src.get("pos") or 0)
-        except (TypeError, ValueError):
-            pos = 0
-        snap = _snapshot(src)
+        pos = src.get("pos")
+        if type(pos) is not int:
+            try:
+                pos = int(pos or 0)
+            except (TypeError, ValueError):
+                pos = 0
+        snap = src.get("snapshot") not in _STREAMED and _snapshot(src)
         if record.kind == "ddl":
             return (binlog_index(src.get("file")), pos, 0 if snap else 2, arrival)
         if snap or record.op == "r":
