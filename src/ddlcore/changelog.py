@@ -90,6 +90,11 @@ class ChangeLogError(DdlCoreError):
         super().__init__(f"{where}{reason}")
 
 
+#: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"), allow_nan=False)`` built once (an event
+#: line is encoded per event: ``json.dumps`` with arguments builds a new encoder each call)
+_LINE_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 @dataclass(frozen=True)
 class ChangeEvent:
     """One validated event (see the module docstring).  ``before``/``after`` hold raw values
@@ -137,7 +142,7 @@ class ChangeEvent:
         return d
 
     def to_line(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return _LINE_ENCODER(self.to_json())
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,10 @@ class DebeziumConnector(Protocol):
     * ``message_ddl(record)``: for a logical decoding message (op ``m``) that carries DDL,
       the ``ddl`` event's fields (``ddl``, ``database``, and optional ``search_path``,
       ``catalog``); ``None`` for any other message (skipped with a warning).
+    * optional ``total_order(record)``: whether the order key orders the record against
+      records of other Kafka partitions (absent: always; binlog coordinates and LSNs do), and
+      ``partition_hint``: what to configure when it does not (the capture refuses such records
+      from a second partition).
     * ``decode_row(table, values, fields, settings, image)``: ``(raw values in ordinal order,
       losses [(column name, loss)])`` of the ``before`` or ``after`` image; raises
       ``ValueError`` naming the column for a value that does not fit.

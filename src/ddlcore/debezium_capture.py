@@ -51,6 +51,8 @@ CHECKPOINT_FORMAT = 1
 #: records between commits (a checkpoint is written at most every ``checkpoint_interval`` anyway)
 COMMIT_EVERY = 256
 _ROW_OPS = {"c": "c", "u": "u", "d": "d", "r": "r", "t": "t"}
+#: ``json.loads`` of text, the decoder built once (a UnicodeDecodeError is a ValueError too)
+_loads = json.JSONDecoder().decode
 
 
 @dataclass(frozen=True)
@@ -172,14 +174,15 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     """``(where, value)`` of each line of a JSON Lines file (``where`` = ``path:line``; an empty
     line is ``None``, a tombstone).  Raises ``DebeziumError`` naming the line for text that is
     not JSON (a truncated last line included)."""
+    name = str(path)
     with open(path, "rb") as fh:
         for no, line in enumerate(fh, start=1):
-            where = f"{path}:{no}"
+            where = f"{name}:{no}"
             if not line.strip():
                 yield where, None
                 continue
             try:
-                yield where, json.loads(line)
+                yield where, _loads(line.decode("utf-8"))
             except ValueError as exc:
                 cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
                 raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
@@ -193,7 +196,7 @@ class _Item:
 
 
 class _KafkaSource:
-    """Batches ``[(where, value)]`` of a consumer group's topics, each batch ending when every
+    """Batches ``[(where, value, (topic, partition))]`` of a consumer group's topics, each batch ending when every
     assigned partition reached its end (or ``max_wait`` passed with messages); ``commit()``
     commits the offsets of what was handed out."""
 
@@ -210,10 +213,10 @@ class _KafkaSource:
         self.consumer.subscribe([f"^{o.topic_pattern}"] if o.topic_pattern else list(o.topics))
         self.pending: dict[tuple[str, int], int] = {}
 
-    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any]]]:
+    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int]]]]:
         from confluent_kafka import KafkaError
 
-        batch: list[tuple[str, Any]] = []
+        batch: list[tuple[str, Any, tuple[str, int]]] = []
         eof: set[tuple[str, int]] = set()
         while not stop():
             msg = self.consumer.poll(self.o.poll_timeout)
@@ -228,7 +231,7 @@ class _KafkaSource:
                 self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
                 data = msg.value()
                 try:
-                    batch.append((where, json.loads(data) if data else None))
+                    batch.append((where, json.loads(data) if data else None, (msg.topic(), msg.partition())))
                 except ValueError as exc:
                     raise DebeziumError(f"{where}: not JSON: {exc}") from None
             if assigned and assigned <= eof:
@@ -275,6 +278,7 @@ class DebeziumCapture(Capture):
         self._unknown_rows = 0
         self._last: tuple | None = None  # (key, position) of the last record written
         self._losses_changed = False
+        self._unordered_partitions: set[tuple[str, int]] = set()
         self._written: set[tuple] = set()
 
     # -- setup --------------------------------------------------------------------------------
@@ -347,6 +351,20 @@ class DebeziumCapture(Capture):
                                     system_databases=getattr(self.connector, "system_databases", ()),
                                     system_schemas=getattr(self.connector, "system_schemas", ()))
 
+    def _check_partitions(self, where: str, part: tuple[str, int], records: list[Record]) -> None:
+        """Refuse records whose order is only their arrival (the connector's ``total_order``
+        says no: Canal flat messages, TiCDC's without ``_tidb.commitTs``) from a second Kafka
+        partition: messages of two partitions have no order between them."""
+        total = getattr(self.connector, "total_order", None)
+        if total is None or all(total(r) for r in records if r.kind in ("row", "ddl")):
+            return
+        self._unordered_partitions.add(part)
+        if len(self._unordered_partitions) > 1:
+            parts = ", ".join(f"{t}[{p}]" for t, p in sorted(self._unordered_partitions))
+            raise DebeziumError(f"{where}: messages without a total order from two or more partitions ({parts}): "
+                                f"their order across partitions is unknown; "
+                                + getattr(self.connector, "partition_hint", "read one partition"))
+
     def _item(self, where: str, rec: Record) -> _Item:
         if self.connector is None:
             raise DebeziumError(f"{where}: no message so far names its source.connector: give --connector")
@@ -406,7 +424,11 @@ class DebeziumCapture(Capture):
                 source = _KafkaSource(o)
                 self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
-                    records = [(w, r) for w, v in batch for r in self._parse(w, v)]
+                    records = []
+                    for w, v, part in batch:
+                        parsed = self._parse(w, v)
+                        self._check_partitions(w, part, parsed)
+                        records += [(w, r) for r in parsed]
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
@@ -445,7 +467,7 @@ class DebeziumCapture(Capture):
 
     def _one(self, item: _Item) -> None:
         assert self.connector is not None
-        rec, key = item.record, tuple(item.key)
+        rec, key = item.record, item.key
         if self._last is not None and key <= self._last[0]:
             last_position = self._last[1]
             if key > self._resume_key and key not in self._written and rec.kind == "row":
@@ -469,7 +491,7 @@ class DebeziumCapture(Capture):
             self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
             self._check_table_changes(rec, position)
         else:
-            self._emit_row(item)
+            self._emit_row(item, position=position)
         self._written.add(key)
         self._uncommitted = self._last = (key, position)
         if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
@@ -527,7 +549,7 @@ class DebeziumCapture(Capture):
             self._tables[key] = h.table_at(tid, self._log.seq) if h is not None else None
         return self._tables[key]
 
-    def _emit_row(self, item: _Item, quarantine: str | None = None) -> None:
+    def _emit_row(self, item: _Item, quarantine: str | None = None, position: str | None = None) -> None:
         rec, src = item.record, item.record.source
         tid = self.connector.table_id(rec)
         db, name = tid.database, tid.name
@@ -536,7 +558,8 @@ class DebeziumCapture(Capture):
         if not self.filter.captures(db, name, tid.schema):
             self.stats.filtered_rows += 1
             return
-        position = self.connector.position(rec)
+        if position is None:
+            position = self.connector.position(rec)
         op = _ROW_OPS[rec.op or ""]
         extra: dict[str, Any] = {"schema": tid.schema} if tid.schema is not None else {}
         if rec.tx:
@@ -545,9 +568,9 @@ class DebeziumCapture(Capture):
             self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
         table = self._table(tid)
-        label = ".".join(x for x in (db, tid.schema, name) if x)
         reasons = [quarantine] if quarantine else []
         if table is None:
+            label = ".".join(x for x in (db, tid.schema, name) if x)
             if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
                 raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")

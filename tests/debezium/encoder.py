@@ -52,6 +52,10 @@ def _t(value) -> str:
     return rawmod.time_text(value)
 
 
+#: a context wide enough for any DECIMAL (65 digits): the default one rounds to 28
+EXACT = decimal.Context(prec=200)
+
+
 def encode(raw, col, settings: dict):
     """The Debezium value of ``raw`` (the binlog capture's raw value) for column ``col``."""
     if raw is None:
@@ -72,7 +76,7 @@ def encode(raw, col, settings: dict):
             return format(raw, "f")
         if dec == "double":
             return float(raw)
-        return _unscaled_b64(int(raw.scaleb(col.numeric_scale or 0)))
+        return _unscaled_b64(int(raw.scaleb(col.numeric_scale or 0, EXACT)))
     if t in ("float", "double"):
         return raw
     if t in ("varchar", "char", "text", "longtext"):

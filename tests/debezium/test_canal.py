@@ -180,7 +180,8 @@ def test_ticdc_from_kafka_equals_the_file_capture(kafka_broker, tmp_path):
     msgs = [json.loads(x) for x in (FIX / "ticdc_employee.jsonl").read_text().splitlines()]
     for i, m in enumerate(msgs):
         m["_tidb"] = {"commitTs": 2000 + i}
-    produce(kafka_broker, "ticdc-employee", msgs + [msgs[2]], create=True)  # with a redelivery
+    # two partitions: commitTs orders them (with a redelivery)
+    produce(kafka_broker, "ticdc-employee", msgs + [msgs[2]], partitions=2, create=True)
     lines(tmp_path / "all.jsonl", *msgs)
     from_file, _ = capture(tmp_path / "f", tmp_path / "all.jsonl", flavor="ticdc")
     stats = DebeziumCapture(DebeziumCaptureOptions(
@@ -190,3 +191,27 @@ def test_ticdc_from_kafka_equals_the_file_capture(kafka_broker, tmp_path):
     got = [json.loads(x) for x in (tmp_path / "k" / "changelog.jsonl").read_text().splitlines()]
     strip = lambda evs: [{k: v for k, v in e.items() if k not in ("source", "ts")} for e in evs]  # noqa: E731
     assert strip(got) == strip(from_file) and stats.duplicates == 1
+
+
+def test_ticdc_without_commit_ts_from_two_partitions_is_refused(kafka_broker, tmp_path):
+    """Without enable-tidb-extension the messages are ordered by arrival, which two partitions do
+    not give: the capture stops naming both partitions, and writes no row."""
+    import pytest
+
+    from ddlcore.debezium import DebeziumError
+
+    from .test_debezium_kafka import produce
+
+    msgs = [json.loads(x) for x in (FIX / "ticdc_employee.jsonl").read_text().splitlines()]
+    assert all("_tidb" not in m for m in msgs)
+    produce(kafka_broker, "ticdc-no-ts", msgs, partitions=2, create=True)
+    capture = DebeziumCapture(DebeziumCaptureOptions(
+        out=tmp_path / "k", brokers=kafka_broker, topics=("ticdc-no-ts",), group="ticdc-no-ts", until_end=True,
+        connector_impl=CanalReader("ticdc"), progress=False,
+        kafka_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}))
+    with pytest.raises(DebeziumError, match=r"ticdc-no-ts\[\d\]@\d+: messages without a total order from two or "
+                                            r"more partitions \(ticdc-no-ts\[0\], ticdc-no-ts\[1\]\).*"
+                                            r"enable-tidb-extension"):
+        capture.run()
+    log = tmp_path / "k" / "changelog.jsonl"
+    assert not log.exists() or all(json.loads(x)["op"] in ("source",) for x in log.read_text().splitlines())

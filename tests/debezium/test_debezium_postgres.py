@@ -19,6 +19,7 @@ from ddlcore_postgres import pgoutput as po
 from tests.pg_capture.conftest import capdb  # noqa: F401
 from tests.pg_capture.support import events, run_capture
 from tests.servers.fixtures import postgres  # noqa: F401
+from .encoder import EXACT
 
 WORKLOAD = [
     "CREATE TABLE items (id int PRIMARY KEY, name text, price numeric(10,2), tags text[], at timestamptz, "
@@ -63,8 +64,8 @@ def encode(text: str | None, type_oid: int, typmod: int):
         d = decimal.Decimal(text)
         scale = -d.as_tuple().exponent
         if typmod >= 0:  # numeric(p,s): org.apache.kafka.connect.data.Decimal
-            return _unscaled(int(d.scaleb(scale)))
-        return {"scale": scale, "value": _unscaled(int(d.scaleb(scale)))}  # VariableScaleDecimal
+            return _unscaled(int(d.scaleb(scale, EXACT)))
+        return {"scale": scale, "value": _unscaled(int(d.scaleb(scale, EXACT)))}  # VariableScaleDecimal
     if type_oid == 1184:  # io.debezium.time.ZonedTimestamp
         t = dt.datetime.fromisoformat(text).astimezone(dt.timezone.utc)
         return f"{t.year:04d}-{t:%m-%dT%H:%M:%S.%f}Z"
@@ -217,8 +218,8 @@ def pg_values(draw):
         return Column("c", 1, "bigint", "bigint", udt_name="int8"), 20, -1, str(draw(st.integers(-2**63, 2**63 - 1)))
     if kind in ("numeric_ps", "numeric"):
         s = draw(st.integers(0, 10))
-        n = draw(st.integers(-(10**20), 10**20))
-        text = format(decimal.Decimal(n).scaleb(-s), "f")
+        n = draw(st.integers(-(10**40), 10**40))  # beyond the 28 digits of decimal's default context
+        text = format(decimal.Decimal(f"{n}E-{s}"), "f")
         if kind == "numeric":
             return Column("c", 1, "numeric", "numeric", udt_name="numeric"), 1700, -1, text
         col = Column("c", 1, "numeric", f"numeric(38,{s})", numeric_precision=38, numeric_scale=s, udt_name="numeric")

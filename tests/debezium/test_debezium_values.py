@@ -4,8 +4,11 @@ loses (hypothesis; the encoder is tests/debezium/encoder.py, written from Debezi
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
+import re
+import types
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -14,7 +17,8 @@ from ddlcore import raw
 from ddlcore.debezium import SETTINGS, DebeziumSettings
 from ddlcore.model import Column
 from ddlcore_mysql.binlog_values import Tagged
-from ddlcore_mysql.debezium_values import decode_value
+from ddlcore_mysql.debezium_mysql import MySqlConnector
+from ddlcore_mysql.debezium_values import decode_value, scaled_text
 
 from .encoder import encode
 
@@ -54,7 +58,7 @@ def cases(draw):
         s = draw(st.integers(0, min(p, 30)))
         n = draw(st.integers(-(10**p) + 1, 10**p - 1))
         return col("decimal", f"decimal({p},{s})", numeric_precision=p, numeric_scale=s), \
-            decimal.Decimal(n).scaleb(-s)
+            decimal.Decimal(f"{n}E-{s}")  # exact: scaleb would round to the context's 28 digits
     if kind == "float":
         import struct
         f = draw(st.floats(width=32, allow_nan=False, allow_infinity=False))
@@ -162,3 +166,52 @@ def test_unknown_enum_label_is_an_error_naming_the_type():
     c = col("enum", "enum('a','b')", enum_values=("a", "b"))
     with pytest.raises(ValueError, match=r"'z' is not a label of enum\('a','b'\)"):
         decode_value("z", c, None, DebeziumSettings())
+
+
+@settings(max_examples=300, deadline=None)
+@given(cases(), all_settings, st.booleans(), st.sampled_from(["value", "null", "wrong type"]))
+def test_a_row_decodes_as_each_of_its_values_does(case, s, nullable, what):
+    """``MySqlConnector.decode_row`` (its fast path for rows that cannot be lossy included) gives
+    exactly the values, losses and errors of ``decode_value`` column by column."""
+    c, value = case
+    c = dataclasses.replace(c, nullable=nullable)
+    if s["time.precision.mode"] == "nanoseconds" and _nanos_range(c, value):
+        return
+    key = col("int", "int(11)", nullable=False)
+    key = dataclasses.replace(key, name="k", ordinal_position=2)
+    table = types.SimpleNamespace(columns=[c, key])
+    cfg = DebeziumSettings.of(s.items())
+    encoded = {"value": lambda: encode(value, c, s), "null": lambda: None, "wrong type": lambda: [1]}[what]()
+    try:
+        expected = [decode_value(encoded, c, None, cfg), decode_value(7, key, None, cfg)]
+    except ValueError as exc:
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            MySqlConnector().decode_row(table, {"c": encoded, "k": 7}, {}, cfg)
+        return
+    got, losses = MySqlConnector().decode_row(table, {"c": encoded, "k": 7}, {}, cfg)
+    assert [raw.encode_json(v) for v in got] == [raw.encode_json(v) for v, _ in expected]
+    assert [(n, x.kind) for n, x in losses] == [(n, x.kind) for n, (_, x) in zip("ck", expected) if x is not None]
+
+
+@given(st.integers(-(10**40), 10**40), st.integers(0, 30))
+def test_scaled_text_is_the_decimal_text(unscaled, scale):
+    assert scaled_text(unscaled, scale) == format(decimal.Decimal(f"{unscaled}E-{scale}"), "f")
+
+
+def test_decimal_beyond_28_digits_is_exact_with_and_without_schema():
+    """DECIMAL(65,30) holds 65 digits; Python's default decimal context rounds to 28."""
+    from ddlcore.debezium import FieldSchema
+    c = col("decimal", "decimal(65,30)", numeric_precision=65, numeric_scale=30)
+    want = decimal.Decimal("12345678901234567890123456789012345.123456789012345678901234567891")
+    b64 = encode(want, c, {})
+    f = FieldSchema("bytes", "org.apache.kafka.connect.data.Decimal", {"scale": "30"})
+    for field in (None, f):
+        assert raw.encode_json(decode_value(b64, c, field, DebeziumSettings())[0]) == {"$dec": format(want, "f")}
+
+
+def test_double_decimal_with_more_than_28_digits_at_its_scale_is_marked_not_a_crash():
+    """decimal.handling.mode=double into DECIMAL(40,30): 10 integer + 30 fraction digits."""
+    c = col("decimal", "decimal(40,30)", numeric_precision=40, numeric_scale=30)
+    got, loss = decode_value(1234567890.5, c, None, DebeziumSettings(decimal_handling_mode="double"))
+    assert got == decimal.Decimal("1234567890.5") and raw.encode_json(got)["$dec"].endswith("5" + "0" * 29)
+    assert loss is not None and loss.kind == "double"

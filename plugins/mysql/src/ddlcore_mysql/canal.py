@@ -25,6 +25,8 @@ The formats:
 and may hash rows to others — read one partition, or several only with a total order, which Canal
 does not give).  TiCDC with the extension: by ``commitTs``, then what the record is (``order_key``);
 a record at or below the last one written is a redelivery (the capture's duplicate rule).
+Records ordered by arrival only (``total_order`` false) from a second Kafka partition stop the
+capture.
 """
 
 from __future__ import annotations
@@ -214,6 +216,16 @@ class CanalReader:
             return (int(src["commit_ts"]), 0 if record.kind == "ddl" else 1, src.get("db") or "",
                     src.get("table") or "", src.get("row") or 0, record.op or "", digest)
         return (src.get("n") or 0, src.get("row") or 0)
+
+    #: what to do when ``total_order`` refuses a second Kafka partition
+    partition_hint = ("read one partition (TiCDC: a topic of one partition, or a dispatcher to one partition) or "
+                      "enable TiCDC's enable-tidb-extension=true (_tidb.commitTs orders every partition)")
+
+    def total_order(self, record: Record) -> bool:
+        """Whether ``record``'s order key orders it against records of other Kafka partitions:
+        only TiCDC's with ``_tidb.commitTs`` (Canal's and TiCDC's without the extension are
+        ordered by arrival, which holds within one partition only)."""
+        return self.kind == "ticdc" and record.source.get("commit_ts") is not None
 
     def position(self, record: Record) -> str:
         src = record.source

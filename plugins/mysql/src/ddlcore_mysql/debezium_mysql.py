@@ -25,7 +25,7 @@ from typing import Any
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
 from ddlcore.model import TableId, casefold_key
 
-from .debezium_values import column_decoder
+from .debezium_values import column_decoder, column_fast
 
 __all__ = ["MySqlConnector", "binlog_index"]
 
@@ -39,6 +39,10 @@ def binlog_index(name: str | None) -> int:
         return -1
     m = _INDEX.search(name)
     return int(m[1]) if m else 0
+
+
+#: ``source.snapshot`` values of streamed records (a shortcut of ``_snapshot``)
+_STREAMED = frozenset({None, False, "false"})
 
 
 def _snapshot(source: dict[str, Any]) -> bool:
@@ -67,11 +71,13 @@ class MySqlConnector:
 
     def order_key(self, record: Record, arrival: int) -> tuple:
         src = record.source
-        try:
-            pos = int(src.get("pos") or 0)
-        except (TypeError, ValueError):
-            pos = 0
-        snap = _snapshot(src)
+        pos = src.get("pos")
+        if type(pos) is not int:
+            try:
+                pos = int(pos or 0)
+            except (TypeError, ValueError):
+                pos = 0
+        snap = src.get("snapshot") not in _STREAMED and _snapshot(src)
         if record.kind == "ddl":
             return (binlog_index(src.get("file")), pos, 0 if snap else 2, arrival)
         if snap or record.op == "r":
@@ -85,25 +91,29 @@ class MySqlConnector:
         return text if record.kind == "ddl" or src.get("row") in (None, 0) else f"{text}#{src.get('row')}"
 
     def __init__(self) -> None:
-        self._plans: dict[tuple, list] = {}
+        self._plans: dict[tuple, tuple] = {}
+        self._table_ids: dict[tuple, TableId] = {}
 
-    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> list:
-        """``[(field name, column name, decoder)]`` in ordinal order for a message with these
-        field names (cached per table version, field names and settings)."""
+    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple[list, list | None]:
+        """``([(field name, column, decoder)] in ordinal order, [(field name, unchanged type, fast
+        decoder)] or None)`` for a message with these field names (cached per table version, field
+        names and settings); the fast list when every column has one (``column_fast``)."""
         key = (id(table), names, settings)
         plan = self._plans.get(key)
         if plan is not None and plan[0] is table:
-            return plan[1]
+            return plan[1], plan[2]
         by_key = {casefold_key(k): k for k in names}
         cols = table.columns
         if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
             raise ValueError(f"drift: the message has columns [{', '.join(names)}], the history "
                              f"[{', '.join(c.name for c in cols)}]")
         steps = [(by_key[casefold_key(c.name)], c, column_decoder(c, settings)) for c in cols]
+        fast = [column_fast(c, settings) for _, c, _ in steps]
+        quick = None if any(f is None for f in fast) else [(name, *f) for (name, _, _), f in zip(steps, fast)]
         if len(self._plans) > 1000:
             self._plans.clear()
-        self._plans[key] = (table, steps)
-        return steps
+        self._plans[key] = (table, steps, quick)
+        return steps, quick
 
     def table_changes_drift(self, record: Record, table_at: Any) -> list[str]:
         """Differences between a schema change's ``tableChanges`` (Debezium's own description of
@@ -128,7 +138,14 @@ class MySqlConnector:
         return out
 
     def table_id(self, record: Record) -> TableId:
-        return TableId(record.source.get("db"), None, record.source.get("table") or "")
+        src = record.source
+        key = (src.get("db"), src.get("table") or "")
+        tid = self._table_ids.get(key)
+        if tid is None:
+            if len(self._table_ids) > 10_000:
+                self._table_ids.clear()
+            tid = self._table_ids[key] = TableId(key[0], None, key[1])
+        return tid
 
     def message_ddl(self, record: Record) -> None:
         return None  # the MySQL connectors write no logical decoding messages
@@ -138,10 +155,16 @@ class MySqlConnector:
         """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
         and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
         and for field names that are not the table's columns (drift)."""
+        steps, quick = self._plan(table, tuple(values), settings)
+        if quick is not None and not fields:
+            try:
+                return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in quick], []
+            except ValueError:
+                pass  # decoded again below, for the error naming the column
         out: list[Any] = []
         losses: list[tuple[str, Any]] = []
         get = fields.get
-        for name, col, decode in self._plan(table, tuple(values), settings):
+        for name, col, decode in steps:
             try:
                 raw, loss = decode(values[name], get(name))
             except ValueError as exc:

@@ -59,7 +59,7 @@ from ddlcore.model import Column
 
 from .binlog_values import Tagged
 
-__all__ = ["Loss", "decode_value", "column_decoder", "set_mask", "DECODERS", "GEOMETRY_TYPES"]
+__all__ = ["Loss", "decode_value", "column_decoder", "column_fast", "LossyNull", "set_mask", "DECODERS", "GEOMETRY_TYPES"]
 
 _EPOCH_DAY = _dt.date(1970, 1, 1)
 _EPOCH = _dt.datetime(1970, 1, 1)
@@ -106,6 +106,17 @@ def _binary(value: Any, field: FieldSchema | None, s: DebeziumSettings) -> bytes
 
 def _unscaled(value: str) -> int:
     return int.from_bytes(_b64(value, "Decimal bytes"), "big", signed=True)
+
+
+#: a context for quantizing a double to a DECIMAL's scale: a double has up to 309 integer
+#: digits, a DECIMAL 30 fraction digits (the default context rounds to 28 digits)
+_WIDE = decimal.Context(prec=400)
+
+
+def _scaled(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled`` × 10^-``scale`` exactly (``Decimal.scaleb`` rounds to the context's 28 digits;
+    a DECIMAL holds up to 65)."""
+    return decimal.Decimal(f"{unscaled}E{-scale}")
 
 
 def _fsp(col: Column) -> int:
@@ -160,8 +171,7 @@ def _integer(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSett
     if isinstance(value, str) and col.unsigned and col.data_type.lower() == "bigint":
         # BIGINT UNSIGNED under bigint.unsigned.handling.mode=precise: Decimal bytes, scale 0
         scale = int((field.parameters or {}).get("scale", 0)) if field is not None else 0
-        n = decimal.Decimal(_unscaled(value)).scaleb(-scale)
-        return int(n)
+        return int(_scaled(_unscaled(value), scale))
     if not isinstance(value, int):
         raise DecodeError(f"{value!r} is not an integer")
     if value < 0 and col.unsigned:
@@ -173,15 +183,18 @@ def _decimal(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSett
     scale = col.numeric_scale or 0
     if field is not None and field.name == "org.apache.kafka.connect.data.Decimal":
         scale = int((field.parameters or {}).get("scale", scale))
-        return decimal.Decimal(_unscaled(value)).scaleb(-scale)
+        return _scaled(_unscaled(value), scale)
     if isinstance(value, bool):
         raise DecodeError(f"{value!r} is not a decimal")
     if isinstance(value, (int, float)):  # decimal.handling.mode=double
-        return decimal.Decimal(repr(float(value))).quantize(decimal.Decimal(1).scaleb(-scale))
+        try:
+            return decimal.Decimal(repr(float(value))).quantize(decimal.Decimal(1).scaleb(-scale), context=_WIDE)
+        except decimal.InvalidOperation:
+            raise DecodeError(f"{value!r} does not fit {col.column_type}") from None
     if not isinstance(value, str):
         raise DecodeError(f"{value!r} is not a decimal")
     if s.decimal_handling_mode == "precise" and (field is None or field.type == "bytes"):
-        return decimal.Decimal(_unscaled(value)).scaleb(-scale)
+        return _scaled(_unscaled(value), scale)
     try:
         return decimal.Decimal(value)
     except decimal.InvalidOperation:
@@ -388,13 +401,148 @@ def _may_lose(col: Column, s: DebeziumSettings) -> bool:
             or (t in ("date", "datetime") and not col.nullable))
 
 
+# ---------------------------------------------------------------------------- fast paths
+#
+# A message without schemas (``field`` None) is decoded by the column and the settings alone:
+# for the common types a decoder specialised once per column takes the value's usual JSON type
+# and hands any other to ``slow`` (the general decoder above: same results, same errors).
+
+def _fast_int(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    if col.unsigned:
+        return None
+
+    def fast(value: Any) -> Any:
+        return value if type(value) is int else slow(value)
+    return fast
+
+
+def _fast_text(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        return value if type(value) is str else slow(value)
+    return fast
+
+
+def _fast_decimal(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    if s.decimal_handling_mode != "precise":
+        return None
+    scale = col.numeric_scale or 0
+
+    def fast(value: Any) -> Any:
+        if type(value) is str:
+            return Tagged("$dec", scaled_text(_unscaled(value), scale))
+        return slow(value)
+    return fast
+
+
+def scaled_text(unscaled: int, scale: int) -> str:
+    """``format(Decimal(unscaled).scaleb(-scale), "f")`` (``ddlcore.raw``'s decimal text: all
+    ``scale`` fraction digits) without building the ``Decimal``; ``scale`` >= 0."""
+    if scale == 0:
+        return str(unscaled)
+    digits = str(abs(unscaled)).rjust(scale + 1, "0")
+    return f"{'-' if unscaled < 0 else ''}{digits[:-scale]}.{digits[-scale:]}"
+
+
+def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    unit = _unit(col, None, s, "datetime")
+    scale = 1000 if unit == "ms" else 1 if unit == "us" else None
+    if scale is None:
+        return None
+
+    def fast(value: Any) -> Any:
+        if type(value) is int:
+            return Tagged("$datetime", _epoch_text(value * scale))
+        return slow(value)
+    return fast
+
+
+def _fast_timestamp(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
+            return Tagged("$datetime", _iso(value))
+        return slow(value)
+    return fast
+
+
+def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    index: dict[str, int] = {}
+    for i, label in enumerate(col.enum_values or (), start=1):
+        if label:  # "" is the error value 0 whatever the labels (_enum)
+            index.setdefault(label, i)  # the first of equal labels, as _enum finds it
+
+    def fast(value: Any) -> Any:
+        i = index.get(value) if type(value) is str else None
+        return i if i is not None else slow(value)
+    return fast
+
+
+def _fast_json(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+    def fast(value: Any) -> Any:
+        return Tagged("$json", value) if type(value) is str else slow(value)
+    return fast
+
+
+#: model ``data_type`` → factory(column, settings, slow) → ``fast(value) -> raw value`` for
+#: messages without schemas (``slow(value)``: the general decoder, for values of other JSON
+#: types), or ``None`` where the general decoder is used
+FAST: dict[str, Callable[[Column, DebeziumSettings, Callable], Callable[[Any], Any] | None]] = {
+    **{t: _fast_int for t in _INTS if t not in ("bool", "boolean")}, **{t: _fast_text for t in _TEXTS},
+    "decimal": _fast_decimal, "numeric": _fast_decimal, "dec": _fast_decimal, "datetime": _fast_datetime,
+    "timestamp": _fast_timestamp, "enum": _fast_enum, "json": _fast_json,
+}
+#: the factories whose ``fast`` returns a value of this JSON type unchanged
+_UNCHANGED = {_fast_int: int, _fast_text: str}
+
+
+class LossyNull(DecodeError):
+    """A null in a column where a null is a loss (``column_fast``: decode the row with
+    ``column_decoder`` instead, which reports it)."""
+
+
+class _Never:
+    """No JSON value is of this type (``column_fast``: no value passes unchanged)."""
+
+
+def column_fast(col: Column, s: DebeziumSettings) -> tuple[type, Callable[[Any], Any]] | None:
+    """``(unchanged, fast)`` for decoding this column's values of messages without schemas when
+    none of its non-null values can be lossy under ``s`` (``None`` for the other columns: use
+    ``column_decoder``): a value of type ``unchanged`` is its own raw value, any other is
+    ``fast(value)``.  ``fast`` raises ``DecodeError`` as the general decoder does, ``LossyNull``
+    for a null that is a loss (a ``NOT NULL`` column)."""
+    t = col.data_type.lower()
+    fn = DECODERS.get(t)
+    factory = FAST.get(t)
+    if factory is None or fn is None or _may_lose(col, s):
+        return None
+    lossy_null = _null_loss(col) is not None
+
+    def slow(value: Any) -> Any:
+        if value is None:
+            if lossy_null:
+                raise LossyNull(col.name)
+            return None
+        return fn(value, col, None, s)
+
+    fast = factory(col, s, slow)
+    return None if fast is None else (_UNCHANGED.get(factory, _Never), fast)
+
+
 def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSchema | None], tuple[Any, Loss | None]]:
     """``decode(value, field) -> (raw value, loss or None)`` for one column under ``s``: what
     ``decode_value`` does, with what depends only on the column worked out once (a row decoder
-    keeps one per column of a table version)."""
-    fn = DECODERS.get(col.data_type.lower())
+    keeps one per column of a table version; ``FAST`` for messages without schemas)."""
+    t = col.data_type.lower()
+    fn = DECODERS.get(t)
     null = (None, _null_loss(col))
     check = _may_lose(col, s)
+    fast = FAST[t](col, s, lambda value: fn(value, col, None, s)) if t in FAST and fn is not None else None
+
+    if fast is not None and not check:
+        def decode_fast(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
+            if value is None:
+                return null
+            return (fast(value) if field is None else fn(value, col, field, s)), None
+        return decode_fast
 
     def decode(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
         if value is None:

@@ -112,18 +112,31 @@ def _bytes(value: Any, field: FieldSchema | None, s: DebeziumSettings) -> bytes:
 def _numeric(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> str:
     if isinstance(value, dict):  # io.debezium.data.VariableScaleDecimal
         n = int.from_bytes(_bytes(value.get("value"), None, DebeziumSettings()), "big", signed=True)
-        return format(decimal.Decimal(n).scaleb(-int(value.get("scale") or 0)), "f")
+        return format(_scaled(n, int(value.get("scale") or 0)), "f")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         d = decimal.Decimal(repr(float(value)))
-        return format(d.quantize(decimal.Decimal(1).scaleb(-col.numeric_scale)) if col.numeric_scale is not None
-                      else d, "f")
+        if col.numeric_scale is None:
+            return format(d, "f")
+        try:  # a double has up to 309 integer digits, a numeric(p,s) up to 1000 fraction digits
+            return format(d.quantize(decimal.Decimal(1).scaleb(-col.numeric_scale), context=_WIDE), "f")
+        except decimal.InvalidOperation:
+            raise DecodeError(f"{value!r} does not fit {col.column_type}") from None
     if not isinstance(value, str):
         raise DecodeError(f"{value!r} is not a numeric")
     if s.decimal_handling_mode == "precise" and (field is None or field.type == "bytes"):
         scale = int((field.parameters or {}).get("scale", col.numeric_scale or 0)) if field else col.numeric_scale or 0
         n = int.from_bytes(_bytes(value, None, DebeziumSettings()), "big", signed=True)
-        return format(decimal.Decimal(n).scaleb(-scale), "f")
+        return format(_scaled(n, scale), "f")
     return value
+
+
+_WIDE = decimal.Context(prec=1400)
+
+
+def _scaled(unscaled: int, scale: int) -> decimal.Decimal:
+    """``unscaled`` × 10^-``scale`` exactly (``Decimal.scaleb`` rounds to the context's 28 digits;
+    a numeric holds up to 131072)."""
+    return decimal.Decimal(f"{unscaled}E{-scale}")
 
 
 def _date(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> str:
