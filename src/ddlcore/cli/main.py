@@ -23,6 +23,7 @@ from ..plugins import available_dialects
 from .common import (DdlcoreGroup, dialect_option, dialect_options, dialect_options_option, model_json,
                      parse_error_line, render_tables, resolve_dialect, verbose_option)
 from .history_cli import history
+from .debezium_cli import debezium_capture_command
 from .run_cli import run_cmd
 from .status_cli import status_cmd
 
@@ -152,8 +153,5 @@ class _CaptureGroup(click.Group):
 def capture_group() -> None:
     """Capture a database's change stream into a change log (sources come from plugins,
     e.g. `ddlcore capture mysql`)."""
-
-
-from ..debezium_cli import debezium_capture_command  # noqa: E402
 
 capture_group.add_command(debezium_capture_command)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ddlcore.debezium_cli import output_options
+from ddlcore.cli.debezium_cli import output_options
 
 __all__ = ["canal_capture_command"]
 

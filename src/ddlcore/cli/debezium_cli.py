@@ -72,9 +72,9 @@ def debezium_capture_command(from_files: tuple[str, ...], history: str | None, b
     from rich.console import Console
     from rich.markup import escape
 
-    from .capture import run_capture_command
-    from .debezium import DebeziumSettings
-    from .debezium_capture import DebeziumCapture, DebeziumCaptureOptions
+    from ..capture import run_capture_command
+    from ..debezium import DebeziumSettings
+    from ..debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 
     err = Console(stderr=True)
     try:
