@@ -128,12 +128,14 @@ def test_defaults_are_rendered_as_the_catalog_does():
               "j varbinary(4) default 0x4142, k datetime(6) default '2020-1-2 3:4:5.5', l int default -5, "
               "m bool default true, n int default null, o int default (1+2), p varchar(36) default uuid(), "
               "q timestamp(3) not null default now(3) on update now(3), r datetime default current_timestamp "
-              "on update current_timestamp, s varchar(10) default 'it''s', u decimal(3,1) default - 1)")
+              "on update current_timestamp, s varchar(10) default 'it''s', u decimal(3,1) default - 1, "
+              "v decimal(65,30) default 1.5)")
     got = {c.name: c.column_default for c in t.columns}
     assert got == {"a": "5", "b": "1.50", "c": "'ab'", "e": "2", "f": "1999", "g": "b'101'", "i": "'abcd'",
                    "j": "'AB'", "k": "'2020-01-02 03:04:05.500000'", "l": "-5", "m": "1", "n": None,
                    "o": "(1+2)", "p": "uuid()", "q": "current_timestamp(3)", "r": "current_timestamp()",
-                   "s": "'it''s'", "u": "-1.0"}
+                   "s": "'it''s'", "u": "-1.0",
+                   "v": "1.5" + "0" * 29}  # DECIMAL(65,30): 30 decimals (more digits than the default context)
     assert col(t, "q").on_update == "current_timestamp(3)" and col(t, "r").on_update == "current_timestamp()"
 
 
@@ -413,7 +415,8 @@ SCRIPTS = {
           d float(7,3) default 3.14159, e tinyint default 1.6, f year default 99, g bit(8) default 5,
           h double default 1e20, i float default 0.1, j datetime(6) default '2020-1-2 3:4:5.5',
           k time default '1:2', l date default '2020-01-02', m int zerofill default 5,
-          n varchar(20) default _utf8mb4'ab' 'cd', o varbinary(4) default 0x4142, p binary(2) default X'4142');
+          n varchar(20) default _utf8mb4'ab' 'cd', o varbinary(4) default 0x4142, p binary(2) default X'4142',
+          q decimal(65,30) default 1.5, r decimal(65,0) default -123);
         CREATE TABLE a25 (a int default (1+2), b varchar(36) default (uuid()),
           c datetime default current_timestamp on update current_timestamp,
           d timestamp(3) not null default now(3) on update now(3), e date default curdate(),

@@ -154,4 +154,5 @@ def capture_group() -> None:
     """Capture a database's change stream into a change log (sources come from plugins,
     e.g. `ddlcore capture mysql`)."""
 
+
 capture_group.add_command(debezium_capture_command)

@@ -384,8 +384,12 @@ def quote_string(text: str) -> str:
     return "'" + text.translate(_ESCAPES) + "'"
 
 
+#: DECIMAL(65,30) needs 65 digits (MariaDB's DECIMAL_MAX_PRECISION); the default context has 28
+_DECIMAL_CONTEXT = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+
+
 def _fmt_decimal(d: decimal.Decimal, scale: int) -> str:
-    q = d.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    q = d.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMAL_CONTEXT)
     if q == 0:
         q = abs(q)  # MariaDB has no negative zero: -0 → 0.00
     return format(q, "f")
