@@ -100,3 +100,33 @@ def test_a_transaction_larger_than_the_decoding_memory_is_written_whole_once(own
         assert spilled >= 1  # the transaction did exceed the decoding memory
     finally:
         drop_capture_db(db)
+
+
+def test_a_publication_altered_between_or_during_runs_stops_the_capture(capdb, tmp_path):
+    """pgoutput filters by the publication as it is when a change is decoded: rows of a table
+    added later, or of one removed, are not in the stream.  The capture stops with one line
+    naming the change instead of going on with an output that differs from the server."""
+    from ddlcore_postgres.capture import CaptureError
+
+    capdb.execute("CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE b (id int PRIMARY KEY)",
+                  "CREATE TABLE gone (id int PRIMARY KEY)", "INSERT INTO a VALUES (1)", "INSERT INTO b VALUES (1)",
+                  "CREATE PUBLICATION part FOR TABLE a, gone")
+    out = tmp_path / "out"
+    run_capture(capdb, out, publication="part")
+    # a member table dropped is no change (its DROP is in the change log)
+    capdb.execute("DROP TABLE gone", "INSERT INTO a VALUES (2)")
+    run_capture(capdb, out, publication="part")
+    capdb.execute("INSERT INTO b VALUES (2)", "ALTER PUBLICATION part ADD TABLE b", "INSERT INTO b VALUES (3)")
+    with pytest.raises(CaptureError, match=r"publication part changed .*table public\.b added"):
+        run_capture(capdb, out, publication="part")
+    with pytest.raises(CaptureError, match=r"table public\.b added"):  # and every later run
+        run_capture(capdb, out, publication="part")
+
+    capdb.execute("CREATE PUBLICATION other FOR TABLE a, b")
+    out2 = tmp_path / "out2"
+    run_capture(capdb, out2, publication="other", slot="other")
+    capdb.execute("ALTER PUBLICATION other DROP TABLE a", "ALTER PUBLICATION other SET (publish = 'insert')",
+                  "INSERT INTO a VALUES (3)")
+    with pytest.raises(CaptureError, match=r"publish was delete, insert, truncate, update, is insert; "
+                                           r"table public\.a removed"):
+        run_capture(capdb, out2, publication="other", slot="other")
