@@ -130,3 +130,32 @@ def test_a_publication_altered_between_or_during_runs_stops_the_capture(capdb, t
     with pytest.raises(CaptureError, match=r"publish was delete, insert, truncate, update, is insert; "
                                            r"table public\.a removed"):
         run_capture(capdb, out2, publication="other", slot="other")
+
+
+def test_a_publication_altered_while_the_capture_streams_stops_it(capdb, tmp_path, monkeypatch):
+    from ddlcore_postgres import capture as pgc
+
+    monkeypatch.setattr(pgc, "PUBLICATION_CHECK_INTERVAL", 0.2)
+    capdb.execute("CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE b (id int PRIMARY KEY)",
+                  "CREATE PUBLICATION part FOR TABLE a")
+    cap = pgc.PostgresCapture(options(capdb, tmp_path / "out", publication="part", until_end=False),
+                              on_warning=lambda w: None)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            cap.run()
+        except BaseException as exc:  # noqa: BLE001 - what the run ended with is the result
+            failed.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        _wait_for(lambda: cap.checkpoint is not None and cap.checkpoint.phase == "streaming")
+        capdb.execute("ALTER PUBLICATION part ADD TABLE b", "INSERT INTO b VALUES (1)")
+        thread.join(30)
+    finally:
+        cap.stop()
+        thread.join(30)
+    assert len(failed) == 1 and isinstance(failed[0], pgc.CaptureError), failed
+    assert "publication part changed" in str(failed[0]) and "table public.b added" in str(failed[0])
