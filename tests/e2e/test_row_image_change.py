@@ -6,6 +6,7 @@ pipeline's output (``_absent`` names what no image carried)."""
 
 from __future__ import annotations
 
+import base64
 import threading
 import time
 
@@ -36,8 +37,6 @@ def _merge(evs, width: int) -> dict:
 def row_value(v):
     """A change-log raw value as the pipeline writes it (varchar text, blob bytes)."""
     if isinstance(v, dict) and "$b64" in v:
-        import base64
-
         return base64.b64decode(v["$b64"])
     return v
 
