@@ -206,11 +206,12 @@ class PostgresServer:
         except Exception:  # noqa: BLE001
             pass
 
-    def restart(self) -> None:
-        """Stop (fast) and start again on the same data directory and port."""
+    def restart(self, *, immediate: bool = False) -> None:
+        """Stop (fast; ``immediate``: SIGQUIT, a crash that the start recovers from the WAL)
+        and start again on the same data directory and port."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            os.kill(proc.pid, signal.SIGINT)
+            os.kill(proc.pid, signal.SIGQUIT if immediate else signal.SIGINT)
             proc.wait(timeout=30)
         self._launch()
 

@@ -39,6 +39,8 @@ def render_summary(console: Console, result, out: str | Path) -> None:
                       f"disagree (the catalog was recorded):", highlight=False)
         for w in result.drift[:20]:
             console.print(f"  {w}", highlight=False, markup=False)
+    for line in result.held:
+        console.print(f"[yellow]left for a later run:[/] {line}", highlight=False)
     if result.quarantine_reasons:
         q = RichTable(title="quarantined (see _quarantine/)", title_justify="left")
         q.add_column("reason")

@@ -111,7 +111,8 @@ class RunResult:
     ``quarantined`` events, ``ddl`` events recorded, ``counts`` ``{(db, table, version, op):
     n}`` (``table`` is ``schema.table`` for PostgreSQL), ``quarantine_reasons`` ``{reason:
     n}``, ``replayed`` quarantined events written by ``--replay-quarantine``, ``drift``
-    warnings of the history, ``last_seq`` committed, ``seconds``."""
+    warnings of the history, ``last_seq`` committed, ``seconds``, ``held``: the unterminated
+    last lines of files left for a later run (``FILE:LINE: ...``)."""
 
     events: int = 0
     rows: int = 0
@@ -126,13 +127,14 @@ class RunResult:
     replayed: int = 0
     drift: list[str] = field(default_factory=list)
     dialect: str | None = None
+    held: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "events": self.events, "rows": self.rows, "quarantined": self.quarantined,
             "ddl": self.ddl, "last_seq": self.last_seq, "previous_seq": self.previous_seq,
             "seconds": round(self.seconds, 3), "replayed": self.replayed, "dialect": self.dialect,
-            "drift": list(self.drift),
+            "drift": list(self.drift), "held": list(self.held),
             "counts": [{"database": d, "table": t, "schema_version": v, "op": o, "rows": n}
                        for (d, t, v, o), n in sorted(self.counts.items())],
             "quarantine_reasons": dict(sorted(self.quarantine_reasons.items())),
@@ -1243,7 +1245,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             records = list(failed_ddl) + bad_history
             if _PART_INVALID in parts:
                 malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
-                                                              inputs)
+                                                              inputs, on_held=result.held.append)
                 records += malformed
             if records:
                 quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
@@ -1524,8 +1526,8 @@ def _case_collision(table) -> bool:
     return len(set(names)) != len(names)
 
 
-def _malformed_records(spark, part_dir: str, state: _State,
-                       inputs: _Inputs | tuple = ((), ())) -> tuple[list[tuple], list[str]]:
+def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tuple = ((), ()), *,
+                       on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
     its file, text and occurrence — the how-manieth line of that text in the file — is
@@ -1536,14 +1538,19 @@ def _malformed_records(spark, part_dir: str, state: _State,
     the seq-less lines quarantined now."""
     rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
                                                      "_line", "_file").collect()
-    return malformed_from_rows(rows, state, inputs)
+    return malformed_from_rows(rows, state, inputs, on_held=on_held)
 
 
-def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ())) -> tuple[list[tuple], list[str]]:
+def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ()), *,
+                        on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
     """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
     ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
-    ``_line`` the raw text, ``_file`` its file's URI)."""
+    ``_line`` the raw text, ``_file`` its file's URI).  The last line of a local file that has
+    no end of line yet is a line being appended, not a malformed one: it is left out (``on_held``
+    is given a line naming it) and a later run reads it whole (``_held_tails``)."""
     from ..changelog import validate
+
+    rows = _held_tails(rows, on_held or (lambda msg: None))
 
     bound = getattr(inputs, "bound", None)
     starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
@@ -1589,6 +1596,49 @@ def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = (()
         records.append((r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
                         f"{where}: {why}", line))
     return records, new_keys
+
+
+def _held_tails(rows: list, on_held: Callable[[str], None]) -> list:
+    """``rows`` without those whose ``_line`` is the unterminated last line of their local,
+    uncompressed file (``_unterminated_tail``): a writer is still appending it (a torn line
+    read as malformed would be quarantined, and the whole line, once written, read again)."""
+    tails: dict[str, str | None] = {}
+    kept = []
+    for r in rows:
+        file = r["_file"]
+        if file and file not in tails:
+            tails[file] = _unterminated_tail(Path(_plain_path(file)))
+        tail = tails.get(file) if file else None
+        if tail is not None and (r["_line"] or "") == tail:
+            on_held(f"{_plain_path(file)}:{_count_lines(Path(_plain_path(file)))}: the last line has no end of line "
+                f"and is not a complete event (a writer still appending it?): left for a later run")
+            continue
+        kept.append(r)
+    return kept
+
+
+def _unterminated_tail(path: Path, block: int = 1 << 16) -> str | None:
+    """The text after the last newline of ``path`` when the file does not end with one (a
+    local, uncompressed file only), else ``None``."""
+    if path.suffix in (".gz", ".parquet") or not path.is_file():
+        return None
+    with open(path, "rb") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        if end == 0 or (fh.seek(end - 1) >= 0 and fh.read(1) == b"\n"):
+            return None
+        tail = b""
+        while end > 0 and b"\n" not in tail:
+            start = max(0, end - block)
+            fh.seek(start)
+            tail = fh.read(end - start) + tail
+            end = start
+    return tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").rstrip("\r")
+
+
+def _count_lines(path: Path) -> int:
+    """The number of the last line of ``path`` (1-based; a last line without newline counts)."""
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
 
 
 def _complete_lines(path: Path, nbytes: int) -> set[str]:

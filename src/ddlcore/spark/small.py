@@ -402,7 +402,8 @@ class DriverIncrement:
         invalid = [ev for ev, part, _ in tagged if part == pl._PART_INVALID]
         new_malformed: list[str] = []
         if invalid:
-            malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs)
+            malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs,
+                                                              on_held=result.held.append)
             records += malformed
         for ev, part, reason in tagged:
             if part < 0 and part != pl._PART_INVALID:

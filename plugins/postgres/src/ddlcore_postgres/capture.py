@@ -58,7 +58,7 @@ from ddlcore.capture import (HISTORY_NAME, CaptureFilter, CaptureHistory, Checkp
 from ddlcore.changelog import SourceInfo
 from ddlcore.model import TableId
 
-from . import pgoutput as po
+from . import pgoutput as po, publication as pubdef
 from .catalog import MessageError, parse_ddl_message, quote_ident, render_statements, table_json_from_description
 from .event_trigger import MESSAGE_PREFIX, status as trigger_status
 from .relations import Layout, build_layout
@@ -87,6 +87,9 @@ END_MARKER_PREFIX = "ddlcore-end"
 _ABSENT = {"$absent": True}
 #: seconds a run waits for its slot to be released by a walsender going away (``_start_replication``)
 SLOT_BUSY_WAIT = 15.0
+#: seconds between the checks, while the stream is idle, that the publication still streams
+#: what it did when the output began (``publication.changes``)
+PUBLICATION_CHECK_INTERVAL = 5.0
 
 
 class CaptureError(_core.CaptureError):
@@ -200,7 +203,9 @@ class Checkpoint(CheckpointFile):
     last complete transaction written — streaming resumes after it), ``changelog_bytes``,
     ``phase`` (``snapshot`` while the first run's snapshot runs — a restart then starts over —
     or ``streaming``), the slot (named only once it exists: ``slots``) and publication, the
-    filters, the epoch (the identity the slot's claim carries) and the source event in force.
+    filters, the epoch (the identity the slot's claim carries), the source event in force, and
+    ``publication_def``: the publication's definition when the output began
+    (``publication.Publication``; ``None`` in a checkpoint written before it was kept).
     ``load`` / ``save``: ``ddlcore.capture.CheckpointFile``."""
 
     error: ClassVar[type[Exception]] = CaptureError
@@ -216,6 +221,7 @@ class Checkpoint(CheckpointFile):
     epoch: str | None = None
     source: dict[str, Any] | None = None
     updated: str | None = None
+    publication_def: dict[str, Any] | None = None
 
     @property
     def position(self) -> str:
@@ -226,7 +232,7 @@ class Checkpoint(CheckpointFile):
                 "changelog_bytes": self.changelog_bytes, "phase": self.phase, "slot": self.slot,
                 "publication": self.publication, "include": list(self.include),
                 "exclude": list(self.exclude), "epoch": self.epoch, "source": self.source,
-                "updated": self.updated}
+                "updated": self.updated, "publication_def": self.publication_def}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Checkpoint":
@@ -234,7 +240,8 @@ class Checkpoint(CheckpointFile):
             raise CaptureError(f"not a PostgreSQL capture checkpoint (format {d.get('format')!r})")
         return cls(int(d["seq"]), str(d["lsn"]), int(d["changelog_bytes"]), d.get("phase", "streaming"),
                    d.get("slot"), d.get("publication"), tuple(d.get("include") or ()),
-                   tuple(d.get("exclude") or ()), d.get("epoch"), d.get("source"), d.get("updated"))
+                   tuple(d.get("exclude") or ()), d.get("epoch"), d.get("source"), d.get("updated"),
+                   d.get("publication_def"))
 
 
 @dataclass
@@ -339,6 +346,7 @@ class PostgresCapture(_core.Capture):
         self._end_token: str | None = None
         self._confirmed: str | None = None
         self._drift_reported: set[tuple] = set()
+        self._publication_checked = 0.0  # time.monotonic() of the last _check_publication
 
     def _run(self) -> CaptureStats:
         self.server = self._read_server()
@@ -350,10 +358,12 @@ class PostgresCapture(_core.Capture):
         self._progress = self._warn.progress = _Progress(self.options.progress)
         self._progress.start()
         try:
+            self._check_publication()
             cp = self._write_source(cp)
             if cp.phase == "snapshot":
                 cp = self._snapshot(cp)
             self._stream_with_retry(cp)
+            self._check_publication()  # until_end: an ALTER PUBLICATION during the run
         except _Stop:
             pass
         finally:
@@ -421,7 +431,8 @@ class PostgresCapture(_core.Capture):
         # names its slot (``slot``) only once the slot exists (``_snapshot``)
         epoch = cp.epoch if cp is not None and cp.epoch else str(uuid.uuid4())
         base = Checkpoint(0, "0/0", 0, "snapshot", cp.slot if cp is not None else None, opts.publication,
-                          opts.include, opts.exclude, epoch=epoch)
+                          opts.include, opts.exclude, epoch=epoch,
+                          publication_def=self._publication_def())
         self._log.start(base)  # an empty change log; base saved
         return base
 
@@ -431,6 +442,33 @@ class PostgresCapture(_core.Capture):
             raise CaptureError(f"{self.checkpoint_path} names no epoch: not a capture directory this version can "
                                f"prove its slot's ownership for; capture into a new directory")
         return SlotClaims(self.options.connection, epoch, self.out, CaptureError)
+
+    def _publication_def(self) -> dict[str, Any] | None:
+        with closing(self.options.connection.connect()) as conn:
+            found = pubdef.read(conn, self.options.publication)
+            conn.rollback()
+        return None if found is None else found.to_json()
+
+    def _check_publication(self) -> None:
+        """Stop (``CaptureError``) when the publication no longer streams what it did when this
+        output began (``publication.changes``); a checkpoint without the definition (written
+        before it was kept) takes today's."""
+        cp, name = self._log.checkpointed, self.options.publication
+        self._publication_checked = time.monotonic()
+        conn = self._catalog()
+        current = pubdef.read(conn, name)
+        if current is None:
+            raise CaptureError(f"publication {name} was dropped while capturing: nothing of its tables streams")
+        if cp is None or cp.publication_def is None:
+            if cp is not None:
+                self._log.checkpointed = replace(cp, publication_def=current.to_json())
+            return
+        recorded = pubdef.Publication.from_json(cp.publication_def)
+        diff = pubdef.changes(recorded, current, pubdef.existing_oids(conn, [t[0] for t in recorded.tables]))
+        if diff:
+            raise CaptureError(f"publication {name} changed since this output began ({'; '.join(diff)}): the "
+                               f"change log lacks the rows it did not stream then, so the output would differ "
+                               f"from the server; capture into a new output directory with a new slot")
 
     # -- events -------------------------------------------------------------------------------
 
@@ -664,6 +702,8 @@ class PostgresCapture(_core.Capture):
             if msg is None:
                 if self._log.pending is not None and not self._in_tx:
                     self._log.checkpoint()  # idle: make the last transaction durable now
+                if time.monotonic() >= self._publication_checked + PUBLICATION_CHECK_INTERVAL:
+                    self._check_publication()
                 try:
                     select.select([cur], [], [], 0.5)
                 except InterruptedError:
