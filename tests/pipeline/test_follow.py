@@ -131,3 +131,31 @@ def test_a_follower_killed_and_stopped_then_restarted_ends_with_the_batch_output
     assert "stopped following" in text and "Traceback" not in text, text
     ref = _reference(spark, cap, tmp_path)
     assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
+
+
+def test_a_second_signal_abandons_the_batch_in_flight_and_a_restart_does_it_again(spark, tmp_path):
+    cap = CaptureDir(tmp_path / "cap")
+    cap.grow(10)
+    out = tmp_path / "out"
+    pl.run_pipeline(cap.dir, out, spark=spark)
+    committed = checkpoint(out)
+    cap.grow(10)
+    signals = []
+
+    def progress(msg: str) -> None:  # two SIGTERMs at the commit of the batch: the second abandons it
+        if msg == "committing" and not signals:
+            for _ in range(2):
+                signals.append(signal.SIGTERM)
+                os.kill(os.getpid(), signal.SIGTERM)  # the second raises here
+
+    before = signal.getsignal(signal.SIGTERM)
+    stats = follow(cap.dir, out, spark=spark, interval=0.1, progress=progress, handle_signals=True)
+    assert signal.getsignal(signal.SIGTERM) is before  # put back
+    assert stats.abandoned and stats.batches == 0 and len(signals) == 2
+    assert checkpoint(out) == committed and not (out / "_state" / "staging").exists()
+    assert not (out / "_state" / "pending.json").exists() and outlock.holder(out) is None
+    stop = threading.Event()
+    stats = follow(cap.dir, out, spark=spark, stop=stop, interval=0.1, on_batch=lambda r: stop.set())
+    assert stats.batches == 1 and checkpoint(out) == cap.seq
+    ref = _reference(spark, cap, tmp_path)
+    assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
