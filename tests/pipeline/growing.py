@@ -81,7 +81,7 @@ class CaptureDir:
 def rows_by_version(out: Path) -> dict[str, list[str]]:
     """Every row of every version directory of ``out`` (canonical JSON, sorted), read with pyarrow."""
     found: dict[str, list[str]] = {}
-    for d in sorted(out.glob("shop/*/schema_version=*")):
+    for d in sorted(d for d in out.glob("*/*/schema_version=*") if not d.parts[-3].startswith("_")):
         rows = []
         for f in sorted(d.glob("*.parquet")):
             rows += [json.dumps(r, sort_keys=True, default=repr) for r in pq.read_table(f).to_pylist()]
