@@ -187,13 +187,20 @@ class OutputLock:
                 pass
 
 
+#: a held local lock is tried this many times, 50 ms apart, before the run is refused: a
+#: ``holder`` probe holds it for an instant
+_PROBE_TRIES = 4
+
+
 def _flock(path: Path, out: str, record: dict[str, Any]) -> int:
     """An exclusive, non-blocking ``flock`` on ``path`` (made, with its directory), holding
     ``record``; raises ``OutputLocked`` naming the holder.  A file removed between its
-    ``open`` and the ``flock`` (a failed first run removes its output) is opened again."""
+    ``open`` and the ``flock`` (a failed first run removes its output) is opened again; a lock
+    held for less than ``_PROBE_TRIES`` short waits (``holder``'s probe) is waited for."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    tries = 0
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -201,6 +208,10 @@ def _flock(path: Path, out: str, record: dict[str, Any]) -> int:
         except OSError:
             found = _parse(os.pread(fd, 1 << 16, 0))
             os.close(fd)
+            tries += 1
+            if tries < _PROBE_TRIES:
+                time.sleep(0.05)
+                continue
             raise OutputLocked(out, found) from None
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
