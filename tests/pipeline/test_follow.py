@@ -162,3 +162,15 @@ def test_a_second_signal_abandons_the_batch_in_flight_and_a_restart_does_it_agai
     assert stats.batches == 1 and checkpoint(out) == cap.seq
     ref = _reference(spark, cap, tmp_path)
     assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
+
+
+@pytest.mark.parametrize("args", [["--interval", "5"], ["--max-batch-events", "10"],
+                                  ["--follow", "--replay-quarantine"]])
+def test_follow_options_without_follow_or_with_a_replay_are_usage_errors(tmp_path, args):
+    from click.testing import CliRunner
+
+    from ddlcore.run_cli import run_cmd
+
+    res = CliRunner().invoke(run_cmd, ["--changelog", str(tmp_path), "--out", str(tmp_path / "o"), *args])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "o").exists()
