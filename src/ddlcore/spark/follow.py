@@ -4,7 +4,8 @@ its directory, or as new files land in a change-log directory (docs/operations.m
 Owns: the loop.  It holds the output's lock (``ddlcore.spark.outlock``, command ``ddlcore run
 --follow``) for its whole life, keeps one Spark session (and the process's parsers, imported
 modules and JIT-compiled code) warm between batches, and runs each batch as one ordinary run
-(``run_pipeline``: one commit each, the crash protocol unchanged).  A batch starts when the
+(``run_pipeline``: one commit each, the crash protocol unchanged; the schema history is opened
+from its store per batch, reading its stored versions — no DDL is parsed again).  A batch starts when the
 change log changed since the last one (its files' sizes and modification times, and a
 capture's ``checkpoint.json``), at most every ``interval`` seconds; with ``max_batch_events``
 a capture's log is read ``max_batch_events`` events at a time (the batch's end is the end of
@@ -25,7 +26,6 @@ import json
 import os
 import signal
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
