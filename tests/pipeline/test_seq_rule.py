@@ -17,6 +17,7 @@ from tests.pipeline.test_pipeline import shop_log
 pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import small  # noqa: E402
 from ddlcore.spark.seqcheck import check_files, seq_range  # noqa: E402
 
 
@@ -66,3 +67,31 @@ def test_files_that_follow_each_other_pass(tmp_path):
     (tmp_path / "3.jsonl").write_text(lines[4] + "\n")  # seq 5 again, in another file
     with pytest.raises(pl.PipelineError, match=r"2.jsonl.gz \(seq 4\.\.5\) and .*3.jsonl \(seq 5\.\.5\) overlap"):
         check_files(files)
+
+
+def test_a_seq_twice_inside_a_file_is_refused_by_either_path(spark, tmp_path, monkeypatch):
+    """A line written twice in one file (the ranges cannot see it): refused in a first run
+    (Spark reads the log) and in an incremental run of a few lines (read on the driver)."""
+    cap = CaptureDir(tmp_path / "cap")
+    cap.grow(6)
+    lines = cap.log.read_text().splitlines(keepends=True)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(lines[:5] + [lines[4]] + lines[5:]))
+    with pytest.raises(pl.PipelineError, match=r"seq 5 appears 2 times in the change log \(.*plain.jsonl and "
+                                               r".*plain.jsonl\)"):
+        pl.run_pipeline(plain, tmp_path / "a", spark=spark)
+    assert not (tmp_path / "a").exists()
+    out = tmp_path / "b"
+    pl.run_pipeline(cap.dir, out, spark=spark)
+    cap.grow(3)
+    with open(cap.log, "a") as fh:  # the last line again, checkpointed
+        fh.write(cap.log.read_text().splitlines(keepends=True)[-1])
+    cap.grow(1)
+    reads = []
+    real = small.DriverIncrement.read
+    monkeypatch.setattr(small.DriverIncrement, "read",
+                        classmethod(lambda cls, *a, **k: reads.append(real(*a, **k)) or reads[-1]))
+    with pytest.raises(pl.PipelineError, match=r"seq 11 appears 2 times in the change log"):
+        pl.run_pipeline(cap.dir, out, spark=spark)
+    assert len(reads) == 1 and reads[0] is not None  # the driver's path read it
+    assert seqs(out) == list(range(3, 9))  # nothing of that run committed

@@ -1087,6 +1087,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
+    from . import seqcheck
     from . import small as driver_side
     from .small import DriverIncrement
 
@@ -1195,7 +1196,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
             everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
                 seen, F.max("seq").alias("max_seq"))
-            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
+            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"),
+                                                             *seqcheck.span_columns())
                          .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
                 rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
@@ -1266,6 +1268,12 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                                     f"at 1); write it to a new output directory")
             parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
             result.events = fresh.get.get("events") or 0
+            if seqcheck.span_has_duplicate(fresh.get):  # the seq rule inside the run (only then: a pass more)
+                dup = (past_checkpoint(_read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
+                       .groupBy("seq").agg(F.collect_list("_file").alias("files")).where(F.size("files") > 1)
+                       .orderBy("seq").limit(1).collect())
+                if dup:
+                    raise seqcheck.duplicate_error(dup[0].seq, list(dup[0].files))
             last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
             result.last_seq = last_seq
 

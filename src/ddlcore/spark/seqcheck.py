@@ -9,8 +9,11 @@ of an uncompressed JSON Lines file (a few KB at each end, whatever its size), a 
 stream decompressed once (keeping its last lines only), a Parquet file's ``seq`` column
 statistics — and the overlap rule.  A capture's directory (``checkpoint.json`` beside
 ``changelog.jsonl``) holds one change-log file only: any other (``changelog.jsonl.gz``) is a
-copy that the capture's checkpoint does not bound, refused by name.  Must not know: Spark (a
-change log given as a URI of another filesystem is not checked here).
+copy that the capture's checkpoint does not bound, refused by name.  Inside a run, a seq given
+twice among its events past the checkpoint (``first_duplicate`` on the driver's path;
+``span_columns`` / ``span_has_duplicate`` observed by Spark's staging pass, then the files
+named by one more pass) is refused too.  Must not know: how a run reads its events (a change
+log given as a URI of another filesystem gets no file-range check).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import pyarrow.parquet as pq
 
 from .pipeline import PipelineError
 
-__all__ = ["check_files", "seq_range", "SeqRange"]
+__all__ = ["check_files", "seq_range", "SeqRange", "duplicate_error", "first_duplicate", "span_columns",
+           "span_has_duplicate"]
 
 #: lines read at each end of a file to find its first and last seq (a malformed line is skipped)
 _LINES = 64
@@ -135,3 +139,39 @@ def check_files(files: list[str], capture_log: Path | None = None) -> None:
                 f"change-log files {fa} (seq {a[0]}..{a[1]}) and {fb} (seq {b[0]}..{b[1]}) overlap: seq must "
                 f"increase over all the files of a change log, and a copy would write its events twice; "
                 f"remove one of them")
+
+
+# -- a seq twice among one run's events --------------------------------------------------------
+
+
+def duplicate_error(seq: int, files: list[str]) -> PipelineError:
+    """The one-line error of ``seq`` found in several of a run's events, naming their files."""
+    return PipelineError(f"seq {seq} appears {len(files)} times in the change log ({' and '.join(files)}): seq "
+                         f"must increase strictly over the log, and its events would be written twice")
+
+
+def first_duplicate(events) -> PipelineError | None:
+    """Among ``(seq, file)`` pairs (a run's events past the checkpoint, in any order; ``seq``
+    ``None`` is passed over), the error for the smallest seq given more than once, else ``None``."""
+    where: dict[int, list[str]] = {}
+    for seq, file in events:
+        if seq is not None:
+            where.setdefault(seq, []).append(file)
+    dups = sorted(s for s, files in where.items() if len(files) > 1)
+    return duplicate_error(dups[0], where[dups[0]]) if dups else None
+
+
+def span_columns():
+    """Aggregates for a Spark ``Observation`` of a run's events past the checkpoint:
+    ``seqs`` (events with a seq), ``min_seq``, ``max_seq`` — no shuffle, no extra pass."""
+    from pyspark.sql import functions as F
+
+    return [F.count("seq").alias("seqs"), F.min("seq").alias("min_seq"), F.max("seq").alias("max_seq")]
+
+
+def span_has_duplicate(observed: dict) -> bool:
+    """Whether the observed ``span_columns`` prove a seq given twice: more events with a seq
+    than integers between the least and the greatest (pigeonhole).  Exact for a log without
+    gaps (a capture's); a repeated seq in a log with gaps of its own can go unseen."""
+    n, lo, hi = observed.get("seqs") or 0, observed.get("min_seq"), observed.get("max_seq")
+    return bool(n) and lo is not None and n > hi - lo + 1
