@@ -108,15 +108,23 @@ def _changelog_arg(ctx, param, value):
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
+@click.option("--follow", is_flag=True,
+              help="keep running: a batch (one commit) whenever the change log grows; SIGTERM/Ctrl-C stop it")
+@click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+              help="with --follow: seconds between two looks at the change log")
+@click.option("--max-batch-events", type=click.IntRange(min=1), default=None, metavar="N",
+              help="with --follow: at most N events of a capture's directory per batch")
 @verbose_option("show Spark's WARN and ERROR lines on the terminal too (DDLCORE_SPARK_LOG=LEVEL: that level)")
 def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
-            replay_quarantine: bool, verbose: bool) -> None:
+            replay_quarantine: bool, follow: bool, interval: float, max_batch_events: int | None,
+            verbose: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
     next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
-    --strict the run stops, exit status 1, naming the first)."""
+    --strict the run stops, exit status 1, naming the first).  With --follow the run goes on
+    in batches as the log grows (docs/operations.md)."""
     from ..errors import DdlCoreError
     from ..spark import logs
     from ..spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
@@ -128,6 +136,11 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
         check_run_options(out, dialect, opts)
     except PipelineError as exc:
         raise click.UsageError(str(exc)) from None
+    given = click.get_current_context().get_parameter_source("interval") is not click.core.ParameterSource.DEFAULT
+    if (given or max_batch_events) and not follow:
+        raise click.UsageError("--interval and --max-batch-events need --follow")
+    if follow and replay_quarantine:
+        raise click.UsageError("--replay-quarantine is a run of its own: not with --follow")
     _check_out(out)
     check_local_changelog(changelog)
     try:
@@ -142,6 +155,13 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
                                    f"{one_line(str(exc)).split('; ')[0]}{_see(log_file)}") from exc
     with console.status("starting Spark") as status:
         try:
+            if follow:
+                from ..spark.follow import follow_command
+
+                follow_command(changelog, out, interval=interval, max_batch_events=max_batch_events, spark=spark,
+                               status=status, dialect=dialect, history=history, strict=strict,
+                               spark_options=opts, concurrent_jobs=concurrent_jobs)
+                return
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,

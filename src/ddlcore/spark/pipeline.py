@@ -45,6 +45,9 @@ file is written); when every write has succeeded it gives the staging directory 
 file by file, ``_plan_moves`` — the files to delete, the new checkpoint, fsynced), moves them
 into place, deletes the replaced quarantine files, writes the checkpoint and removes
 ``pending.json``.
+A run holds the output's lock (``ddlcore.spark.outlock``) for its whole length, so only the
+lock's holder removes staging files or rolls a commit forward; a file to move that is gone from
+both ends stops the commit (``_apply_moves``).
 A run killed before ``pending.json`` exists leaves only staging files, removed by the next
 run, which redoes the work; a run killed after it is rolled forward by the next run before it
 reads anything.  So no row is lost or written twice, and readers of a table directory only
@@ -67,7 +70,7 @@ import time
 import uuid
 import zlib
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -291,12 +294,14 @@ def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
     """The moves of a commit plan (``_plan_moves``: ``[src, dst]`` a file, ``[src, dst, "dir"]``
     a whole directory), idempotent: a source moved already is skipped, and a directory move that
     an object store left half done (it copies file by file) is finished file by file
-    (``OutputFS.move_dir``)."""
+    (``OutputFS.move_dir``).  A source that is neither where the plan put it nor at its
+    destination is an error (``PipelineError``), never skipped: the run's files were lost."""
     for move in moves:
-        if len(move) > 2 and move[2] == "dir":
-            fs.move_dir(move[0], move[1])
-        else:
-            fs.move(move[0], move[1])
+        moved = fs.move_dir(move[0], move[1]) if len(move) > 2 and move[2] == "dir" else fs.move(move[0], move[1])
+        if not moved and not fs.exists(move[1]):
+            raise PipelineError(f"commit: {fs.str(move[0])} is missing and was not moved to {fs.str(move[1])}: "
+                                f"a file of the run was lost (removed by another process?); the commit "
+                                f"({_State(fs).pending}) cannot be finished")
 
 
 # --------------------------------------------------------------------------------------------
@@ -841,14 +846,22 @@ def check_run_options(out: str | os.PathLike, dialect: str | None,
 
 def _local_log_info(out: str | os.PathLike) -> dict | None:
     """``OUT/_state/log.json`` of a local output (a path or a ``file:`` URI), read before
-    Spark starts; ``None`` for another filesystem or when there is none."""
+    Spark starts — or, when a commit is pending (``pending.json``: the next run rolls it
+    forward first), the ``log.json`` that commit writes; ``None`` for another filesystem or
+    when there is none."""
     from urllib.parse import urlparse
 
     text = str(out)
     scheme = urlparse(text).scheme
     if len(scheme) > 1 and scheme != "file":
         return None
-    path = Path(urlparse(text).path if scheme == "file" else text) / "_state" / "log.json"
+    state = Path(urlparse(text).path if scheme == "file" else text) / "_state"
+    if (state / "pending.json").is_file():
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            pending = (json.loads((state / "pending.json").read_text()).get("state") or {}).get("log.json")
+            if pending is not None:
+                return pending
+    path = state / "log.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 
@@ -921,7 +934,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None) -> RunResult:
+                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
+                 take_lock: bool = True, batch_end: tuple[int, int] | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -937,15 +951,24 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     events whose table had no known schema at their seq and has one now (module
     ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
     ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
-    (``spark_session``).
+    (``spark_session``); ``take_lock``: hold the output's lock for the run
+    (``ddlcore.spark.outlock``; ``False`` only for a caller that holds it, as ``run --follow``);
+    ``batch_end``: ``(seq, bytes)`` — a capture's log is read only up to this seq, whose line
+    ends at this byte of its ``changelog.jsonl``, as if its checkpoint were there (a batch of
+    ``run --follow --max-batch-events``: ``ddlcore.spark.follow.batch_end``).
+    The previous run's commit is rolled forward before the options and the log's identity are
+    checked against those the output was written with.
 
     Raises ``FileNotFoundError`` for a missing change log and ``PipelineError`` for a log that
     is not the continuation of the output's, run options that differ from the output's, a
-    change log that cannot be read (a truncated gzip file: named), and in strict mode."""
+    change log that cannot be read (a truncated gzip file: named), and in strict mode;
+    ``OutputLocked`` (a ``PipelineError``) when another run holds the output."""
     from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
 
     from .fs import OutputFS
+    from .outlock import OutputLock
+    from .seqcheck import check_files
 
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
@@ -958,7 +981,12 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if not changelog.exists():
             raise FileNotFoundError(f"change log not found: {changelog}")
         inputs = _inputs(changelog)
-    check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
+        bound = getattr(inputs, "bound", None)
+        if bound is not None and batch_end is not None and batch_end[0] < bound.seq:
+            inputs.bound = bound = replace(bound, seq=batch_end[0], durable_bytes=min(batch_end[1], bound.durable_bytes))
+        check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
+    # the values, before Spark starts; against the output's, once its last commit is rolled forward
+    check_run_options(out, dialect, spark_options, log_info=None)
     spark = spark or spark_session(master, conf=spark_conf)
     if remote_log:
         try:
@@ -971,12 +999,17 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         raise PipelineError(f"output {out}: {_java_error(exc)}") from None
     state = _State(fs)
     created = None
+    lock = OutputLock(fs) if take_lock else None
     try:
-        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
-        created = not fs.exists()
+        existed = fs.exists()
         fs.mkdirs()
+        if lock is not None:
+            lock.acquire()  # one output, one writer: before anything of OUT is read or changed
+        created = not existed
         if state.recover():
             say("rolled forward the previous run's commit")
+        # after the roll-forward: the options the recovered output was written with
+        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
         bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
         if bound is not None and bound.seq == 0:
             # a capture whose first checkpoint is not written yet, or whose snapshot is in
@@ -1006,6 +1039,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             fs.delete(state.staging, recursive=True)
             if created and not fs.exists(state.checkpoint) and _only_state(fs):
                 fs.delete("", recursive=True)  # a first run that failed leaves nothing
+        if lock is not None:
+            lock.release()
         fs.close()
 
 
@@ -1058,6 +1093,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
+    from . import seqcheck
     from . import small as driver_side
     from .small import DriverIncrement
 
@@ -1166,7 +1202,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
             everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
                 seen, F.max("seq").alias("max_seq"))
-            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"))
+            events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"),
+                                                             *seqcheck.span_columns())
                          .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
                 rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
@@ -1237,6 +1274,12 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                                     f"at 1); write it to a new output directory")
             parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
             result.events = fresh.get.get("events") or 0
+            if seqcheck.span_has_duplicate(fresh.get):  # the seq rule inside the run (only then: a pass more)
+                dup = (past_checkpoint(_read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
+                       .groupBy("seq").agg(F.collect_list("_file").alias("files")).where(F.size("files") > 1)
+                       .orderBy("seq").limit(1).collect())
+                if dup:
+                    raise seqcheck.duplicate_error(dup[0].seq, list(dup[0].files))
             last_seq = max((x for x in (max_seq, last) if x is not None), default=None)
             result.last_seq = last_seq
 

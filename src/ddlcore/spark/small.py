@@ -51,6 +51,7 @@ from .. import raw
 from . import columnar
 from . import pipeline as pl
 from .layout import version_dir
+from .seqcheck import first_duplicate
 
 __all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
@@ -396,6 +397,9 @@ class DriverIncrement:
         say(f"tagging and converting {len(self.events)} new event(s) on the driver")
         fresh = [ev for ev in self.events if ev.seq is None or ev.seq > last]
         result.events = len(fresh)
+        duplicate = first_duplicate((ev.seq, ev.file) for ev in fresh)  # the seq rule inside the run
+        if duplicate is not None:
+            raise duplicate
         result.last_seq = max(x for x in (self.max_seq, last) if x is not None)
         tagged = _tag(fresh, versions, fold, last)
         records = list(history_records)
