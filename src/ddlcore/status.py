@@ -38,8 +38,9 @@ from .errors import DdlCoreError
 __all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "last_event_before"]
 
 #: the lock file a running ``ddlcore run`` holds (``flock``, exclusive) on its output, relative
-#: to ``OUT``; the one place its name is written down for ``status``
-OUTPUT_LOCK_NAME = "_state/run.lock"
+#: to ``OUT``: ``ddlcore.spark.outlock.LOCK_PATH`` (not imported: status loads no pyspark; a test
+#: holds the two equal)
+OUTPUT_LOCK_NAME = "_state/.run.lock"
 #: the capture's change-log file and checkpoint (``ddlcore.capture.CHANGELOG_NAME`` /
 #: ``CHECKPOINT_NAME``; not imported, so that status loads nothing of the capture machinery)
 _CAPTURE_LOG, _CAPTURE_CHECKPOINT = "changelog.jsonl", "checkpoint.json"
@@ -119,7 +120,7 @@ def output_lock(out: Path) -> dict[str, Any]:
     """Whether a process holds ``OUT/OUTPUT_LOCK_NAME`` now: ``{"path", "held", "pid"}``.  Tested
     with a shared non-blocking ``flock`` on a read-only descriptor (released at once; the file
     is never created): refused means another process holds it exclusively.  ``pid``: the
-    number the file holds, if any (``None`` otherwise)."""
+    holder's pid as the file records it, if any (``None`` otherwise)."""
     import fcntl
 
     path = out / OUTPUT_LOCK_NAME
@@ -134,11 +135,23 @@ def output_lock(out: Path) -> dict[str, Any]:
             fcntl.flock(fd, fcntl.LOCK_UN)
         except OSError:
             got["held"] = True
-        text = os.read(fd, 64).decode("ascii", "replace").split()
-        got["pid"] = int(text[0]) if text and text[0].isdigit() else None
+        got["pid"] = _holder_pid(os.pread(fd, 1 << 16, 0))
     finally:
         os.close(fd)
     return got
+
+
+def _holder_pid(data: bytes) -> int | None:
+    """The pid a lock file names: its holder record's ``pid`` (JSON, ``ddlcore.spark.outlock``),
+    else a number as its first word; ``None`` when it names none."""
+    text = data.decode("utf-8", "replace")
+    try:
+        record = json.loads(text)
+    except ValueError:
+        words = text.split()
+        return int(words[0]) if words and words[0].isdigit() else None
+    pid = record.get("pid") if isinstance(record, dict) else None
+    return pid if isinstance(pid, int) else None
 
 
 def _committed(out: Path, inputs: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ddlcore.spark import outlock
 from ddlcore.status import OUTPUT_LOCK_NAME, StatusError, output_status
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,9 +68,11 @@ def test_status_reports_the_commit_the_capture_the_lag_tables_quarantine_and_loc
     assert tables["public", "customers"]["rows"] == in_log and tables["public", "customers"]["valid_to_seq"] is None
 
     lock = out / OUTPUT_LOCK_NAME
+    assert OUTPUT_LOCK_NAME == outlock.LOCK_PATH  # the lock ddlcore run takes
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     try:
-        os.write(fd, f"{os.getpid()}\n".encode())
+        os.ftruncate(fd, 0)  # the runs above left their own record (the file stays; its lock goes)
+        os.write(fd, json.dumps({"pid": os.getpid(), "command": "ddlcore run"}).encode())
         fcntl.flock(fd, fcntl.LOCK_EX)
         assert output_status(out).lock == {"path": str(lock), "held": True, "pid": os.getpid()}
         text = _cli(str(out))
