@@ -72,9 +72,14 @@ def _changelog_arg(ctx, param, value):
               show_default=True, help="table versions converted at the same time (each a Spark job)")
 @click.option("--replay-quarantine", is_flag=True,
               help="also re-interpret quarantined rows whose schema is known now (after a resync)")
+@click.option("--format", "output_format", type=click.Choice(["parquet", "iceberg"]), default="parquet",
+              show_default=True, help="parquet: a directory per table version; iceberg: also an Iceberg "
+                                      "changes table per source table (docs/tables.md)")
+@click.option("--catalog", default=None, metavar="NAME",
+              help="--format iceberg: a pyiceberg-configured catalog (default: SQLite in OUT/_catalog.sqlite)")
 def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
-            replay_quarantine: bool) -> None:
+            replay_quarantine: bool, output_format: str, catalog: str | None) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
@@ -103,6 +108,7 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
+                                  output_format=output_format, catalog=catalog,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:
             status.stop()

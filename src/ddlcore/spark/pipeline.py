@@ -280,6 +280,9 @@ def _apply_plan(plan: dict[str, Any], state: _State) -> None:
         fs.delete(path)
     for name, data in (plan.get("state") or {}).items():
         _write_json(fs, f"{state.dir}/{name}", data)
+    if plan.get("sink") is not None:  # the sink's commit (an Iceberg transaction), before the checkpoint
+        from ..sinks.base import commit_plan
+        commit_plan(plan["sink"], fs)
     _write_json(fs, state.checkpoint, plan["checkpoint"])
     if plan.get("run_json") is not None:
         _write_json(fs, plan["run_json_path"], plan["run_json"])
@@ -915,7 +918,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
                  progress: Callable[[str], None] | None = None,
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None) -> RunResult:
+                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
+                 output_format: str = "parquet", catalog: str | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -931,7 +935,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     events whose table had no known schema at their seq and has one now (module
     ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
     ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
-    (``spark_session``).
+    (``spark_session``); ``output_format``: ``parquet`` (the per-version layout) or ``iceberg``
+    (also an Iceberg changes table per source table, in ``catalog``: docs/tables.md).
 
     Raises ``FileNotFoundError`` for a missing change log and ``PipelineError`` for a log that
     is not the continuation of the output's, run options that differ from the output's, a
@@ -953,6 +958,11 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             raise FileNotFoundError(f"change log not found: {changelog}")
         inputs = _inputs(changelog)
     check_run_options(out, dialect, spark_options)  # before Spark starts (a local output)
+    from ..sinks import make_sink
+    try:
+        make_sink(output_format, out, catalog=catalog)  # a bad format or a missing library: before Spark starts
+    except ValueError as exc:
+        raise PipelineError(str(exc)) from None
     spark = spark or spark_session(master, conf=spark_conf)
     if remote_log:
         try:
@@ -984,7 +994,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         try:
             return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
                         sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
-                        replay_quarantine=replay_quarantine, t0=t0)
+                        replay_quarantine=replay_quarantine, t0=t0,
+                        sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
         finally:
             if saved_ts is None:
                 spark.conf.unset(PARQUET_TIMESTAMPS[0])
@@ -1046,7 +1057,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
 
 
 def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
-         concurrent_jobs, replay_quarantine, t0) -> RunResult:
+         concurrent_jobs, replay_quarantine, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -1138,6 +1149,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             result.ddl = sum(1 for e in todo_events if e.op == "ddl")
             fold = hist.folds_table_names
             versions = _version_list(hist)
+            if sink is not None:  # the sink's physical column names (ddlcore.sinks)
+                versions = sink.prepare(hist, versions, dialect=name)
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
@@ -1442,7 +1455,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
     plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
             "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": "_run.json"}
+            "run_json": run_json, "run_json_path": "_run.json",
+            "sink": None if sink is None else sink.plan(fs, staging, run_id, result.last_seq, last)}
     _write_json(fs, state.pending, plan)  # the commit point
     _apply_plan(plan, state)
     fs.delete(state.pending)
