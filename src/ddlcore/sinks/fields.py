@@ -60,12 +60,14 @@ class Field:
 class Lineage:
     """A source table followed through renames: its ``versions`` (``TableVersion`` of the
     history, in order), ``fields`` (by key, in the order they appeared), the physical name of
-    each column of each version (``physical[(table id text, version)][column name]``), the
+    each column of each version (``physical[(table id text, version)][column name]``) and its
+    field (``keys[...][column name]``: the key), the
     table ids it had (``names``, oldest first) and whether it is dropped now."""
 
     versions: list[Any] = field(default_factory=list)
     fields: dict[str, Field] = field(default_factory=dict)
     physical: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
+    keys: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
     names: list[Any] = field(default_factory=list)
     dropped: bool = False
 
@@ -146,6 +148,7 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
         exists, lin.dropped = True, False
         table = v.table.identified()
         names: dict[str, str] = {}
+        keys: dict[str, str] = {}
         seen: set[str] = set()
         for col, spec in zip(table.columns, spark_types(table)):
             k = by_col.get(col.column_id)
@@ -165,11 +168,13 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
             if phys not in f.physical:
                 f.physical.append(phys)
             names[col.name] = phys
+            keys[col.name] = k
         for cid, k in list(by_col.items()):
             if k not in seen:
                 lin.fields[k].alive = lin.fields[k].current = False
                 del by_col[cid]
         lin.physical[(str(v.table_id), v.version)] = names
+        lin.keys[(str(v.table_id), v.version)] = keys
     return lin
 
 

@@ -27,7 +27,7 @@ from ..spark.layout import version_dir
 from . import naming
 from .fields import Lineage, build_fields, lineages
 
-__all__ = ["IcebergSink", "open_catalog", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
+__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
 
 CATALOG_FILE = "_catalog.sqlite"
 WAREHOUSE_DIR = "_iceberg"
@@ -79,10 +79,7 @@ class IcebergSink:
         return {"name": DEFAULT_CATALOG, "uri": f"sqlite:///{local}", "warehouse": fs.str(WAREHOUSE_DIR)}
 
     def _types(self, table: Table) -> list[Any]:
-        from ..spark import struct_type
-        from .icetypes import type_spec
-        st = struct_type(table, self.dialect, options=self.spark_options)
-        return [type_spec(f.dataType) for f in st.fields]
+        return spark_type_specs(table, self.dialect, self.spark_options)
 
     def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
         """Follow every table's lineage and give each version's model the physical column
@@ -127,6 +124,14 @@ class IcebergSink:
             })
         return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
                 "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}
+
+
+def spark_type_specs(table: Table, dialect: str | None, spark_options: dict[str, Any] | None) -> list[Any]:
+    """The Iceberg type spec of each column of ``table`` (``ddlcore.spark.struct_type``)."""
+    from ..spark import struct_type
+    from .icetypes import type_spec
+    st = struct_type(table, dialect, options=spark_options)
+    return [type_spec(f.dataType) for f in st.fields]
 
 
 def physical_model(model: Table, names: dict[str, str]) -> Table:

@@ -977,6 +977,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     created = None
     try:
         sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
+        if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
+            raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
         created = not fs.exists()
         fs.mkdirs()
         if state.recover():
@@ -1449,7 +1452,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     run_json = _merge_run_json(fs, result)
     _assemble(fs, staging, group_dirs)
     moves = _plan_moves(fs, staging, run_id)
-    log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
+    log_info = {"identity": identity, "dialect": name, "spark_options": sopts,
+                "format": "parquet" if sink is None else sink.format}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
