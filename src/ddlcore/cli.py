@@ -219,6 +219,7 @@ def parse_cmd(dialect_name: str, lenient: bool, fmt: str, database: str | None,
 
 from .history_cli import history; main.add_command(history)  # noqa: E402,E702
 from .run_cli import run_cmd; main.add_command(run_cmd)  # noqa: E402,E702
+from .tables_cli import tables_cmd; main.add_command(tables_cmd)  # noqa: E402,E702
 
 
 class _CaptureGroup(click.Group):

@@ -163,3 +163,16 @@ def test_read_table_current_state_and_as_of_seq(spark, two_runs):
     assert old.columns[:4] == ["id", "c", "tags", "b"]
     assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.collect()) == [(2, 1, None, "c1"),
                                                                                    (4, 2, 20, "c2")]
+
+
+def test_ddlcore_tables_lists_the_output(two_runs):
+    from click.testing import CliRunner
+
+    from ddlcore.cli import main
+
+    res = CliRunner().invoke(main, ["tables", str(two_runs), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output) == [{"table": "shop.t2", "schema_version": 1, "dropped": False, "changes_rows": 5,
+                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes"}]
+    res = CliRunner().invoke(main, ["tables", str(two_runs / "nothing")])
+    assert res.exit_code == 2 and "not a ddlcore run output" in res.output
