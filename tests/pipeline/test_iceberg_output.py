@@ -156,9 +156,10 @@ def test_read_table_current_state_and_as_of_seq(spark, two_runs):
     import ddlcore
 
     cur = ddlcore.read_table(spark, two_runs, "shop.t2", current=True)
-    assert cur.columns == ["id", "tags", "bb", "c", "a", "_seq"]
-    assert sorted(tuple(r) for r in cur.collect()) == [(1, ["x", "y"], None, None, None, 2),
-                                                       (2, ["y"], 21, None, None, 6)]
+    assert cur.columns == ["id", "tags", "bb", "c", "a", "_seq", "_unknown"]
+    # c: VARCHAR(5) → INT is not a conversion ddlcore can know ('c1' is no number): marked
+    assert sorted(tuple(r) for r in cur.collect()) == [(1, ["x", "y"], None, None, None, 2, ["c"]),
+                                                       (2, ["y"], 21, None, None, 6, ["c"])]
     old = ddlcore.read_table(spark, two_runs, "shop.t", as_of_seq=4)
     assert old.columns[:4] == ["id", "c", "tags", "b"]
     assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.collect()) == [(2, 1, None, "c1"),
@@ -176,3 +177,36 @@ def test_ddlcore_tables_lists_the_output(two_runs):
                                        "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes"}]
     res = CliRunner().invoke(main, ["tables", str(two_runs / "nothing")])
     assert res.exit_code == 2 and "not a ddlcore run output" in res.output
+
+
+def test_current_state_computes_what_the_server_did_without_row_events(spark, tmp_path):
+    """ADD COLUMN with a constant or CURRENT_TIMESTAMP default, and exact retypes, give the rows
+    that existed what the server gave them; other cases are listed in ``_unknown``."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import ddlcore
+    from ddlcore.raw import encode_json
+
+    ddl = ("ALTER TABLE s ADD COLUMN d INT DEFAULT 5, ADD COLUMN e DATETIME DEFAULT CURRENT_TIMESTAMP, "
+           "ADD COLUMN f VARCHAR(9) DEFAULT 'x''y', ADD COLUMN g INT DEFAULT (1+1), MODIFY code VARCHAR(20), "
+           "MODIFY n INT, MODIFY p DECIMAL(9,3)")
+    dec = lambda text: encode_json(Decimal(text))  # noqa: E731
+    events = [
+        event(1, op="ddl", database="shop",
+              ddl="CREATE TABLE s (id INT PRIMARY KEY, code INT, n BIGINT, p DECIMAL(5,2))"),
+        event(2, op="c", database="shop", table="s", after=[1, 7, 300, dec("1.50")]),
+        event(3, op="c", database="shop", table="s", after=[2, 8, 5, dec("2.25")]),
+        event(4, op="ddl", database="shop", ddl=ddl),
+        event(5, op="c", database="shop", table="s", after=[3, "z", 1, dec("1.250"), 6, None, "q", 3]),
+    ]
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, events)
+    pl.run_pipeline(log, out, spark=spark)
+    got = {r["id"]: r.asDict() for r in ddlcore.read_table(spark, out, "shop.s", current=True).collect()}
+    at = dt.datetime.fromtimestamp(json.loads(events[3])["ts"] / 1000, dt.timezone.utc).replace(tzinfo=None)
+    assert got[1] == {"id": 1, "d": 5, "e": at, "f": "x'y", "g": None, "code": "7", "n": None,
+                      "p": Decimal("1.500"), "_seq": 2, "_unknown": ["n", "g"]}
+    assert got[2]["code"] == "8" and got[2]["p"] == Decimal("2.250") and got[2]["_unknown"] == ["n", "g"]
+    assert got[3] == {"id": 3, "d": 6, "e": None, "f": "q", "g": 3, "code": "z", "n": 1,
+                      "p": Decimal("1.250"), "_seq": 5, "_unknown": []}

@@ -46,14 +46,24 @@ class Field:
     physical: list[str] = field(default_factory=list)
     alive: bool = True
     current: bool = True
+    #: for a field that began on a table that existed (``ADD COLUMN``, or the new field of a
+    #: retype): the seq and ts (ms) of that DDL event, the column's default then, and the key of
+    #: the field it replaced (a retype); ``None`` for a field the table was created with
+    since_seq: int | None = None
+    since_ts: int | None = None
+    default: str | None = None
+    replaces: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "name": self.name, "spec": self.spec, "doc": self.doc,
-                "physical": list(self.physical), "alive": self.alive, "current": self.current}
+                "physical": list(self.physical), "alive": self.alive, "current": self.current,
+                "since_seq": self.since_seq, "since_ts": self.since_ts, "default": self.default,
+                "replaces": self.replaces}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Field":
-        return cls(d["key"], d["name"], d["spec"], d["doc"], list(d["physical"]), d["alive"], d["current"])
+        return cls(d["key"], d["name"], d["spec"], d["doc"], list(d["physical"]), d["alive"], d["current"],
+                   d.get("since_seq"), d.get("since_ts"), d.get("default"), d.get("replaces"))
 
 
 @dataclass
@@ -145,6 +155,7 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
             continue
         if not exists and lin.fields:
             incarnation += 1
+        existed = exists
         exists, lin.dropped = True, False
         table = v.table.identified()
         names: dict[str, str] = {}
@@ -152,14 +163,18 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
         seen: set[str] = set()
         for col, spec in zip(table.columns, spark_types(table)):
             k = by_col.get(col.column_id)
+            replaced = None
             if k is not None and not widens(lin.fields[k].spec, spec):
                 old = lin.fields[k]
                 old.name, old.current = _retired_name(old, v.version), False
-                k = None
+                k, replaced = None, old.key
             if k is None:
                 n = sum(1 for key in lin.fields if key.startswith(f"{incarnation}.{col.column_id}."))
                 k = f"{incarnation}.{col.column_id}.{n}"
                 lin.fields[k] = Field(k, col.name, spec, col.column_type)
+                if existed:
+                    lin.fields[k].since_seq, lin.fields[k].since_ts = v.valid_from_seq, v.ts
+                    lin.fields[k].default, lin.fields[k].replaces = col.column_default, replaced
                 by_col[col.column_id] = k
             f = lin.fields[k]
             f.name, f.spec, f.doc = col.name, spec, col.column_type

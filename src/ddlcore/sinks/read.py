@@ -19,6 +19,7 @@ from ..model import TableId
 from ..spark.layout import version_dir
 from .fields import Lineage, build_fields, lineages
 from .iceberg import spark_type_specs
+from .serverside import conversion_known, default_of
 
 __all__ = ["read_table", "ReadError"]
 
@@ -82,11 +83,40 @@ def _version_frame(spark, out: Path, lin: Lineage, v: Any, physical: bool) -> An
     return df.select(*proj(""), *_META, before.alias("_before"), "_before_absent")
 
 
+def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
+    """``df`` (the changes) with each current field's value in events before the DDL that added
+    it (or retyped its column) replaced by what the server gave the row then
+    (``ddlcore.sinks.serverside``), and a flag column ``__u<i>`` per field: the value is not
+    known.  Returns the frame and the current fields' names."""
+    from pyspark.sql import functions as F
+
+    fields = [f for f in lin.fields.values() if f.alive and f.current]
+    cols, names = [], []
+    for i, f in enumerate(fields):
+        value, unknown = F.col(f"`{f.name}`"), F.lit(False)
+        if f.since_seq is not None:
+            before = F.col("_seq") < f.since_seq
+            if f.replaces is not None:
+                old = lin.fields[f.replaces]
+                known = conversion_known(old.spec, f.spec)
+                then = F.col(f"`{old.name}`").cast(_spark_type(f.spec)) if known else F.lit(None)
+            else:
+                d = default_of(f.default, f.since_ts)
+                known = d.known
+                then = (F.lit(d.ts / 1000.0).cast("timestamp") if d.ts is not None
+                        else F.lit(d.value)).cast(_spark_type(f.spec))
+            value = F.when(before, then).otherwise(value)
+            unknown = before & F.lit(not known)
+        cols += [value.alias(f.name), unknown.alias(f"__u{i}")]
+        names.append(f.name)
+    return df.select(*cols, "_op", "_seq", "_row", "_absent"), names
+
+
 def _current(df: Any, key: list[str], names: list[str]) -> Any:
-    """The current state of the changes ``df`` (module docstring of docs/tables.md, "Current
-    state"): per key the last event by ``_seq`` (then ``_row``), a column absent from an image
-    keeping the last value present before it; deletes remove the key; rows before the last
-    truncate are gone."""
+    """The current state of the changes ``df`` (docs/tables.md, "Current state"): per key the
+    last event by ``_seq`` (then ``_row``), a column absent from an image keeping the last value
+    present before it (with its ``__u<i>`` flag); deletes remove the key; rows before the last
+    truncate are gone; ``_unknown`` lists the columns whose value is not known."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -97,11 +127,19 @@ def _current(df: Any, key: list[str], names: list[str]) -> Any:
     order = Window.partitionBy(*key).orderBy("_seq", "_row")
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     absent = F.coalesce(F.col("_absent"), F.array())
-    kept = [F.last(F.when(~F.array_contains(absent, n), F.struct(F.col(f"`{n}`").alias("v"))), ignorenulls=True)
-            .over(upto).getField("v").alias(n) if n not in key else F.col(f"`{n}`") for n in names]
+    kept = []
+    for i, n in enumerate(names):
+        pair = F.struct(F.col(f"`{n}`").alias("v"), F.col(f"__u{i}").alias("u"))
+        if n not in key:
+            pair = F.last(F.when(~F.array_contains(absent, n), pair), ignorenulls=True).over(upto)
+        kept.append(pair.alias(f"__p{i}"))
     last = F.row_number().over(Window.partitionBy(*key).orderBy(F.desc("_seq"), F.desc("_row")))
     merged = rows.select(*kept, "_op", "_seq", last.alias("_last"))
-    return merged.where((F.col("_last") == 1) & (F.col("_op") != "d")).drop("_last", "_op")
+    merged = merged.where((F.col("_last") == 1) & (F.col("_op") != "d"))
+    unknown = F.filter(F.array(*[F.when(F.col(f"__p{i}.u"), F.lit(n)) for i, n in enumerate(names)]),
+                       lambda x: x.isNotNull())
+    return merged.select(*[F.col(f"__p{i}.v").alias(n) for i, n in enumerate(names)], "_seq",
+                         unknown.alias("_unknown"))
 
 
 def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_seq: int | None = None) -> Any:
@@ -110,7 +148,8 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
     latest schema — or the schema at ``as_of_seq``, with the events up to it.  ``current=False``:
     every row event (the changes table: source columns, then ``_op``, ``_seq``, ``_position``,
     ``_ts``, ``_tx``, ``_row``, ``_absent``, ``_before``, ``_before_absent``); ``current=True``:
-    one row per primary key (source columns and ``_seq`` of the last event), or every row
+    one row per primary key (source columns, ``_seq`` of the last event and ``_unknown``: the
+    columns whose value ddlcore cannot know, docs/tables.md), or every row
     event's after image collapsed per all columns for a table without a primary key (docs/tables.md).
     Raises ``ReadError`` for an output without a history or a table it does not know."""
     from pyspark.sql import functions as F
@@ -124,7 +163,8 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
     if not frames:
         schema = ", ".join(f"`{f.name}` {_spark_type(f.spec)}" for f in lin.fields.values() if f.alive)
         empty = spark.createDataFrame([], schema + ", _op string, _seq bigint, _row bigint, _absent array<string>")
-        return empty if not current else empty.select(*names, "_seq")
+        now = [f.name for f in lin.fields.values() if f.alive and f.current]
+        return empty if not current else empty.select(*now, "_seq", F.array().cast("array<string>").alias("_unknown"))
     df = frames[0]
     for f in frames[1:]:
         df = df.unionByName(f)
@@ -133,6 +173,6 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
     if not current:
         return df
     last = [v.table for v in lin.versions if v.table is not None][-1]
-    names = [f.name for f in lin.fields.values() if f.alive and f.current]  # not the retired fields
+    df, names = _server_values(df, lin)  # the current fields only, not the retired ones
     key = [c for c in last.primary_key] or names
     return _current(df, key, names)
