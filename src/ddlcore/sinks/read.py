@@ -87,10 +87,11 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
     """``df`` (the changes) with each current field's value in events before the DDL that added
     it (or retyped its column) replaced by what the server gave the row then
     (``ddlcore.sinks.serverside``), and a flag column ``__u<i>`` per field: the value is not
-    known.  Returns the frame and the current fields' names."""
+    known.  Returns the frame and the current fields' names, in the source's column order."""
     from pyspark.sql import functions as F
 
-    fields = [f for f in lin.fields.values() if f.alive and f.current]
+    last = [v for v in lin.versions if v.table is not None][-1]
+    fields = [lin.fields[k] for k in lin.keys[(str(last.table_id), last.version)].values()]  # source order
     cols, names = [], []
     for i, f in enumerate(fields):
         value, unknown = F.col(f"`{f.name}`"), F.lit(False)
