@@ -140,14 +140,11 @@ def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Fi
     declared: dict[str, dict[str, Any]] = {}
     for f in fields:
         prev = old.get(f.key)
-        if not f.alive and prev is not None and not prev.get("alive", True):
-            declared[f.key] = {**prev, "map": {**prev["map"], "names": list(f.physical)},
+        if not f.alive and prev is not None:  # declared before: its ids (its name may be reused now)
+            declared[f.key] = {**prev, "alive": False, "map": {**prev["map"], "names": list(f.physical)},
                                "before_map": {**prev["before_map"], "names": list(f.physical)}}
             continue
-        found = _field_of(metadata, f.name if f.alive else (prev or {}).get("name", _tmp(f.key)))
-        if found is None:
-            found = _field_of(metadata, _tmp(f.key))
-        top, before = found  # type: ignore[misc]
+        top, before = _field_of(metadata, f.name if f.alive else _tmp(f.key))  # type: ignore[misc]
         declared[f.key] = {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": f.alive,
                            "map": _mapped(top, f.physical), "before_map": _mapped(before, f.physical)}
     schema = metadata.schema()
