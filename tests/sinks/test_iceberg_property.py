@@ -52,13 +52,15 @@ class LocalFS:
 
 @st.composite
 def histories(draw):
-    """ALTER statements over ``t (id INT PRIMARY KEY, a INT)``: each ADD, DROP, RENAME or
-    widening ``MODIFY ... BIGINT`` of one column."""
+    """ALTER statements over ``t (id INT PRIMARY KEY, a INT)``: each ADD, DROP, RENAME, a
+    widening ``MODIFY ... BIGINT`` or an incompatible ``MODIFY ... VARCHAR(9)`` / back to
+    ``INT`` of one column."""
     cols = {"a": "INT"}
     stmts = []
     for _ in range(draw(st.integers(1, 5))):
         free = [n for n in NAMES if n not in cols]
-        ops = (["add"] if free else []) + (["drop", "widen"] if cols else []) + (["rename"] if cols and free else [])
+        ops = (["add"] if free else []) + (["drop", "widen", "retype"] if cols else []) + \
+            (["rename"] if cols and free else [])
         op = draw(st.sampled_from(ops))
         if op == "add":
             n = draw(st.sampled_from(free))
@@ -72,6 +74,10 @@ def histories(draw):
             n = draw(st.sampled_from(sorted(cols)))
             stmts.append(f"ALTER TABLE t MODIFY {n} BIGINT")
             cols[n] = "BIGINT"
+        elif op == "retype":
+            n = draw(st.sampled_from(sorted(cols)))
+            cols[n] = "INT" if cols[n] == "VARCHAR(9)" else "VARCHAR(9)"
+            stmts.append(f"ALTER TABLE t MODIFY {n} {cols[n]}")
         else:
             n, m = draw(st.sampled_from(sorted(cols))), draw(st.sampled_from(free))
             stmts.append(f"ALTER TABLE t RENAME COLUMN {n} TO {m}")
@@ -81,9 +87,10 @@ def histories(draw):
 
 def _write_row(out: Path, model, version: int, seq: int, run: str) -> dict[int, int]:
     """One row event in the version's directory, its columns under the names of ``model`` (the
-    physical names the sink gave); returns its values by column id."""
-    kind = {"int": pa.int32(), "bigint": pa.int64()}
-    values = {c.column_id: seq * 100 + c.column_id for c in model.columns}
+    physical names the sink gave); returns its values by column id (text for a VARCHAR)."""
+    kind = {"int": pa.int32(), "bigint": pa.int64(), "varchar": pa.string()}
+    values = {c.column_id: (f"s{seq}.{c.column_id}" if c.data_type == "varchar" else seq * 100 + c.column_id)
+              for c in model.columns}
     fields = [pa.field(c.name, kind[c.data_type]) for c in model.columns]
     data = {f.name: pa.array([values[c.column_id]], f.type) for f, c in zip(fields, model.columns)}
     data.update({"_op": ["c"], "_seq": [seq], "_position": [str(seq)], "_ts": [seq],
@@ -105,6 +112,7 @@ def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split
     hist = SchemaHistory(dialect="mysql")
     events = ["CREATE TABLE t (id INT PRIMARY KEY, a INT)"] + stmts
     rows: list[tuple[int, dict[int, int]]] = []
+    version_of: dict[int, int] = {}
     previous = None
     cut = min(split, len(events) - 1)  # the events of two runs: [0, cut] and (cut, end]
     for part in ((0, cut + 1), (cut + 1, len(events))):
@@ -121,15 +129,35 @@ def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split
             v = next(x for x in hist.versions("d.t") if x.valid_from_seq <= seq
                      and (x.valid_to_seq is None or x.valid_to_seq > seq))
             rows.append((1000 + seq, _write_row(out, written[v.version], v.version, 1000 + seq, run)))
+            version_of[1000 + seq] = v.version
         plan = sink.plan(fs, "", run, part[1], previous)
         plan["tables"][0]["dirs"] = sorted({str(p.parent.relative_to(out)) for p in out.rglob(f"{run}-*.parquet")})
         commit(plan, fs)
         previous = part[1]
     final = hist.table_at("d.t")
+    epochs = _epochs(hist)
     cat = open_catalog(plan["catalog"])
     got = cat.load_table(("d", "t__changes")).scan().to_arrow().to_pylist()
     assert sorted(r["_seq"] for r in got) == [s for s, _ in rows]
     by_seq = dict(rows)
+    last = epochs[hist.versions("d.t")[-1].version]
     for r in got:
+        at = epochs[version_of[r["_seq"]]]
         for c in final.columns:
-            assert r[c.name] == by_seq[r["_seq"]].get(c.column_id), (events, c.name, r)
+            # the event's value of this identity, if its column had the same type family since
+            want = by_seq[r["_seq"]].get(c.column_id) if at.get(c.column_id) == last[c.column_id] else None
+            assert r[c.name] == want, (events, c.name, r)
+
+
+def _epochs(hist) -> dict[int, dict[int, int]]:
+    """Per version of ``d.t``, each column id's epoch: it changes where the column's type
+    changes between an integer and text (a retype Iceberg cannot widen)."""
+    out, epoch, family = {}, {}, {}
+    for v in hist.versions("d.t"):
+        for c in v.table.columns:
+            fam = c.data_type == "varchar"
+            if family.get(c.column_id) != fam:
+                epoch[c.column_id] = epoch.get(c.column_id, -1) + 1
+                family[c.column_id] = fam
+        out[v.version] = {c.column_id: epoch[c.column_id] for c in v.table.columns}
+    return out
