@@ -48,8 +48,8 @@ def job_main(fmt: str, log: Path, out: Path) -> int:
 
         cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out / CATALOG_FILE}",
                             "warehouse": f"file://{out / WAREHOUSE_DIR}"})
-        iceberg_rows = sum(int(cat.load_table(t).current_snapshot().summary["total-records"])
-                           for ns in cat.list_namespaces() for t in cat.list_tables(ns))
+        snapshots = [cat.load_table(t).current_snapshot() for ns in cat.list_namespaces() for t in cat.list_tables(ns)]
+        iceberg_rows = sum(int(s.summary["total-records"]) for s in snapshots if s is not None)  # None: no rows
     print(json.dumps({"seconds": seconds, "rows": result.rows, "iceberg_rows": iceberg_rows}))
     return 0
 

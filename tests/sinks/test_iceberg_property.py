@@ -161,3 +161,32 @@ def _epochs(hist) -> dict[int, dict[int, int]]:
                 family[c.column_id] = fam
         out[v.version] = {c.column_id: epoch[c.column_id] for c in v.table.columns}
     return out
+
+
+def test_a_catalog_configured_the_pyiceberg_way_is_used_by_name(tmp_path, monkeypatch):
+    """``--catalog NAME``: a catalog from ``PYICEBERG_CATALOG__NAME__*``; tables under OUT/_iceberg."""
+    from pyiceberg.catalog import load_catalog
+
+    monkeypatch.setenv("PYICEBERG_CATALOG__MINE__TYPE", "sql")
+    monkeypatch.setenv("PYICEBERG_CATALOG__MINE__URI", f"sqlite:///{tmp_path / 'mine.db'}")
+    monkeypatch.setenv("PYICEBERG_CATALOG__MINE__WAREHOUSE", f"file://{tmp_path / 'wh'}")
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    # pyiceberg reads its configuration once, when imported: read it again with these variables
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    out = tmp_path / "out"
+    hist = SchemaHistory(dialect="mysql")
+    hist.record({"seq": 1, "ddl": "CREATE TABLE t (id INT PRIMARY KEY, a INT)", "database": "d"})
+    sink = IcebergSink(str(out), catalog="mine", dialect="mysql")
+    (v,) = hist.all_versions()
+    sink.prepare(hist, [{"database": "d", "schema": None, "table": "t", "version": 1, "model": v.table}],
+                 dialect="mysql")
+    _write_row(out, v.table, 1, 1001, "r1")
+    plan = sink.plan(LocalFS(out), "", "r1", 1001, None)
+    assert plan["catalog"] == {"name": "mine"}
+    plan["tables"][0]["dirs"] = [version_dir("d", None, "t", 1)]
+    commit(plan, LocalFS(out))
+    table = load_catalog("mine").load_table(("d", "t__changes"))
+    assert table.location().endswith("/out/_iceberg/d/t__changes")
+    assert [r["a"] for r in table.scan().to_arrow().to_pylist()] == [1001 * 100 + 2]

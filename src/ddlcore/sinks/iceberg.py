@@ -27,7 +27,8 @@ from ..spark.layout import version_dir
 from . import naming
 from .fields import Lineage, build_fields, lineages
 
-__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
+__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR",
+           "DEFAULT_CATALOG"]
 
 CATALOG_FILE = "_catalog.sqlite"
 WAREHOUSE_DIR = "_iceberg"

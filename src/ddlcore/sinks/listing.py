@@ -59,7 +59,8 @@ def _row_stats(out: Path, versions: list[Any]) -> tuple[int, int | None]:
     for v in versions:
         if v.table is None:
             continue
-        for f in (out / version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)).glob("*.parquet"):
+        vdir = out / version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
+        for f in vdir.glob("*.parquet"):
             meta = pq.ParquetFile(f).metadata
             rows += meta.num_rows
             idx = meta.schema.to_arrow_schema().get_field_index("_seq")
