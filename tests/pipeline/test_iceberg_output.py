@@ -210,3 +210,17 @@ def test_current_state_computes_what_the_server_did_without_row_events(spark, tm
     assert got[2]["code"] == "8" and got[2]["p"] == Decimal("2.250") and got[2]["_unknown"] == ["n", "g"]
     assert got[3] == {"id": 3, "d": 6, "e": None, "f": "q", "g": 3, "code": "z", "n": 1,
                       "p": Decimal("1.250"), "_seq": 5, "_unknown": []}
+
+
+def test_format_errors_are_one_line_before_anything_is_written(spark, two_runs, tmp_path):
+    with pytest.raises(pl.PipelineError, match="--format parquet: .* was written with --format iceberg"):
+        pl.run_pipeline(_log(tmp_path), two_runs, spark=spark)
+    with pytest.raises(pl.PipelineError, match="--format 'delta': expected one of parquet, iceberg"):
+        pl.run_pipeline(_log(tmp_path), tmp_path / "new", spark=spark, output_format="delta")
+    assert not (tmp_path / "new").exists()
+
+
+def _log(tmp_path: Path) -> Path:
+    path = tmp_path / "log.jsonl"
+    _write(path, RUN1 + RUN2)
+    return path

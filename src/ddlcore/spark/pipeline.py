@@ -980,6 +980,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
         if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
             raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
+        if output_format == "iceberg" and catalog is None and fs.local_root is None:
+            raise PipelineError(f"--format iceberg: the embedded catalog needs a local --out ({out}); "
+                                f"name a configured catalog with --catalog NAME")
         created = not fs.exists()
         fs.mkdirs()
         if state.recover():
