@@ -98,3 +98,21 @@ def test_iceberg_names_never_collide(a, b):
     ta, tb = TableId("d", None, a), TableId("d", None, b)
     assert changes_name(ta) != current_name(tb)
     assert changes_name(ta)[-1].endswith(CHANGES_SUFFIX)
+
+
+def test_a_postgresql_retype_with_using_is_marked():
+    h = SchemaHistory(dialect="postgres")
+    for i, text in enumerate(["CREATE TABLE t (id int PRIMARY KEY, total numeric(10,2), n int)",
+                              "ALTER TABLE t ALTER COLUMN total TYPE text USING total || ' EUR'",
+                              "ALTER TABLE t ALTER COLUMN n TYPE text"], 1):
+        h.record({"seq": i, "ddl": text, "database": "db"})
+    types = {"integer": "int", "numeric": None, "text": "string"}
+
+    def spec(table):
+        return [["decimal", c.numeric_precision, c.numeric_scale] if c.data_type == "numeric" else types[c.data_type]
+                for c in table.columns]
+
+    (lin,) = [build_fields(x, spec) for x in lineages(h.all_versions())]
+    new = {f.name: f for f in lin.fields.values() if f.current}
+    assert (new["total"].using, new["total"].since_seq) == (True, 2)
+    assert (new["n"].using, new["n"].replaces) == (False, "0.3.0")

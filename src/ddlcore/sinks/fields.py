@@ -24,6 +24,7 @@ Rules (docs/tables.md, "Schema evolution"):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -53,17 +54,20 @@ class Field:
     since_ts: int | None = None
     default: str | None = None
     replaces: str | None = None
+    #: the retype's DDL text has a ``USING`` clause (PostgreSQL): the server computed the new
+    #: values with an expression, not a cast (conservatively: any ``USING`` in that DDL text)
+    using: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "name": self.name, "spec": self.spec, "doc": self.doc,
                 "physical": list(self.physical), "alive": self.alive, "current": self.current,
                 "since_seq": self.since_seq, "since_ts": self.since_ts, "default": self.default,
-                "replaces": self.replaces}
+                "replaces": self.replaces, "using": self.using}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Field":
         return cls(d["key"], d["name"], d["spec"], d["doc"], list(d["physical"]), d["alive"], d["current"],
-                   d.get("since_seq"), d.get("since_ts"), d.get("default"), d.get("replaces"))
+                   d.get("since_seq"), d.get("since_ts"), d.get("default"), d.get("replaces"), d.get("using", False))
 
 
 @dataclass
@@ -136,6 +140,9 @@ def lineages(versions: Iterable[Any]) -> list[Lineage]:
     return out
 
 
+_USING = re.compile(r"\bUSING\b", re.IGNORECASE)
+
+
 def _retired_name(f: Field, version: int) -> str:
     return f"{f.name}__{spec_text(f.spec)}_v{version}"
 
@@ -175,6 +182,7 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
                 if existed:
                     lin.fields[k].since_seq, lin.fields[k].since_ts = v.valid_from_seq, v.ts
                     lin.fields[k].default, lin.fields[k].replaces = col.column_default, replaced
+                    lin.fields[k].using = replaced is not None and bool(_USING.search(v.ddl or ""))
                 by_col[col.column_id] = k
             f = lin.fields[k]
             f.name, f.spec, f.doc = col.name, spec, col.column_type

@@ -99,7 +99,7 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
             before = F.col("_seq") < f.since_seq
             if f.replaces is not None:
                 old = lin.fields[f.replaces]
-                known = conversion_known(old.spec, f.spec)
+                known = conversion_known(old.spec, f.spec) and not f.using
                 then = F.col(f"`{old.name}`").cast(_spark_type(f.spec)) if known else F.lit(None)
             else:
                 d = default_of(f.default, f.since_ts)
