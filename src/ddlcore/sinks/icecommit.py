@@ -30,6 +30,8 @@ META_FIELDS = (("_op", "string"), ("_seq", "long"), ("_position", "string"), ("_
                ("_tx", "string"), ("_row", "long"), ("_absent", ["list", "string"]), ("_before", None),
                ("_before_absent", ["list", "string"]))
 BEFORE = "_before"
+#: tables committed at the same time (one Iceberg transaction each)
+COMMIT_THREADS = 4
 _TMP = "__ddlcore_rename_"
 
 
@@ -240,6 +242,12 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
     """Carry out the Iceberg part of a commit plan (module docstring)."""
     from .iceberg import open_catalog
 
+    from concurrent.futures import ThreadPoolExecutor
+
     catalog = open_catalog(plan["catalog"])
-    for entry in plan["tables"]:
-        _commit_table(catalog, plan, entry, fs)
+    for ns in sorted({tuple(e["identifier"][:-1]) for e in plan["tables"]}):  # first, one by one: not atomic
+        catalog.create_namespace_if_not_exists(ns)
+    # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
+    with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
+        for done in [pool.submit(_commit_table, catalog, plan, entry, fs) for entry in plan["tables"]]:
+            done.result()  # the first error, as raised
