@@ -89,7 +89,7 @@ def _run_until(out: Path, trigger: str, rng: random.Random, start=None) -> str:
     armed_at = None
     # ``iceberg``: a moment after the commit point, while the Iceberg commit runs (--format iceberg)
     delay = {"early": rng.uniform(2.0, 20.0), "writing": rng.uniform(0.0, 6.0), "commit": 0.0,
-             "iceberg": rng.uniform(0.0, 1.5)}[trigger]
+             "iceberg": rng.uniform(0.02, 0.3)}[trigger]
     try:
         while proc.poll() is None:
             now = time.monotonic()
@@ -221,6 +221,7 @@ def test_sigkilled_iceberg_runs_end_with_the_uninterrupted_tables(spark, tmp_pat
             final.wait(30)
     assert final.returncode == 0, err_text[-3000:]
     print("\n".join(log))
+    assert log[0].startswith("killed"), log
     expected, got = _iceberg_rows(reference_out), _iceberg_rows(crashed_out)
     assert sum(len(v) for v in expected.values()) == reference.rows
     assert got == expected
