@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml $(PLUGINS) $(GRAMMARS) $(PROTOS)
 	@command -v java >/dev/null || { echo "ddlcore needs Java 11+ (the ANTLR tool builds the parsers; Spark runs on it): apt-get install openjdk-17-jre-headless" >&2; exit 1; }
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[spark,test]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[capture$(if $(findstring /mysql/,$(p)),$(COMMA)tidb)]')
+	$(BIN)/python -m pip install -q -e '.[spark,iceberg,test]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[capture$(if $(findstring /mysql/,$(p)),$(COMMA)tidb)]')
 	touch $@
 
 venv: $(STAMP)

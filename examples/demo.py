@@ -7,9 +7,11 @@ columns added, dropped, modified and renamed, an ENUM's labels changed, a latin1
 converted to utf8mb4, a table renamed.  Its row images are raw binlog values: unsigned
 integers, ENUM indexes, SET bitmasks, undecoded latin1/utf8mb4 bytes, UTC timestamps.
 
-The demo runs the pipeline (``ddlcore run``) on it into ``demo-out/`` (fresh each time), prints
-the run summary, a few typed rows of every table version (and one version's schema), and the
-schema versions of one table with what changed between them.
+The demo runs the pipeline (``ddlcore run --format iceberg``) on it into ``demo-out/`` (fresh
+each time), prints the run summary, a few typed rows of every table version (and one version's
+schema), the schema versions of one table with what changed between them, and ends with one
+table as a user queries it: ``orders`` (renamed ``purchases``, a column renamed and one retyped)
+read back through the Iceberg catalog, and its current state (docs/tables.md).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from rich.table import Table as RichTable
 from ddlcore.history import SchemaHistory
 from ddlcore.cli.history_cli import render_diff
 from ddlcore.cli.run_cli import render_summary
+from ddlcore.sinks.iceberg import CATALOG_FILE, WAREHOUSE_DIR, open_catalog
 from ddlcore.spark.pipeline import run_pipeline, spark_session
 
 HERE = Path(__file__).resolve().parent
@@ -34,6 +37,9 @@ OUT = REPO / "demo-out"
 TIMELINE = "shop.customers"
 #: the table version whose Spark schema is printed
 SCHEMA_OF = ("orders", 1)
+#: the Iceberg changes table shown at the end, and its source table
+ICEBERG_TABLE = ("shop", "purchases__changes")
+CURRENT_OF = "shop.purchases"
 
 
 def main() -> None:
@@ -44,7 +50,8 @@ def main() -> None:
     with console.status("starting Spark (local mode)") as status:
         spark = spark_session("local[*]", app_name="ddlcore demo")
         spark.sparkContext.setLogLevel("ERROR")
-        result = run_pipeline(CHANGELOG, OUT, spark=spark, progress=lambda msg: status.update(msg))
+        result = run_pipeline(CHANGELOG, OUT, spark=spark, progress=lambda msg: status.update(msg),
+                              output_format="iceberg")
     render_summary(console, result, OUT)
 
     console.rule("typed rows per table version (3 rows each)")
@@ -76,8 +83,37 @@ def main() -> None:
         console.print(timeline)
         for older, newer in zip(versions, versions[1:]):
             render_diff(console, TIMELINE, history.diff(TIMELINE, older.version, newer.version))
-    console.print(f"\noutput: {OUT}/ (Parquet per table version, _schemas/, _run.json, _history.sqlite)",
-                  highlight=False)
+    show_iceberg(console, spark)
+    console.print(f"\noutput: {OUT}/ (Parquet per table version, _schemas/, _run.json, _history.sqlite, "
+                  f"the Iceberg catalog {CATALOG_FILE} and metadata {WAREHOUSE_DIR}/)", highlight=False)
+
+
+def show_iceberg(console: Console, spark) -> None:
+    """The changes table of ``orders`` through the catalog (pyiceberg), and its current state."""
+    import ddlcore
+
+    console.rule(f"{ICEBERG_TABLE}: the Iceberg changes table, read back through the catalog")
+    catalog = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{OUT / CATALOG_FILE}",
+                            "warehouse": f"file://{OUT / WAREHOUSE_DIR}"})
+    table = catalog.load_table(ICEBERG_TABLE)
+    fields = RichTable(title=f"schema of {'.'.join(ICEBERG_TABLE)} (native type in each field's doc)",
+                       title_justify="left")
+    for head in ("id", "field", "iceberg type", "doc"):
+        fields.add_column(head)
+    for f in table.schema().fields:
+        if not f.name.startswith("_"):
+            fields.add_row(str(f.field_id), f.name, str(f.field_type), f.doc or "")
+    console.print(fields)
+    cols = [f.name for f in table.schema().fields if not f.name.startswith("_")]
+    changes = table.scan(selected_fields=("_seq", "_op", *cols)).to_pandas().sort_values("_seq")
+    shown = ["_seq", "_op", "id", "quantity", "total__decimal10_2_v2", "total", "placed_on"]
+    console.print(f"{len(changes)} row events (pyiceberg → pandas), the last 6, a few columns "
+                  f"(the retyped total's old values are in total__decimal10_2_v2):")
+    console.print(changes[[c for c in shown if c in changes]].tail(6).to_string(index=False), highlight=False)
+    console.rule(f"{CURRENT_OF}: current state (ddlcore.read_table(current=True), plain Spark)")
+    sys.stdout.flush()
+    ddlcore.read_table(spark, OUT, CURRENT_OF, current=True).orderBy("_seq").show(6, truncate=24)
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -23,10 +23,19 @@ from .visitor import DdlVisitor
 
 __version__ = "0.1.0"
 
+
+def read_table(spark, out, table, current=False, as_of_seq=None):
+    """One source table of a ``ddlcore run`` output as a Spark DataFrame in its latest schema
+    (``ddlcore.sinks.read.read_table``: arguments, shapes and errors)."""
+    from .sinks.read import read_table as read
+
+    return read(spark, out, table, current=current, as_of_seq=as_of_seq)
+
+
 __all__ = [
     "CheckConstraint", "Column", "Database", "DdlCoreError", "DdlParseError", "DdlParser",
     "DdlVisitor", "Dialect", "DialectNotFound", "FilterRule", "ForeignKey", "Index",
     "ParseResult", "RowConversionError", "SplitRules", "Statement", "StatementFilter",
     "StatementResult", "Table", "TableChange", "TableEditor", "TableId", "Tables", "View",
-    "available_dialects", "get_dialect", "hookimpl", "hookspec", "split_statements",
+    "available_dialects", "get_dialect", "hookimpl", "hookspec", "read_table", "split_statements",
 ]

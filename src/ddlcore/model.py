@@ -137,6 +137,15 @@ class Column:
       with its typmod, e.g. ``character varying(20)``; what a converter decodes a value with.
     * ``interval_type``: the fields of an ``interval`` column (``DAY TO SECOND``, ``YEAR``).
 
+    Identity (every dialect):
+
+    * ``column_id``: the column's identity within its table, a positive integer given where the
+      DDL is applied and never reused within the table (as PostgreSQL's ``pg_attribute.attnum``
+      and Iceberg's field ids): ``RENAME COLUMN``, ``CHANGE old new``, ``MODIFY`` and a retype
+      keep it; ``DROP`` + ``ADD`` make a new one (``Table.next_column_id``).  ``None`` in a
+      column that was never part of a built table (a draft, or a history body written before
+      identities existed).  Not structural: it is left out of fingerprints.
+
     Since these fields are ``None`` for every MySQL column, they are left out of
     ``Table.structure()`` when ``None``: fingerprints of MySQL tables are unchanged.
     """
@@ -173,9 +182,10 @@ class Column:
     domain_name: str | None = None
     domain_base_type: str | None = None
     interval_type: str | None = None
+    column_id: int | None = None
 
     #: fields that do not change how a value is stored or read (excluded from fingerprints)
-    NON_STRUCTURAL = frozenset({"comment"})
+    NON_STRUCTURAL = frozenset({"comment", "column_id"})
     #: fields added after the first release: left out of ``Table.structure()`` when ``None``
     #: (so fingerprints recorded before they existed stay valid)
     LATER_FIELDS = frozenset({"udt_schema", "udt_name", "domain_schema", "domain_name",
@@ -320,6 +330,10 @@ class Table:
     #: ``full`` / ``nothing`` / ``index`` (ALTER TABLE ... REPLICA IDENTITY): which columns
     #: an update's or delete's before image carries.  Written to JSON only when set.
     replica_identity: str | None = None
+    #: the ``Column.column_id`` the next new column of this table gets (ids are never reused
+    #: within a table); ``None`` for a table none of whose columns has an id.  Written to JSON
+    #: only when set.
+    next_column_id: int | None = None
     #: the name of the dialect whose parser made this table (``None``: made otherwise, e.g.
     #: read from JSON).  Not part of the table's value: not compared, not in ``to_json`` or the
     #: fingerprint; ``ddlcore.spark.struct_type(table)`` and ``RowConverter(table)`` use it
@@ -370,6 +384,7 @@ class Table:
             "foreign_keys": [f.to_json() for f in self.foreign_keys],
             "checks": [c.to_json() for c in self.checks],
             **({"replica_identity": self.replica_identity} if self.replica_identity is not None else {}),
+            **({"next_column_id": self.next_column_id} if self.next_column_id is not None else {}),
         }
 
     @classmethod
@@ -387,7 +402,40 @@ class Table:
             foreign_keys=tuple(ForeignKey.from_json(f) for f in d.get("foreign_keys", ())),
             checks=tuple(CheckConstraint.from_json(c) for c in d.get("checks", ())),
             replica_identity=d.get("replica_identity"),
+            next_column_id=d.get("next_column_id"),
         )
+
+    # -- column identity -----------------------------------------------------------------
+
+    def column_by_id(self, column_id: int) -> Column | None:
+        """The column whose ``column_id`` is ``column_id``, or ``None``."""
+        for col in self.columns:
+            if col.column_id == column_id:
+                return col
+        return None
+
+    def identified(self) -> "Table":
+        """This table with a ``column_id`` on every column (``self`` when all have one).
+
+        A column without an id gets, in column order: its ``ordinal_position`` when the table
+        keeps PostgreSQL attribute numbers (option ``ATTNUM``: the position *is* ``attnum``,
+        the server's own column identity), else the next unused id (``next_column_id``, or one
+        past the largest id present).  ``next_column_id`` ends one past the largest id (and,
+        with ``ATTNUM``, past the last attribute number given out)."""
+        return _assign_ids(self, self.columns)
+
+    def with_ids_from(self, previous: "Table | None", key: Callable[[str], str] = casefold_key) -> "Table":
+        """This table (a new description of a table that existed as ``previous``: a snapshot,
+        a resync, a catalog description: none of them knows this model's identities, so ids
+        ``self`` carries are replaced) with the ids of ``previous``'s columns of the same name
+        (compared with ``key``); other columns get new ids from ``previous.next_column_id``.  Tables with
+        option ``ATTNUM`` keep ``attnum`` identities (``identified``)."""
+        if previous is None or self.option(TableEditor.ATTNUM_OPTION) is not None:
+            return self.identified()
+        previous = previous.identified()
+        old = {key(c.name): c.column_id for c in previous.columns}
+        cols = tuple(c.replace(column_id=old.get(key(c.name))) for c in self.columns)
+        return _assign_ids(dataclasses.replace(self, next_column_id=previous.next_column_id), cols)
 
     def to_json_text(self) -> str:
         """Canonical JSON text (sorted keys, no spaces): byte-stable for equal tables."""
@@ -433,6 +481,7 @@ class TableEditor:
         self.foreign_keys: list[ForeignKey] = list(table.foreign_keys)
         self.checks: list[CheckConstraint] = list(table.checks)
         self.replica_identity = table.replica_identity
+        self.next_column_id = table.next_column_id
 
     #: a table option holding the last attribute number given out (PostgreSQL ``attnum``):
     #: when a table has it, ``build()`` keeps every column's ``ordinal_position`` (a dropped
@@ -470,19 +519,26 @@ class TableEditor:
             self.columns.append(column)
 
     def add_column(self, column: Column, *, first: bool = False, after: str | None = None) -> "TableEditor":
+        """Add a new column: it gets a new ``column_id`` at ``build()`` (an id ``column``
+        carries, e.g. copied from another table by ``CREATE TABLE ... SELECT``, is dropped)."""
         if self.has_column(column.name):
             raise ModelError(f"table {self.id}: duplicate column {column.name!r}")
+        if column.column_id is not None:
+            column = column.replace(column_id=None)
         self._insert(column, first, after)
         return self
 
     def replace_column(self, name: str, column: Column, *, first: bool = False,
                        after: str | None = None) -> "TableEditor":
         """MODIFY / CHANGE: replace column ``name`` by ``column`` (possibly renamed), in place
-        or moved (``first`` / ``after``); key references follow a rename."""
+        or moved (``first`` / ``after``); key references follow a rename.  The column keeps
+        its identity: ``column`` takes the old column's ``column_id``."""
         i = self.index_of(name)
         if i is None:
             raise ModelError(f"table {self.id}: no column {name!r}")
         old = self.columns[i]
+        if column.column_id != old.column_id:
+            column = column.replace(column_id=old.column_id)
         if self.key(column.name) != self.key(old.name) and self.has_column(column.name):
             raise ModelError(f"table {self.id}: duplicate column {column.name!r}")
         if first or after is not None:
@@ -612,6 +668,10 @@ class TableEditor:
         return self
 
     def build(self) -> Table:
+        """The edited table; every column has a ``column_id`` (``Table.identified``)."""
+        return self._build().identified()
+
+    def _build(self) -> Table:
         attnum = self.options.get(self.ATTNUM_OPTION)
         if attnum is not None:
             last = int(attnum)
@@ -640,8 +700,30 @@ class TableEditor:
             foreign_keys=tuple(self.foreign_keys),
             checks=tuple(self.checks),
             replica_identity=self.replica_identity,
+            next_column_id=self.next_column_id,
             dialect=self.dialect,
         )
+
+
+def _assign_ids(table: Table, columns: tuple[Column, ...]) -> Table:
+    """``table`` with ``columns`` whose missing ids are given (``Table.identified``)."""
+    attnum = table.option(TableEditor.ATTNUM_OPTION)
+    ids = [c.column_id for c in columns if c.column_id is not None]
+    nxt = max([table.next_column_id or 1] + [i + 1 for i in ids])
+    if attnum is not None:
+        nxt = max([nxt, int(attnum) + 1] + [c.ordinal_position + 1 for c in columns])
+    if len(ids) == len(columns) and columns is table.columns and table.next_column_id == nxt:
+        return table
+    out = []
+    for c in columns:
+        if c.column_id is None:
+            if attnum is not None:
+                c = c.replace(column_id=c.ordinal_position)
+            else:
+                c = c.replace(column_id=nxt)
+                nxt += 1
+        out.append(c)
+    return dataclasses.replace(table, columns=tuple(out), next_column_id=nxt)
 
 
 # --------------------------------------------------------------------------------------------

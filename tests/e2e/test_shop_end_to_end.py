@@ -131,6 +131,7 @@ class Expected:
         self.info = info_conn
         self.snapshot: dict[str, dict[Any, tuple]] = defaultdict(dict)
         self.changes: dict[str, list[tuple]] = defaultdict(list)
+        self.final: dict[str, tuple[list[dict], list[tuple[str, str, str]]]] = {}
 
     def columns(self, table: str) -> list[tuple[str, str, str]]:
         with self.info.cursor() as cur:
@@ -156,6 +157,14 @@ def _capture(server, out: Path) -> list[str]:
     return warnings
 
 
+def final_state(conn, expected: Expected) -> dict[str, tuple[list[dict], list[tuple[str, str, str]]]]:
+    """``SELECT *`` of every table at the end of the workload (in its session), with its columns."""
+    with conn.cursor() as cur:
+        cur.execute(f"SHOW TABLES FROM `{W.DATABASE}`")
+        tables = [r[0] for r in cur.fetchall()]
+    return {t: (W.select_all(conn, t), expected.columns(t)) for t in tables}
+
+
 def record_shop(metadata: str, out: Path) -> Expected:
     """Start a server, run the workload between captures into ``out``; the expectations."""
     server = start_server(metadata)
@@ -165,6 +174,7 @@ def record_shop(metadata: str, out: Path) -> Expected:
         W.setup(conn, expected.record)
         warnings = _capture(server, out)
         W.run(conn, expected.record)
+        expected.final = final_state(conn, expected)  # the workload's session: its time zone
         warnings += _capture(server, out)
         conn.close()
         info.close()
@@ -295,6 +305,39 @@ def test_shop_rows_in_parquet_equal_what_the_server_returned(metadata, spark, tm
                     assert r["_before"] is None
                 last[key] = (row, columns)
     assert len(seqs) == len(set(seqs)) == n_changes
+    if metadata == "FULL":  # the Iceberg output of the same log (docs/tables.md), once
+        check_iceberg(spark, capture_out / "changelog.jsonl", tmp_path / "iceberg", expected, output)
+
+
+def check_iceberg(spark, log: Path, out: Path, expected: Expected, output: dict) -> None:
+    """``--format iceberg``: each changes table holds its lineage's row events once, and the
+    current state (``read_table(current=True)``) equals ``SELECT *`` on the server at the end,
+    value for value with the Spark types of the final schema."""
+    import ddlcore
+    from ddlcore.sinks.iceberg import CATALOG_FILE, WAREHOUSE_DIR, open_catalog
+    from ddlcore.sinks.icetypes import type_spec
+
+    run_pipeline(log, out, spark=spark, output_format="iceberg")
+    cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out / CATALOG_FILE}",
+                        "warehouse": f"file://{out / WAREHOUSE_DIR}"})
+    lineage = {old: new for old, new in W.RENAMES}
+    for table, (rows, columns) in expected.final.items():
+        seqs = sorted(r["_seq"] for name in output if lineage.get(name, name) == table for _v, _s, r in output[name])
+        ice = cat.load_table((W.DATABASE, f"{table}__changes")).scan(selected_fields=("_seq",)).to_arrow()
+        assert sorted(ice["_seq"].to_pylist()) == seqs, f"{table}: the changes table's row events"
+        cur = ddlcore.read_table(spark, out, f"{W.DATABASE}.{table}", current=True)
+        assert cur.columns == [c[0] for c in columns] + ["_seq", "_unknown"], table
+        types = {f.name: f.dataType for f in cur.schema.fields}
+        got = {as_key(r[W.PRIMARY_KEYS[table]]): r.asDict() for r in cur.collect()}
+        assert sorted(map(str, got)) == sorted(str(as_key(r[W.PRIMARY_KEYS[table]])) for r in rows), table
+        for row in rows:
+            have = got[as_key(row[W.PRIMARY_KEYS[table]])]
+            assert have["_unknown"] == [], (table, have)
+            for name, data_type, column_type in columns:
+                # the Iceberg type of the server type's Spark type (tinyint → int: Iceberg has no narrower)
+                assert type_spec(types[name]) == type_spec(expected_type(data_type, column_type)), (table, name)
+                assert spark_value(have[name], types[name]) == normalise(row[name], data_type, column_type), \
+                    f"{table} {name} {column_type}: current state {have[name]!r}, server {row[name]!r}"
 
 
 def as_key(value: Any) -> Any:

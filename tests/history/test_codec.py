@@ -69,3 +69,16 @@ def test_equal_bodies_equal_hashes_across_names():
     u = Table.from_json({**t.to_json(), "name": "orders_2"})
     assert enc(t)[0] == enc(u)[0]
     assert enc(Table.from_json({**t.to_json(), "comment": "x"}))[0] != enc(t)[0]
+
+
+def test_replica_identity_and_the_next_column_id_survive_the_fast_encoder():
+    """The fast encoder once left ``replica_identity`` out of the body (after its check on a
+    first table without one): a PostgreSQL table's replica identity was lost on recovery."""
+    enc = Encoder()
+    plain = Table(TableId("d", "public", "a"), (Column("id", 1, "integer", "integer"),)).identified()
+    enc(plain)  # verifies the fast path on a table without a replica identity
+    full = Table(TableId("d", "public", "b"), (Column("id", 1, "integer", "integer"),),
+                 replica_identity="full").identified()
+    _, text = enc(full)
+    back = decode("table", id_text(full.id), text)
+    assert back == full and back.replica_identity == "full" and back.next_column_id == 2

@@ -475,5 +475,10 @@ def test_generated_alter_sequence_model_equals_postgres_after_every_statement(po
             parser.apply(text, tables)
             diffs = _server_diffs(conn, oracle_db, tables)
             assert not diffs, "\n".join(create + log) + "\n" + "\n".join(diffs)
+            # column identity is the server's attnum (ordinal_position, compared above with
+            # pg_attribute): kept by RENAME and TYPE, new for DROP + ADD, never reused
+            for t in tables:
+                assert [c.column_id for c in t.columns] == [c.ordinal_position for c in t.columns]
+                assert t.next_column_id > max((c.column_id for c in t.columns), default=0)
     accepted = sum(not line.startswith("-- refused") for line in log)
     event(f"ALTER statements accepted: {min(accepted, 4)}{'+' if accepted >= 4 else ''}")

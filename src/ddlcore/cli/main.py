@@ -26,6 +26,7 @@ from .history_cli import history
 from .debezium_cli import debezium_capture_command
 from .run_cli import run_cmd
 from .status_cli import status_cmd
+from .tables_cli import tables_cmd
 
 __all__ = ["main", "model_json", "render_tables"]
 
@@ -132,6 +133,7 @@ def _report(failed: list[str], warnings: list[str], verbose: bool) -> None:
 main.add_command(history)
 main.add_command(run_cmd)
 main.add_command(status_cmd)
+main.add_command(tables_cmd)
 
 
 class _CaptureGroup(click.Group):

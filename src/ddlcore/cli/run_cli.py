@@ -114,11 +114,16 @@ def _changelog_arg(ctx, param, value):
               help="with --follow: seconds between two looks at the change log")
 @click.option("--max-batch-events", type=click.IntRange(min=1), default=None, metavar="N",
               help="with --follow: at most N events of a capture's directory per batch")
+@click.option("--format", "output_format", type=click.Choice(["parquet", "iceberg"]), default="parquet",
+              show_default=True, help="parquet: a directory per table version; iceberg: also an Iceberg "
+                                      "changes table per source table (docs/tables.md)")
+@click.option("--catalog", default=None, metavar="NAME",
+              help="--format iceberg: a pyiceberg-configured catalog (default: SQLite in OUT/_catalog.sqlite)")
 @verbose_option("show Spark's WARN and ERROR lines on the terminal too (DDLCORE_SPARK_LOG=LEVEL: that level)")
 def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path | None, master: str | None,
             spark_conf: tuple[str, ...], strict: bool, spark_options: tuple[str, ...], concurrent_jobs: int,
             replay_quarantine: bool, follow: bool, interval: float, max_batch_events: int | None,
-            verbose: bool) -> None:
+            output_format: str, catalog: str | None, verbose: bool) -> None:
     """Turn a change log into typed Parquet tables, one directory per table version.
 
     Only events past the last committed seq are processed; a killed run is finished by the
@@ -160,11 +165,13 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
 
                 follow_command(changelog, out, interval=interval, max_batch_events=max_batch_events, spark=spark,
                                status=status, dialect=dialect, history=history, strict=strict,
-                               spark_options=opts, concurrent_jobs=concurrent_jobs)
+                               spark_options=opts, concurrent_jobs=concurrent_jobs,
+                               output_format=output_format, catalog=catalog)
                 return
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
+                                  output_format=output_format, catalog=catalog,
                                   progress=lambda msg: status.update(msg))
         except PipelineError as exc:
             status.stop()

@@ -73,6 +73,8 @@ def table_json(t: Table, columns: list[dict[str, Any]] | None = None) -> dict[st
         "indexes": [i.to_json() for i in t.indexes],
         "foreign_keys": [f.to_json() for f in t.foreign_keys],
         "checks": [c.to_json() for c in t.checks],
+        **({"replica_identity": t.replica_identity} if t.replica_identity is not None else {}),
+        **({"next_column_id": t.next_column_id} if t.next_column_id is not None else {}),
     }
 
 

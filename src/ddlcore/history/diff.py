@@ -2,13 +2,13 @@
 
 Owns: ``TableDiff`` and the column lineage that explains it.  Must not know: DDL, stores.
 
-The model has no column identity: a column is its name and definition.  Renames are
-therefore recovered step by step along the table's version chain — between two *consecutive*
-versions a column that disappears and one that appears are the same column renamed when
-their definitions are equal (everything but name, position and comment) and they sit at the
-same position, or when that definition is unique among the unmatched columns, or when they sit
-at the same position with the same ``data_type``.  Composing the steps follows a column
-through ``RENAME COLUMN a TO b`` and a later ``MODIFY b BIGINT`` as one column.
+A column is followed by its identity (``Column.column_id``, given where the DDL was applied:
+``RENAME COLUMN`` / ``CHANGE old new`` keep it, ``DROP`` + ``ADD`` make a new one), step by
+step along the table's version chain, so ``RENAME COLUMN a TO b`` and a later ``MODIFY b
+BIGINT`` are one column and ``DROP COLUMN a, ADD COLUMN b`` is a drop and an add, never a
+rename.  Versions recorded before identities existed have columns without ids: between two
+such versions (or one such and one with ids) a column is its name (same name, same column;
+no rename is inferred).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ TYPE_FIELDS = ("data_type", "column_type", "character_maximum_length", "characte
                "numeric_precision", "numeric_scale", "datetime_precision", "character_set_name",
                "collation_name", "enum_values", "set_values", "unsigned", "zerofill",
                "array_dimensions", "srid")
-_IGNORED = ("name", "ordinal_position")
+_IGNORED = ("name", "ordinal_position", "column_id")
 
 
 @dataclass(frozen=True)
@@ -114,63 +114,18 @@ class TableDiff:
         }
 
 
-def _definition(c: Column) -> tuple:
-    d = c.to_json()
-    return tuple(sorted((k, repr(v)) for k, v in d.items() if k not in _IGNORED and k != "comment"))
-
-
 def _step(a: Table | None, b: Table | None, key: Callable[[str], str]) -> dict[str, str | None]:
-    """Column lineage between two consecutive versions: old name → new name (or None)."""
+    """Column lineage between two consecutive versions: old name → new name (or None).
+
+    By ``column_id`` when every column of both versions has one (the identity the DDL gave);
+    else (a version recorded before identities existed) by name: same name, same column."""
     if a is None or b is None:
         return {c.name: None for c in (a.columns if a else ())}
-    out: dict[str, str | None] = {}
-    b_by_key = {key(c.name): c for c in b.columns}
-    used: set[str] = set()
-    left: list[Column] = []
-    for c in a.columns:
-        m = b_by_key.get(key(c.name))
-        if m is not None:
-            out[c.name] = m.name
-            used.add(key(m.name))
-        else:
-            left.append(c)
-    right = [c for c in b.columns if key(c.name) not in used]
-    if left and right:
-        defs_r = [_definition(c) for c in right]
-        taken = [False] * len(right)
-
-        def pair(c: Column, j: int) -> None:
-            out[c.name] = right[j].name
-            taken[j] = True
-
-        pending: list[Column] = []
-        for c in left:  # same definition, same position
-            d = _definition(c)
-            j = next((j for j, r in enumerate(right) if not taken[j] and defs_r[j] == d
-                      and r.ordinal_position == c.ordinal_position), None)
-            if j is None:
-                pending.append(c)
-            else:
-                pair(c, j)
-        rest: list[Column] = []
-        for c in pending:  # same definition, unique on both sides
-            d = _definition(c)
-            js = [j for j in range(len(right)) if not taken[j] and defs_r[j] == d]
-            if len(js) == 1 and sum(1 for x in pending if _definition(x) == d) == 1:
-                pair(c, js[0])
-            else:
-                rest.append(c)
-        for c in rest:  # same position, same base type
-            j = next((j for j, r in enumerate(right) if not taken[j]
-                      and r.ordinal_position == c.ordinal_position and r.data_type == c.data_type), None)
-            if j is not None:
-                pair(c, j)
-            else:
-                out[c.name] = None
-    else:
-        for c in left:
-            out[c.name] = None
-    return out
+    if all(c.column_id is not None for c in a.columns + b.columns):
+        by_id = {c.column_id: c.name for c in b.columns}
+        return {c.name: by_id.get(c.column_id) for c in a.columns}
+    b_by_key = {key(c.name): c.name for c in b.columns}
+    return {c.name: b_by_key.get(key(c.name)) for c in a.columns}
 
 
 def _lis_keep(seq: list[int]) -> set[int]:

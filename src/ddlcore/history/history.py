@@ -25,13 +25,14 @@ history's length.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..errors import DdlCoreError, DdlParseError
-from ..model import Table, TableChange, TableId, Tables, lower_table_key
+from ..model import Table, TableChange, TableId, Tables, casefold_key, lower_table_key
 from ..splitter import Statement
 from ..dialect import check_dialect_options
 from .codec import Encoder, decode, dumps as _dumps, id_text
@@ -630,6 +631,8 @@ class SchemaHistory:
                 result = None if stmt is None else parser.apply(stmt, tables, lenient=lenient)
                 if result is not None and result.status == "failed":
                     blocked = self._blocked_targets(ev, stmt, result, tables)
+                elif result is not None and ev.snapshot:
+                    result = self._keep_identities(result, tables)
         except DdlParseError:
             tables.current_database, tables.search_path = saved_db, saved_path  # nothing changed
             raise
@@ -725,6 +728,26 @@ class SchemaHistory:
         self._commit_heads({}, {}, ev.seq, batch)
         return SchemaChangeEvent(ev.seq, ev.position, ev.ts, None, ev.ddl, "source", (), reason)
 
+    def _keep_identities(self, result: Any, tables: Tables) -> Any:
+        """A snapshot's ``CREATE TABLE`` replaces a table the history knew (a drop and a create
+        in ``result``): its columns keep the identities of the replaced table's columns of the
+        same name (``Table.with_ids_from``), so a snapshot is not a drop and re-add of every
+        column."""
+        replaced = {tables.table_key(c.table_id): c.before for c in result.changes
+                    if c.kind == "drop" and c.before is not None}
+        if not replaced:
+            return result
+        key = getattr(self._dialect, "column_key", None) or casefold_key
+        changes = []
+        for c in result.changes:
+            old = replaced.get(tables.table_key(c.table_id))
+            if c.kind == "create" and c.after is not None and old is not None:
+                new = c.after.with_ids_from(old, key)
+                tables.put(new)
+                c = dataclasses.replace(c, after=new)
+            changes.append(c)
+        return dataclasses.replace(result, changes=tuple(changes))
+
     # -- catalog descriptions -----------------------------------------------------------------
 
     def _apply_catalog(self, ev: DdlEvent, tables: Tables) -> Any:
@@ -776,8 +799,11 @@ class SchemaHistory:
             tables.remove(src_id)
             group.renamed[tables.table_key(dst_id)] = (src_id, old)
         for tj in catalog.get("tables", ()) or ():
-            table = _Table.from_json(tj)
-            key = tables.table_key(table.id)
+            key = tables.table_key(TableId.from_json(tj))
+            renamed = group.renamed.get(key)
+            table = _Table.from_json(tj).with_ids_from(before_of(TableId.from_json(tj))
+                                                       or (renamed[1] if renamed else None),
+                                                       getattr(self._dialect, "column_key", None) or casefold_key)
             if group.states is not None:
                 parsed = [t for tid, t in group.states if tables.table_key(tid) == key]
                 drift = _drift(parsed, table, self._dialect)

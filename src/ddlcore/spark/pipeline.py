@@ -285,6 +285,9 @@ def _apply_plan(plan: dict[str, Any], state: _State) -> None:
         fs.delete(path)
     for name, data in (plan.get("state") or {}).items():
         _write_json(fs, f"{state.dir}/{name}", data)
+    if plan.get("sink") is not None:  # the sink's commit (an Iceberg transaction), before the checkpoint
+        from ..sinks.base import commit_plan
+        commit_plan(plan["sink"], fs)
     _write_json(fs, state.checkpoint, plan["checkpoint"])
     if plan.get("run_json") is not None:
         _write_json(fs, plan["run_json_path"], plan["run_json"])
@@ -935,7 +938,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  progress: Callable[[str], None] | None = None,
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
                  replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
-                 take_lock: bool = True, batch_end: tuple[int, int] | None = None) -> RunResult:
+                 take_lock: bool = True, batch_end: tuple[int, int] | None = None,
+                 output_format: str = "parquet", catalog: str | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -951,7 +955,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     events whose table had no known schema at their seq and has one now (module
     ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
     ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
-    (``spark_session``); ``take_lock``: hold the output's lock for the run
+    (``spark_session``); ``output_format``: ``parquet`` (the per-version layout) or ``iceberg``
+    (also an Iceberg changes table per source table, in ``catalog``: docs/tables.md); ``take_lock``: hold the output's lock for the run
     (``ddlcore.spark.outlock``; ``False`` only for a caller that holds it, as ``run --follow``);
     ``batch_end``: ``(seq, bytes)`` — a capture's log is read only up to this seq, whose line
     ends at this byte of its ``changelog.jsonl``, as if its checkpoint were there (a batch of
@@ -987,6 +992,11 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
     # the values, before Spark starts; against the output's, once its last commit is rolled forward
     check_run_options(out, dialect, spark_options, log_info=None)
+    from ..sinks import make_sink
+    try:
+        make_sink(output_format, out, catalog=catalog)  # a bad format or a missing library: before Spark starts
+    except ValueError as exc:
+        raise PipelineError(str(exc)) from None
     spark = spark or spark_session(master, conf=spark_conf)
     if remote_log:
         try:
@@ -1010,6 +1020,12 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             say("rolled forward the previous run's commit")
         # after the roll-forward: the options the recovered output was written with
         sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
+        if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
+            raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
+        if output_format == "iceberg" and catalog is None and fs.local_root is None:
+            raise PipelineError(f"--format iceberg: the embedded catalog needs a local --out ({out}); "
+                                f"name a configured catalog with --catalog NAME")
         bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
         if bound is not None and bound.seq == 0:
             # a capture whose first checkpoint is not written yet, or whose snapshot is in
@@ -1023,7 +1039,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         try:
             return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
                         sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
-                        replay_quarantine=replay_quarantine, t0=t0)
+                        replay_quarantine=replay_quarantine, t0=t0,
+                        sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
         finally:
             if saved_ts is None:
                 spark.conf.unset(PARQUET_TIMESTAMPS[0])
@@ -1087,7 +1104,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
 
 
 def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
-         concurrent_jobs, replay_quarantine, t0) -> RunResult:
+         concurrent_jobs, replay_quarantine, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -1180,6 +1197,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             result.ddl = sum(1 for e in todo_events if e.op == "ddl")
             fold = hist.folds_table_names
             versions = _version_list(hist)
+            if sink is not None:  # the sink's physical column names (ddlcore.sinks)
+                versions = sink.prepare(hist, versions, dialect=name)
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
@@ -1485,13 +1504,15 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     run_json = _merge_run_json(fs, result)
     _assemble(fs, staging, group_dirs)
     moves = _plan_moves(fs, staging, run_id)
-    log_info = {"identity": identity, "dialect": name, "spark_options": sopts}
+    log_info = {"identity": identity, "dialect": name, "spark_options": sopts,
+                "format": "parquet" if sink is None else sink.format}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
     plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
             "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": "_run.json"}
+            "run_json": run_json, "run_json_path": "_run.json",
+            "sink": None if sink is None else sink.plan(fs, staging, run_id, result.last_seq, last)}
     _write_json(fs, state.pending, plan)  # the commit point
     _apply_plan(plan, state)
     fs.delete(state.pending)

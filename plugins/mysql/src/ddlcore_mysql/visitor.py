@@ -204,12 +204,15 @@ class MySqlDdlVisitor(DdlVisitor, MySqlParserVisitor):
                        for c in editor.columns)
         implicit = [c.name for c in editor.columns if c.invisible and c.generation_expression in ("ROW START", "ROW END")]
         if versioned and not explicit:
-            for name in implicit:  # keep them last
+            ids = {name: editor.column(name).column_id for name in implicit}
+            for name in implicit:  # keep them last (and keep their identity)
                 editor.drop_column(name)
             for name, bound in zip(self.IMPLICIT_PERIOD, ("ROW START", "ROW END")):
                 editor.add_column(Column(name, 0, "timestamp", "timestamp(6)", nullable=False,
                                          datetime_precision=6, invisible=True,
                                          generation_expression=bound, generation_stored=True))
+                if ids.get(name) is not None:
+                    editor.update_column(name, column_id=ids[name])
         elif not versioned:
             for name in implicit:
                 editor.drop_column(name)

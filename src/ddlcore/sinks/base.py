@@ -1,0 +1,64 @@
+"""The sink interface of ``ddlcore run`` and the choice of a sink by ``--format``.
+
+A run hands its sink the table versions it is about to write (``prepare``: the sink may give
+columns the physical names it needs), then, after every file is staged, asks for the sink's
+part of the commit plan (``plan``: JSON, written into ``OUT/_state/pending.json`` with the
+moves); the commit carries that part out after the files are moved into place and before the
+checkpoint (``commit_plan``), and a roll-forward carries it out again (it must be idempotent).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["Sink", "ParquetSink", "make_sink", "commit_plan", "FORMATS"]
+
+#: the values of ``ddlcore run --format``
+FORMATS = ("parquet", "iceberg")
+
+
+class Sink(Protocol):
+    """What ``ddlcore.spark.pipeline`` asks of an output format."""
+
+    format: str
+
+    def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
+        """The version list (``pipeline._version_list`` entries) as the run writes it."""
+
+    def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
+             previous_seq: int | None) -> dict[str, Any] | None:
+        """This sink's part of the commit plan (JSON), or ``None`` when it has none."""
+
+
+class ParquetSink:
+    """One Parquet directory per table version (docs/pipeline.md): the files are the output."""
+
+    format = "parquet"
+
+    def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
+        return versions
+
+    def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
+             previous_seq: int | None) -> dict[str, Any] | None:
+        return None
+
+
+def make_sink(fmt: str, out: str, *, catalog: str | None = None, dialect: str | None = None,
+              spark_options: dict[str, Any] | None = None) -> Sink:
+    """The sink of ``--format fmt``.  Raises ``ValueError`` for an unknown format, and for
+    ``iceberg`` without ``pyiceberg`` installed (naming the extra to install)."""
+    if fmt == "parquet":
+        return ParquetSink()
+    if fmt == "iceberg":
+        from .iceberg import IcebergSink
+        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options)
+    raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def commit_plan(part: dict[str, Any], fs: Any) -> None:
+    """Carry out a sink's part of a commit plan (idempotent)."""
+    if part.get("format") == "iceberg":
+        from .icecommit import commit
+        commit(part, fs)
+    else:
+        raise ValueError(f"a commit plan names an unknown output format {part.get('format')!r}")

@@ -1,0 +1,151 @@
+"""The Iceberg sink: every source table as an Apache Iceberg changes table (docs/tables.md).
+
+Owns: the run's side of the sink (``IcebergSink.prepare``: physical column names from
+``ddlcore.sinks.fields``; ``IcebergSink.plan``: the tables, fields and data directories a
+commit declares) and the catalog a run commits into.  The commit itself is
+``ddlcore.sinks.icecommit``.  Must not know: how rows are converted.
+
+Spark keeps writing plain Parquet (no Iceberg jar: the Spark-side jars come only from Maven);
+the driver commits those files into Iceberg with ``pyiceberg`` without rewriting them.  The
+files carry no Parquet field ids (Spark cannot write one for a list element, and a file where
+some column lacks an id is read by name in ``pyiceberg``): every table has its own name
+mapping (``schema.name-mapping.default``) in which each physical name belongs to exactly one
+field (``ddlcore.sinks.fields``).
+
+Catalog: by default an embedded ``pyiceberg`` SQL catalog in ``OUT/_catalog.sqlite``
+(``CATALOG_FILE``), metadata under ``OUT/_iceberg/``; ``--catalog NAME`` loads a catalog
+configured the way ``pyiceberg`` users configure one (``.pyiceberg.yaml``,
+``PYICEBERG_CATALOG__<NAME>__*``); tables are created at ``OUT/_iceberg/<namespace>/<table>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Table, TableId
+from ..spark.layout import version_dir
+from . import naming
+from .fields import Lineage, build_fields, lineages
+
+__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR",
+           "DEFAULT_CATALOG"]
+
+CATALOG_FILE = "_catalog.sqlite"
+WAREHOUSE_DIR = "_iceberg"
+DEFAULT_CATALOG = "ddlcore"
+
+
+def open_catalog(spec: dict[str, Any]) -> Any:
+    """The ``pyiceberg`` catalog a plan names: ``{"name": NAME}`` (configured by the user) or
+    ``{"name": "ddlcore", "uri": ..., "warehouse": ...}`` (the embedded SQLite catalog)."""
+    if spec.get("uri"):
+        from pyiceberg.catalog.sql import SqlCatalog
+        return SqlCatalog(spec["name"], uri=spec["uri"], warehouse=spec["warehouse"])
+    from pyiceberg.catalog import load_catalog
+    return load_catalog(spec["name"])
+
+
+def _missing_pyiceberg() -> str | None:
+    try:
+        import pyiceberg  # noqa: F401
+    except ImportError:
+        return "--format iceberg needs pyiceberg: pip install 'ddlcore[iceberg]'"
+    return None
+
+
+class IcebergSink:
+    """``--format iceberg`` (module docstring)."""
+
+    format = "iceberg"
+
+    def __init__(self, out: str, *, catalog: str | None = None, dialect: str | None = None,
+                 spark_options: dict[str, Any] | None = None):
+        missing = _missing_pyiceberg()
+        if missing:
+            raise ValueError(missing)
+        self.out = str(out).rstrip("/")
+        self.catalog = catalog
+        self.dialect = dialect
+        self.spark_options = spark_options
+        self.lineages: list[Lineage] = []
+
+    def catalog_spec(self, fs: Any) -> dict[str, Any]:
+        """How the commit opens the catalog (JSON, in the plan)."""
+        if self.catalog:
+            return {"name": self.catalog}
+        local = fs.local(CATALOG_FILE)
+        if local is None:
+            raise ValueError("the embedded Iceberg catalog needs a local --out; name a configured "
+                             "catalog with --catalog NAME")
+        return {"name": DEFAULT_CATALOG, "uri": f"sqlite:///{local}", "warehouse": fs.str(WAREHOUSE_DIR)}
+
+    def _types(self, table: Table) -> list[Any]:
+        return spark_type_specs(table, self.dialect, self.spark_options)
+
+    def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
+        """Follow every table's lineage and give each version's model the physical column
+        names its files are written with (``fields``: a name reused by another field)."""
+        self.dialect = dialect
+        self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions())]
+        physical: dict[tuple[str, int], dict[str, str]] = {}
+        for lin in self.lineages:
+            physical.update(lin.physical)
+        out = []
+        for v in versions:
+            names = physical.get((str(TableId(v["database"], v["schema"], v["table"])), v["version"]))
+            model = v["model"]
+            if model is not None and names and any(k != p for k, p in names.items()):
+                v = {**v, "model": physical_model(model, names)}
+            out.append(v)
+        return out
+
+    def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
+             previous_seq: int | None) -> dict[str, Any] | None:
+        """The commit's Iceberg part: per lineage touched by this run (rows staged, or a
+        version after ``previous_seq``), its identifiers, fields and staged version dirs."""
+        tables = []
+        for lin in self.lineages:
+            dirs = []
+            for v in lin.versions:
+                if v.table is None:
+                    continue
+                if previous_seq is not None and v.valid_to_seq is not None and v.valid_to_seq <= previous_seq:
+                    continue  # no row of this run can be in a version that ended before it
+                d = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
+                if fs.exists(f"{staging}/{d}"):
+                    dirs.append(d)
+            changed = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
+            if not dirs and not changed:
+                continue
+            tables.append({
+                "identifier": list(naming.changes_name(lin.table_id)),
+                "previous": [list(naming.changes_name(t)) for t in lin.names[:-1]],
+                "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
+                "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs,
+            })
+        return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
+                "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}
+
+
+def spark_type_specs(table: Table, dialect: str | None, spark_options: dict[str, Any] | None) -> list[Any]:
+    """The Iceberg type spec of each column of ``table`` (``ddlcore.spark.struct_type``)."""
+    from ..spark import struct_type
+    from .icetypes import type_spec
+    st = struct_type(table, dialect, options=spark_options)
+    return [type_spec(f.dataType) for f in st.fields]
+
+
+def physical_model(model: Table, names: dict[str, str]) -> Table:
+    """``model`` with each column named by ``names`` (source name → physical name), keys and
+    indexes following."""
+    import dataclasses
+
+    def ren(n: Any) -> Any:
+        return names.get(n, n) if n is not None else None
+
+    cols = tuple(c.replace(name=names.get(c.name, c.name)) for c in model.columns)
+    return dataclasses.replace(
+        model, columns=cols, primary_key=tuple(ren(n) for n in model.primary_key),
+        indexes=tuple(dataclasses.replace(ix, columns=tuple(ren(n) for n in ix.columns)) for ix in model.indexes),
+        foreign_keys=tuple(dataclasses.replace(fk, columns=tuple(ren(n) for n in fk.columns))
+                           for fk in model.foreign_keys))

@@ -1,0 +1,253 @@
+"""The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
+Iceberg transaction (schema changes, the run's data files appended, properties), idempotent.
+
+Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
+the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
+the name mapping, and the fast append of the files Spark wrote (``DataFile`` from each file's
+Parquet footer: record count and size; no column statistics).  Must not know: Spark jobs.
+
+Idempotence: the transaction sets ``ddlcore.run`` (the run id) and ``ddlcore.last-seq``; a
+roll-forward finds its run there and skips the table (a commit is all or nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .fields import Field
+from .icetypes import to_iceberg
+
+__all__ = ["commit", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+
+PROPERTY_FIELDS = "ddlcore.fields"
+PROPERTY_RUN = "ddlcore.run"
+PROPERTY_SEQ = "ddlcore.last-seq"
+NAME_MAPPING = "schema.name-mapping.default"
+#: the pipeline's columns (docs/pipeline.md) after the source columns; ``_before`` is a struct
+#: of the source columns' fields
+META_FIELDS = (("_op", "string"), ("_seq", "long"), ("_position", "string"), ("_ts", "long"),
+               ("_tx", "string"), ("_row", "long"), ("_absent", ["list", "string"]), ("_before", None),
+               ("_before_absent", ["list", "string"]))
+BEFORE = "_before"
+#: tables committed at the same time (one Iceberg transaction each)
+COMMIT_THREADS = 4
+_TMP = "__ddlcore_rename_"
+
+
+def _uri(text: str) -> str:
+    """A Hadoop-qualified ``file:/x`` as ``file:///x`` (what ``pyiceberg``'s FileIO reads)."""
+    if text.startswith("file:/") and not text.startswith("file:///"):
+        return "file:///" + text[len("file:/"):].lstrip("/")
+    return text
+
+
+def _schema() -> Any:
+    """A new table's schema: the pipeline's columns (``_before`` empty); ``_evolve`` adds the
+    source columns in the same transaction."""
+    from pyiceberg.schema import Schema, assign_fresh_schema_ids
+    from pyiceberg.types import NestedField, StructType
+
+    top = [NestedField(-1, n, StructType() if spec is None else to_iceberg(spec), required=False)
+           for n, spec in META_FIELDS]
+    return assign_fresh_schema_ids(Schema(*top))
+
+
+def _tmp(key: str) -> str:
+    return f"{_TMP}{key.replace('.', '_')}"
+
+
+def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> None:
+    """Schema updates from the fields the table declared (``old``: key → declared name, spec,
+    doc, alive) to ``fields``, each on the top level and in ``_before``: deletes, renames
+    (through temporary names, so swaps work), widenings and doc changes, adds (before ``_op``).
+    A field new to the table and already dead (added and dropped within one run) is added
+    under a temporary name and deleted, so that it has an id for the name mapping: its
+    physical name is in this run's files."""
+    want = {f.key: f for f in fields if f.alive}
+    live = {k: v for k, v in old.items() if v.get("alive", True)}
+    gone = [k for k in live if k not in want]
+    moved = [k for k in live if k in want and want[k].name != live[k]["name"]]
+    dead = [f for f in fields if not f.alive and f.key not in old]
+    if gone:
+        with tx.update_schema(allow_incompatible_changes=True) as u:
+            for k in gone:
+                u.delete_column((live[k]["name"],))
+                u.delete_column((BEFORE, live[k]["name"]))
+    for step in ("tmp", "final"):
+        if moved:
+            with tx.update_schema() as u:
+                for k in moved:
+                    src = live[k]["name"] if step == "tmp" else _tmp(k)
+                    dst = _tmp(k) if step == "tmp" else want[k].name
+                    u.rename_column((src,), dst)
+                    u.rename_column((BEFORE, src), dst)
+    changed = [k for k in live if k in want and (want[k].spec != live[k]["spec"] or want[k].doc != live[k]["doc"])]
+    added = [(want[k], want[k].name) for k in want if k not in old] + [(f, _tmp(f.key)) for f in dead]
+    if changed or added:
+        with tx.update_schema() as u:
+            for k in changed:
+                f = want[k]
+                kind = to_iceberg(f.spec) if f.spec != live[k]["spec"] else None
+                for path in ((f.name,), (BEFORE, f.name)):
+                    u.update_column(path, field_type=kind, doc=f.doc)
+            for f, name in added:
+                u.add_column((name,), to_iceberg(f.spec), doc=f.doc)
+                u.add_column((BEFORE, name), to_iceberg(f.spec), doc=f.doc)
+                u.move_before((name,), ("_op",))
+    if dead:
+        with tx.update_schema(allow_incompatible_changes=True) as u:
+            for f in dead:
+                u.delete_column((_tmp(f.key),))
+                u.delete_column((BEFORE, _tmp(f.key)))
+
+
+def _mapped(field: Any, names: list[str]) -> dict[str, Any]:
+    """The name-mapping entry of a schema field: ``names``, and its nested fields by the names
+    Spark gives them in Parquet (``element``; ``key`` / ``value``; struct fields by name)."""
+    out: dict[str, Any] = {"field-id": field.field_id, "names": list(names)}
+    nested = _nested(field.field_type)
+    if nested:
+        out["fields"] = nested
+    return out
+
+
+def _nested(kind: Any) -> list[dict[str, Any]]:
+    from pyiceberg.types import ListType, MapType, StructType
+
+    if isinstance(kind, ListType):
+        return [_mapped(kind.element_field, ["element"])]
+    if isinstance(kind, MapType):
+        return [_mapped(kind.key_field, ["key"]), _mapped(kind.value_field, ["value"])]
+    if isinstance(kind, StructType):
+        return [_mapped(f, [f.name]) for f in kind.fields]
+    return []
+
+
+def _field_of(metadata: Any, name: str) -> tuple[Any, Any] | None:
+    """The top-level and ``_before`` field called ``name`` in the newest schema of ``metadata``
+    that has it (a field deleted in this transaction is in an earlier one)."""
+    for schema in reversed(metadata.schemas):
+        top = schema.as_struct().field_by_name(name)
+        if top is not None:
+            return top, schema.find_field(BEFORE).field_type.field_by_name(name)
+    return None
+
+
+def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> tuple[str, dict]:
+    """The name mapping (JSON text) and what the table declares now (key → name, spec, doc,
+    alive, and the mapping entries of its top-level and ``_before`` field).  Every physical
+    name any file of the table holds is mapped: dropped fields keep their entries (their ids
+    are not in the current schema, so no reader shows them)."""
+    declared: dict[str, dict[str, Any]] = {}
+    for f in fields:
+        prev = old.get(f.key)
+        if not f.alive and prev is not None:  # declared before: its ids (its name may be reused now)
+            declared[f.key] = {**prev, "alive": False, "map": {**prev["map"], "names": list(f.physical)},
+                               "before_map": {**prev["before_map"], "names": list(f.physical)}}
+            continue
+        top, before = _field_of(metadata, f.name if f.alive else _tmp(f.key))  # type: ignore[misc]
+        declared[f.key] = {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": f.alive,
+                           "map": _mapped(top, f.physical), "before_map": _mapped(before, f.physical)}
+    schema = metadata.schema()
+    mapping = []
+    for top in schema.fields:
+        if top.name == BEFORE:
+            mapping.append({"field-id": top.field_id, "names": [BEFORE],
+                            "fields": [d["before_map"] for d in declared.values()]})
+        elif not any(d["alive"] and d["name"] == top.name for d in declared.values()):
+            mapping.append(_mapped(top, [top.name]))
+    mapping = [d["map"] for d in declared.values()] + mapping
+    return json.dumps(mapping, separators=(",", ":")), declared
+
+
+def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
+    """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    out = []
+    for d in dirs:
+        for name in fs.names(d):
+            if not (name.startswith(f"{run_id}-") and name.endswith(".parquet")):
+                continue
+            path = _uri(fs.str(f"{d}/{name}"))
+            inp = io.new_input(path)
+            with inp.open() as fh:
+                meta = pq.ParquetFile(fh).metadata
+            out.append(DataFile.from_args(content=DataFileContent.DATA, file_path=path,
+                                          file_format=FileFormat.PARQUET, partition=Record(),
+                                          record_count=meta.num_rows, file_size_in_bytes=len(inp)))
+    return out
+
+
+def _find(catalog: Any, entry: dict[str, Any]) -> Any:
+    """The table of a lineage: under its identifier, or under an earlier one (renamed now)."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    ident = tuple(entry["identifier"])
+    for cand in [ident] + [tuple(p) for p in reversed(entry["previous"])]:
+        try:
+            table = catalog.load_table(cand)
+        except NoSuchTableError:
+            continue
+        if table.properties.get("ddlcore.lineage") not in (None, entry["lineage"]):
+            if cand == ident:
+                raise ValueError(f"Iceberg table {'.'.join(ident)} belongs to another source table "
+                                 f"({table.properties.get('ddlcore.lineage')}); this one is {entry['lineage']}")
+            continue
+        if cand != ident:
+            catalog.create_namespace_if_not_exists(ident[:-1])
+            table = catalog.rename_table(cand, ident)
+        return table
+    return None
+
+
+def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
+    """One table's transaction (module docstring)."""
+    from pyiceberg.io import load_file_io
+
+    run_id = plan["run"]
+    fields = [Field.from_json(f) for f in entry["fields"]]
+    ident = tuple(entry["identifier"])
+    table = _find(catalog, entry)
+    if table is not None and table.properties.get(PROPERTY_RUN) == run_id:
+        return  # committed before a crash: the roll-forward has nothing to do here
+    if table is None:
+        catalog.create_namespace_if_not_exists(ident[:-1])
+        location = f"{plan['location']}/{'/'.join(ident)}"
+        tx = catalog.create_table_transaction(ident, _schema(), location=_uri(location))
+        old: dict[str, Any] = {}
+    else:
+        tx = table.transaction()
+        old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
+    _evolve(tx, old, fields)
+    mapping, declared = _name_mapping(tx.table_metadata, old, fields)
+    files = _data_files(load_file_io({}, tx.table_metadata.location), fs, entry["dirs"], run_id)
+    props = {NAME_MAPPING: mapping, PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")),
+             PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"]), "ddlcore.lineage": entry["lineage"],
+             "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(plan.get("dialect")),
+             "ddlcore.dropped": "true" if entry["dropped"] else "false"}
+    if files:
+        summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
+        with tx.update_snapshot(snapshot_properties=summary).fast_append() as append:
+            for f in files:
+                append.append_data_file(f)
+    tx.set_properties(props)
+    tx.commit_transaction()
+
+
+def commit(plan: dict[str, Any], fs: Any) -> None:
+    """Carry out the Iceberg part of a commit plan (module docstring)."""
+    from .iceberg import open_catalog
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    catalog = open_catalog(plan["catalog"])
+    for ns in sorted({tuple(e["identifier"][:-1]) for e in plan["tables"]}):  # first, one by one: not atomic
+        catalog.create_namespace_if_not_exists(ns)
+    # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
+    with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
+        for done in [pool.submit(_commit_table, catalog, plan, entry, fs) for entry in plan["tables"]]:
+            done.result()  # the first error, as raised

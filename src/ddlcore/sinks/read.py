@@ -1,0 +1,179 @@
+"""``ddlcore.read_table``: one source table's rows across all its versions, with plain Spark.
+
+Owns: reading each table version's Parquet files (docs/pipeline.md) and projecting them onto
+the table's latest schema (or its schema at ``as_of_seq``) by the fields of
+``ddlcore.sinks.fields`` — renamed columns under their new name, widened ones cast, dropped and
+retired ones as the Iceberg table shows them — and the current state (one row per primary key)
+computed from those changes.  Needs no Iceberg jar: what a Spark user without Maven access
+reads; with ``iceberg-spark-runtime`` the catalog's tables read the same (docs/tables.md).
+Must not know: catalogs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..model import TableId
+from ..spark.layout import version_dir
+from .fields import Lineage, build_fields, lineages
+from .iceberg import spark_type_specs
+from .serverside import conversion_known, default_of
+
+__all__ = ["read_table", "ReadError"]
+
+#: the pipeline's scalar columns, in order (``_before`` is rebuilt, ``_before_absent`` kept)
+_META = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent")
+_SPARK = {"int": "int", "long": "bigint", "float": "float", "double": "double", "boolean": "boolean",
+          "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamp_ntz",
+          "timestamptz": "timestamp"}
+
+
+class ReadError(ValueError):
+    """The table is not in the output (named), or the output has no history."""
+
+
+def _spark_type(spec: Any) -> str:
+    if isinstance(spec, str):
+        return _SPARK[spec]
+    if spec[0] == "decimal":
+        return f"decimal({spec[1]},{spec[2]})"
+    if spec[0] == "list":
+        return f"array<{_spark_type(spec[1])}>"
+    if spec[0] == "map":
+        return f"map<{_spark_type(spec[1])},{_spark_type(spec[2])}>"
+    return "struct<" + ",".join(f"`{n}`:{_spark_type(s)}" for n, s in spec[1]) + ">"
+
+
+def _lineage(out: Path, table: str, as_of_seq: int | None) -> tuple[Lineage, dict[str, Any]]:
+    from ..history import SchemaHistory
+
+    info = json.loads((out / "_state" / "log.json").read_text()) if (out / "_state" / "log.json").exists() else {}
+    if not (out / "_history.sqlite").exists():
+        raise ReadError(f"{out}: no schema history (_history.sqlite): not a ddlcore run output")
+    tid = TableId.parse(table)
+    with SchemaHistory.open(out / "_history.sqlite") as hist:
+        found = [lin for lin in lineages(hist.all_versions()) if any(str(n) == str(tid) for n in lin.names)]
+    if not found:
+        raise ReadError(f"{out}: no table {table} in the history")
+    lin = found[-1]
+    if as_of_seq is not None:
+        lin = Lineage(versions=[v for v in lin.versions if v.valid_from_seq <= as_of_seq])
+        lin.names = [v.table_id for v in lin.versions if v.table is not None]
+    return build_fields(lin, lambda t: spark_type_specs(t, info.get("dialect"), info.get("spark_options"))), info
+
+
+def _version_frame(spark, out: Path, lin: Lineage, v: Any, physical: bool) -> Any:
+    """One version's rows projected onto the lineage's current fields (or ``None``)."""
+    from pyspark.sql import functions as F
+
+    path = out / version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
+    if not path.exists() or not any(path.glob("*.parquet")):
+        return None
+    df = spark.read.parquet(str(path))
+    vkey = (str(v.table_id), v.version)
+    name_of = {key: (lin.physical[vkey][col] if physical else col) for col, key in lin.keys[vkey].items()}
+
+    def proj(prefix: str) -> list[Any]:
+        return [(F.col(f"{prefix}`{name_of[f.key]}`") if f.key in name_of else F.lit(None))
+                .cast(_spark_type(f.spec)).alias(f.name) for f in lin.fields.values() if f.alive]
+
+    before = F.when(F.col("_before").isNotNull(), F.struct(*proj("_before.")))
+    return df.select(*proj(""), *_META, before.alias("_before"), "_before_absent")
+
+
+def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
+    """``df`` (the changes) with each current field's value in events before the DDL that added
+    it (or retyped its column) replaced by what the server gave the row then
+    (``ddlcore.sinks.serverside``), and a flag column ``__u<i>`` per field: the value is not
+    known.  Returns the frame and the current fields' names, in the source's column order."""
+    from pyspark.sql import functions as F
+
+    last = [v for v in lin.versions if v.table is not None][-1]
+    fields = [lin.fields[k] for k in lin.keys[(str(last.table_id), last.version)].values()]  # source order
+    cols, names = [], []
+    for i, f in enumerate(fields):
+        value, unknown = F.col(f"`{f.name}`"), F.lit(False)
+        if f.since_seq is not None:
+            before = F.col("_seq") < f.since_seq
+            if f.replaces is not None:
+                old = lin.fields[f.replaces]
+                known = conversion_known(old.spec, f.spec) and not f.using
+                then = F.col(f"`{old.name}`").cast(_spark_type(f.spec)) if known else F.lit(None)
+            else:
+                d = default_of(f.default, f.since_ts)
+                known = d.known
+                then = (F.lit(d.ts / 1000.0).cast("timestamp") if d.ts is not None
+                        else F.lit(d.value)).cast(_spark_type(f.spec))
+            value = F.when(before, then).otherwise(value)
+            unknown = before & F.lit(not known)
+        cols += [value.alias(f.name), unknown.alias(f"__u{i}")]
+        names.append(f.name)
+    return df.select(*cols, "_op", "_seq", "_row", "_absent"), names
+
+
+def _current(df: Any, key: list[str], names: list[str]) -> Any:
+    """The current state of the changes ``df`` (docs/tables.md, "Current state"): per key the
+    last event by ``_seq`` (then ``_row``), a column absent from an image keeping the last value
+    present before it (with its ``__u<i>`` flag); deletes remove the key; rows before the last
+    truncate are gone; ``_unknown`` lists the columns whose value is not known."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0]
+    rows = df.where(F.col("_op") != "t")
+    if last_t is not None:
+        rows = rows.where(F.col("_seq") > last_t)
+    order = Window.partitionBy(*key).orderBy("_seq", "_row")
+    upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    absent = F.coalesce(F.col("_absent"), F.array())
+    kept = []
+    for i, n in enumerate(names):
+        pair = F.struct(F.col(f"`{n}`").alias("v"), F.col(f"__u{i}").alias("u"))
+        if n not in key:
+            pair = F.last(F.when(~F.array_contains(absent, n), pair), ignorenulls=True).over(upto)
+        kept.append(pair.alias(f"__p{i}"))
+    last = F.row_number().over(Window.partitionBy(*key).orderBy(F.desc("_seq"), F.desc("_row")))
+    merged = rows.select(*kept, "_op", "_seq", last.alias("_last"))
+    merged = merged.where((F.col("_last") == 1) & (F.col("_op") != "d"))
+    unknown = F.filter(F.array(*[F.when(F.col(f"__p{i}.u"), F.lit(n)) for i, n in enumerate(names)]),
+                       lambda x: x.isNotNull())
+    return merged.select(*[F.col(f"__p{i}.v").alias(n) for i, n in enumerate(names)], "_seq",
+                         unknown.alias("_unknown"))
+
+
+def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_seq: int | None = None) -> Any:
+    """The rows of source table ``table`` (``"db.table"`` or ``"db.schema.table"``, any name it
+    had) in ``out`` (a local ``ddlcore run`` output), as a Spark ``DataFrame`` in the table's
+    latest schema — or the schema at ``as_of_seq``, with the events up to it.  ``current=False``:
+    every row event (the changes table: source columns, then ``_op``, ``_seq``, ``_position``,
+    ``_ts``, ``_tx``, ``_row``, ``_absent``, ``_before``, ``_before_absent``); ``current=True``:
+    one row per primary key (source columns, ``_seq`` of the last event and ``_unknown``: the
+    columns whose value ddlcore cannot know, docs/tables.md), or every row
+    event's after image collapsed per all columns for a table without a primary key (docs/tables.md).
+    Raises ``ReadError`` for an output without a history or a table it does not know."""
+    from pyspark.sql import functions as F
+
+    out = Path(out)
+    lin, info = _lineage(out, table, as_of_seq)
+    physical = info.get("format") == "iceberg"
+    frames = [f for f in (_version_frame(spark, out, lin, v, physical) for v in lin.versions if v.table is not None)
+              if f is not None]
+    names = [f.name for f in lin.fields.values() if f.alive]
+    if not frames:
+        schema = ", ".join(f"`{f.name}` {_spark_type(f.spec)}" for f in lin.fields.values() if f.alive)
+        empty = spark.createDataFrame([], schema + ", _op string, _seq bigint, _row bigint, _absent array<string>")
+        now = [f.name for f in lin.fields.values() if f.alive and f.current]
+        return empty if not current else empty.select(*now, "_seq", F.array().cast("array<string>").alias("_unknown"))
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.unionByName(f)
+    if as_of_seq is not None:
+        df = df.where(F.col("_seq") <= as_of_seq)
+    if not current:
+        return df
+    last = [v.table for v in lin.versions if v.table is not None][-1]
+    df, names = _server_values(df, lin)  # the current fields only, not the retired ones
+    key = [c for c in last.primary_key] or names
+    return _current(df, key, names)

@@ -1,0 +1,226 @@
+"""``ddlcore run --format iceberg``: the changes table of every source table, evolving with the
+DDL (docs/tables.md), read back through the catalog by pyiceberg (Arrow, pandas), Polars and
+DuckDB, with time travel; a commit that stops after the Iceberg commit is rolled forward
+without duplicating a row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ddlcore.spark import pipeline as pl
+
+from .support import event
+
+pytest.importorskip("pyiceberg")
+
+RUN1 = [
+    event(1, op="ddl", database="shop",
+          ddl="CREATE TABLE t (id INT PRIMARY KEY, a INT, c VARCHAR(5), tags SET('x','y'))"),
+    event(2, op="c", database="shop", table="t", after=[1, 10, "c1", 3]),
+    event(3, op="ddl", database="shop", ddl="ALTER TABLE t DROP COLUMN a, ADD COLUMN b INT AFTER id"),
+    event(4, op="c", database="shop", table="t", after=[2, 20, "c2", 1]),
+]
+RUN2 = [
+    event(5, op="ddl", database="shop", ddl="ALTER TABLE t RENAME COLUMN b TO bb, MODIFY id BIGINT"),
+    event(6, op="u", database="shop", table="t", before=[2, 20, "c2", 1], after=[2, 21, "c2", 2]),
+    event(7, op="ddl", database="shop", ddl="ALTER TABLE t MODIFY c INT, ADD COLUMN a VARCHAR(3)"),
+    event(8, op="c", database="shop", table="t", after=[3, 30, 7, 0, "new"]),
+    event(9, op="ddl", database="shop", ddl="RENAME TABLE t TO t2"),
+    event(10, op="d", database="shop", table="t2", before=[3, 30, 7, 0, "new"]),
+]
+#: every row event once, under the latest schema: (_seq, id, bb, c__string_v4, c, a, tags)
+EXPECTED = [
+    (2, 1, None, "c1", None, None, ["x", "y"]),  # a=10 belonged to the dropped column: never under the new a
+    (4, 2, 20, "c2", None, None, ["x"]),
+    (6, 2, 21, "c2", None, None, ["y"]),
+    (8, 3, 30, None, 7, "new", []),
+    (10, 3, 30, None, 7, "new", []),
+]
+COLS = ["_seq", "id", "bb", "c__string_v4", "c", "a", "tags"]
+
+
+def _write(path: Path, events: list[str]) -> None:
+    path.write_text("\n".join(events) + "\n")
+
+
+def _catalog(out: Path):
+    from ddlcore.sinks.iceberg import open_catalog
+    return open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out}/_catalog.sqlite",
+                         "warehouse": f"file://{out}/_iceberg"})
+
+
+def _rows(arrow) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLS) for r in arrow.select(COLS).to_pylist())
+
+
+@pytest.fixture(scope="module")
+def two_runs(spark, tmp_path_factory):
+    d = tmp_path_factory.mktemp("iceberg")
+    log, out = d / "log.jsonl", d / "out"
+    _write(log, RUN1)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    _write(log, RUN1 + RUN2)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    return out
+
+
+def test_changes_table_follows_the_ddl(two_runs):
+    cat = _catalog(two_runs)
+    assert cat.list_tables(("shop",)) == [("shop", "t2__changes")]  # renamed with its table
+    t = cat.load_table(("shop", "t2__changes"))
+    assert _rows(t.scan().to_arrow()) == EXPECTED
+    schema = t.schema()
+    assert [f.name for f in schema.fields][:6] == ["id", "c__string_v4", "tags", "bb", "c", "a"]
+    assert str(schema.find_field("id").field_type) == "long"  # widened in place
+    assert schema.find_field("tags").doc == "set('x','y')"  # the native type travels
+    props = t.properties
+    assert (props["ddlcore.source-table"], props["ddlcore.dialect"], props["ddlcore.last-seq"]) == \
+        ("shop.t2", "mysql", "10")
+    # the before image of the update, under the current names
+    upd = [r for r in t.scan(row_filter="_seq == 6").to_arrow().to_pylist()]
+    assert upd[0]["_before"]["bb"] == 20 and upd[0]["_before"]["id"] == 2
+
+
+def test_time_travel_shows_the_first_runs_schema_and_rows(two_runs):
+    t = _catalog(two_runs).load_table(("shop", "t2__changes"))
+    first, second = t.snapshots()
+    assert first.summary["ddlcore.last-seq"] == "4" and second.summary["ddlcore.last-seq"] == "10"
+    old = t.scan(snapshot_id=first.snapshot_id).to_arrow()
+    assert old.column_names[:4] == ["id", "c", "tags", "b"]
+    assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.to_pylist()) == [(2, 1, None, "c1"),
+                                                                                      (4, 2, 20, "c2")]
+
+
+def test_polars_duckdb_and_pandas_read_the_same_rows(two_runs):
+    import duckdb
+    import polars
+
+    t = _catalog(two_runs).load_table(("shop", "t2__changes"))
+    pol = polars.scan_iceberg(t).select(COLS).collect()
+    assert sorted(tuple(r) for r in pol.rows()) == [tuple(r) for r in EXPECTED]
+    arrow = t.scan().to_arrow()  # noqa: F841 - read by DuckDB below, by its variable name
+    got = duckdb.sql("SELECT _seq, id, bb, c FROM arrow ORDER BY _seq").fetchall()
+    assert got == [(s, i, bb, c) for s, i, bb, _, c, _, _ in EXPECTED]
+    pdf = t.scan(selected_fields=("_seq", "a")).to_pandas().sort_values("_seq")
+    assert pdf["a"].tolist()[-2:] == ["new", "new"] and pdf["a"].isna().sum() == 3
+
+
+def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp_path, monkeypatch):
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, RUN1)
+    real = pl._write_json
+
+    def crash_at_checkpoint(fs, rel, data):
+        if rel == "_state/checkpoint.json":
+            raise KeyboardInterrupt("killed between the Iceberg commit and the checkpoint")
+        return real(fs, rel, data)
+
+    monkeypatch.setattr(pl, "_write_json", crash_at_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    monkeypatch.setattr(pl, "_write_json", real)
+    assert (out / "_state" / "pending.json").exists()
+    t = _catalog(out).load_table(("shop", "t__changes"))
+    assert len(t.scan().to_arrow()) == 2  # committed to Iceberg, not checkpointed
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")  # rolls forward, then nothing new
+    t = _catalog(out).load_table(("shop", "t__changes"))
+    assert sorted(r["_seq"] for r in t.scan().to_arrow().to_pylist()) == [2, 4]
+    assert len(t.snapshots()) == 1
+    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 4
+
+
+def _spark_rows(df) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLS) for r in df.select(*COLS).collect())
+
+
+def test_read_table_with_plain_spark_equals_the_iceberg_view(spark, two_runs, tmp_path):
+    import ddlcore
+
+    t = _catalog(two_runs).load_table(("shop", "t2__changes"))
+    changes = ddlcore.read_table(spark, two_runs, "shop.t2")
+    assert changes.columns == t.schema().column_names[:len(changes.columns)] or \
+        changes.columns == [f.name for f in t.schema().fields]
+    assert _spark_rows(changes) == _rows(t.scan().to_arrow()) == EXPECTED
+    # by its old name too, and the same rows from a --format parquet output of the same log
+    assert _spark_rows(ddlcore.read_table(spark, two_runs, "shop.t")) == EXPECTED
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, RUN1 + RUN2)
+    pl.run_pipeline(log, out, spark=spark)
+    assert _spark_rows(ddlcore.read_table(spark, out, "shop.t2")) == EXPECTED
+
+
+def test_read_table_current_state_and_as_of_seq(spark, two_runs):
+    import ddlcore
+
+    cur = ddlcore.read_table(spark, two_runs, "shop.t2", current=True)
+    assert cur.columns == ["id", "bb", "c", "tags", "a", "_seq", "_unknown"]  # the source's order
+    # c: VARCHAR(5) → INT is not a conversion ddlcore can know ('c1' is no number): marked
+    assert sorted(tuple(r) for r in cur.collect()) == [(1, None, None, ["x", "y"], None, 2, ["c"]),
+                                                       (2, 21, None, ["y"], None, 6, ["c"])]
+    old = ddlcore.read_table(spark, two_runs, "shop.t", as_of_seq=4)
+    assert old.columns[:4] == ["id", "c", "tags", "b"]
+    assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.collect()) == [(2, 1, None, "c1"),
+                                                                                   (4, 2, 20, "c2")]
+
+
+def test_ddlcore_tables_lists_the_output(two_runs):
+    from click.testing import CliRunner
+
+    from ddlcore.cli import main
+
+    res = CliRunner().invoke(main, ["tables", str(two_runs), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output) == [{"table": "shop.t2", "schema_version": 1, "dropped": False, "changes_rows": 5,
+                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes"}]
+    res = CliRunner().invoke(main, ["tables", str(two_runs / "nothing")])
+    assert res.exit_code == 2 and "not a ddlcore run output" in res.output
+
+
+def test_current_state_computes_what_the_server_did_without_row_events(spark, tmp_path):
+    """ADD COLUMN with a constant or CURRENT_TIMESTAMP default, and exact retypes, give the rows
+    that existed what the server gave them; other cases are listed in ``_unknown``."""
+    import datetime as dt
+    from decimal import Decimal
+
+    import ddlcore
+    from ddlcore.raw import encode_json
+
+    ddl = ("ALTER TABLE s ADD COLUMN d INT DEFAULT 5, ADD COLUMN e DATETIME DEFAULT CURRENT_TIMESTAMP, "
+           "ADD COLUMN f VARCHAR(9) DEFAULT 'x''y', ADD COLUMN g INT DEFAULT (1+1), MODIFY code VARCHAR(20), "
+           "MODIFY n INT, MODIFY p DECIMAL(9,3)")
+    dec = lambda text: encode_json(Decimal(text))  # noqa: E731
+    events = [
+        event(1, op="ddl", database="shop",
+              ddl="CREATE TABLE s (id INT PRIMARY KEY, code INT, n BIGINT, p DECIMAL(5,2))"),
+        event(2, op="c", database="shop", table="s", after=[1, 7, 300, dec("1.50")]),
+        event(3, op="c", database="shop", table="s", after=[2, 8, 5, dec("2.25")]),
+        event(4, op="ddl", database="shop", ddl=ddl),
+        event(5, op="c", database="shop", table="s", after=[3, "z", 1, dec("1.250"), 6, None, "q", 3]),
+    ]
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, events)
+    pl.run_pipeline(log, out, spark=spark)
+    got = {r["id"]: r.asDict() for r in ddlcore.read_table(spark, out, "shop.s", current=True).collect()}
+    at = dt.datetime.fromtimestamp(json.loads(events[3])["ts"] / 1000, dt.timezone.utc).replace(tzinfo=None)
+    assert got[1] == {"id": 1, "d": 5, "e": at, "f": "x'y", "g": None, "code": "7", "n": None,
+                      "p": Decimal("1.500"), "_seq": 2, "_unknown": ["n", "g"]}
+    assert got[2]["code"] == "8" and got[2]["p"] == Decimal("2.250") and got[2]["_unknown"] == ["n", "g"]
+    assert got[3] == {"id": 3, "d": 6, "e": None, "f": "q", "g": 3, "code": "z", "n": 1,
+                      "p": Decimal("1.250"), "_seq": 5, "_unknown": []}
+
+
+def test_format_errors_are_one_line_before_anything_is_written(spark, two_runs, tmp_path):
+    with pytest.raises(pl.PipelineError, match="--format parquet: .* was written with --format iceberg"):
+        pl.run_pipeline(_log(tmp_path), two_runs, spark=spark)
+    with pytest.raises(pl.PipelineError, match="--format 'delta': expected one of parquet, iceberg"):
+        pl.run_pipeline(_log(tmp_path), tmp_path / "new", spark=spark, output_format="delta")
+    assert not (tmp_path / "new").exists()
+
+
+def _log(tmp_path: Path) -> Path:
+    path = tmp_path / "log.jsonl"
+    _write(path, RUN1 + RUN2)
+    return path
