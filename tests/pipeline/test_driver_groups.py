@@ -116,7 +116,7 @@ def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch,
     monkeypatch.setattr(small, "DRIVER_WORKERS", workers)
     if batches:
         _read_in_batches(monkeypatch)
-    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 50 events
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines + mysql_extra_events(len(lines))))
     res, said = _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
