@@ -1,10 +1,22 @@
-"""Fixtures of the Spark tests: the MySQL dialect (the Spark session: ``tests/conftest.py``)."""
+"""Fixtures of the Spark tests: the suite's Spark session (``tests/conftest.py``) with two shuffle
+partitions, and the MySQL dialect."""
 
 from __future__ import annotations
+
+from typing import Iterator
 
 import pytest
 
 pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="module")
+def spark(spark) -> Iterator[object]:
+    """The suite's session with ``spark.sql.shuffle.partitions=2``: these tests' small
+    DataFrames on ``local[2]`` need no more (the next module's ``spark`` sets the pipeline's
+    value again)."""
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    yield spark
 
 
 @pytest.fixture(scope="session")
