@@ -8,7 +8,7 @@ GRAMMARS := $(wildcard grammars/*/*.g4)
 PROTOS  := $(wildcard plugins/*/proto/*.proto)
 COMMA   := ,
 
-.PHONY: venv test demo grammar bench clean
+.PHONY: venv test test-fast demo grammar bench clean
 
 $(STAMP): pyproject.toml $(PLUGINS) $(GRAMMARS) $(PROTOS)
 	@command -v java >/dev/null || { echo "ddlcore needs Java 11+ (the ANTLR tool builds the parsers; Spark runs on it): apt-get install openjdk-17-jre-headless" >&2; exit 1; }
@@ -22,7 +22,12 @@ venv: $(STAMP)
 # The whole suite.  Tests that need MariaDB start their own server (installed with apt-get
 # when missing and running as root).  HYPOTHESIS_PROFILE=dev runs the longer profile.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
+
+# What needs no database server, broker or Spark (markers set by tests/conftest.py): a quick
+# local loop.  CI runs `make test`, everything.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not (spark or mariadb or postgres or kafka)"
 
 # The main job on the bundled example.
 demo: $(STAMP)

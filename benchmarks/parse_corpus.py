@@ -6,6 +6,9 @@ statement of the accepted corpora, skipped ones included) and for ``sqlglot.pars
 the same statements, measured in the same run, the ratios warm/sqlglot and cold/warm, and the
 slowest statements.  A dialect whose plugin is not installed is skipped with a line saying so.
 Run: ``python benchmarks/parse_corpus.py [--passes N] [--dialect mysql|postgres]``.
+The corpora are read from ``$DDLCORE_CORPORA`` or ``../shared/corpora`` beside the checkout;
+without them the benchmark prints "skipped: corpora not found ..." and exits 0, except under
+``CI=true``, where it exits 2.
 
 How it measures (the machine is shared, so wall-clock time mostly measures the other jobs):
 * times are CPU seconds of this process (``time.process_time``): the cost per core;
@@ -133,8 +136,12 @@ def main() -> int:
     args = ap.parse_args()
     root = Path(os.environ.get("DDLCORE_CORPORA") or REPO.parent / "shared" / "corpora")
     if not root.is_dir():
-        print(f"corpora not found at {root}", file=sys.stderr)
-        return 2
+        where = f"corpora not found at {root} (set DDLCORE_CORPORA or place them in ../shared/corpora)"
+        if os.environ.get("CI") == "true":  # CI always has them: a missing corpus is a failure there
+            print(f"parse_corpus.py: {where}", file=sys.stderr)
+            return 2
+        print(f"parse_corpus.py: skipped: {where}")
+        return 0
     if args.cold:
         dialect = (args.dialect or ["mysql"])[0]
         stmts = corpus_statements(root, dialect)

@@ -1,10 +1,10 @@
-"""Throughput of `ddlcore run` against baselines measured in the same run (issue 12's scenarios).
+"""Throughput of `ddlcore run` against baselines measured in the same run.
 
 Generates a change log of ``--rows`` row events over ``--tables`` tables, each table with
 ``--versions`` schema versions (a column added by ALTER TABLE between them), mixed MySQL
 types (unsigned ints, enum, set, latin1 text, decimal, datetime(3), date), 80% inserts, 15%
-updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows (issue 12:
-``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[*]`` session:
+updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows (the many-tables
+scenario: ``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[*]`` session:
 
 * **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
@@ -20,14 +20,14 @@ updates, 5% deletes; ``--skew F``: a share F of the tables holds 90% of the rows
   ddlcore's, row for row (every table version, both ways);
 * **incremental** (``--incremental N``, default 1,000; 0 leaves it out): N more row events
   appended to the log, then ``ddlcore run`` as a fresh process on the ddlcore output, next to
-  a fresh process that only starts a Spark session (``spark_session()``) — issue 12 wants
-  the first ≤ 2× the second.
+  a fresh process that only starts a Spark session (``spark_session()``); the target is the first ≤ 2× the
+  second.
 
 Each of the three runs in a fresh process (its own Spark session and JVM, as a user's
 ``ddlcore run`` or ``spark-submit`` does), its job timed once its session has started:
 the JVM compiles its hot code during the first job that runs it (in one JVM, the limit's job
 ran 42.7 s, then 24.6 s and 25.3 s again), so in a shared JVM the first job paid for the
-others' warm-up (docs/pipeline.md, Performance, "Each job in a fresh JVM").  ``--repeat N``
+others' warm-up (6d7d3bc; docs/pipeline.md, "Performance").  ``--repeat N``
 runs the limit and ddlcore in turn N times and reports the medians (the ratio: the median of
 the N pairs' ratios): a cold job's time varies by a third from run to run on 2 cores.
 
@@ -44,7 +44,7 @@ collector let the heap grow).
 [--incremental N] [--distinct] [--no-udf] [--concurrent-jobs J] [--repeat N] [--keep]``.  Tables ``i`` and
 ``i + 8`` have the same columns (as sharded tables do), so ``ddlcore run`` converts their
 versions with one plan; ``--distinct`` gives every table columns of its own.  The default (200,000 events,
-20 × 3) takes a few minutes on 2 cores; issue 12's sizes: ``--rows 2000000`` (20 × 3) and
+20 × 3) takes a few minutes on 2 cores; the reference sizes: ``--rows 2000000`` (20 × 3) and
 ``--rows 2000000 --tables 500 --versions 4 --skew 0.1 --no-udf``.
 """
 
@@ -443,11 +443,11 @@ def incremental_seconds(log: Path, out: Path, jobs: int) -> tuple[float, dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rows", type=int, default=200_000, help="row events (issue 12: 2,000,000)")
+    ap.add_argument("--rows", type=int, default=200_000, help="row events (reference size: 2,000,000)")
     ap.add_argument("--tables", type=int, default=20)
     ap.add_argument("--versions", type=int, default=3)
     ap.add_argument("--skew", type=float, default=None,
-                    help="a share of the tables holding 90%% of the rows (issue 12: 0.1)")
+                    help="a share of the tables holding 90%% of the rows (many-tables scenario: 0.1)")
     ap.add_argument("--incremental", type=int, default=1000,
                     help="row events appended for the incremental run (0: no incremental run)")
     ap.add_argument("--distinct", action="store_true",

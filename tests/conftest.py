@@ -1,9 +1,11 @@
-"""Shared test configuration: hypothesis profiles, the shared corpora, server fixtures."""
+"""Shared test configuration: hypothesis profiles, the shared corpora, server fixtures, and the
+one Spark session of the suite."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -42,6 +44,28 @@ def pytest_make_collect_report(collector):
         rep.longrepr = f"module skipped under CI=true, which must not happen: {rep.longrepr}"
 
 
+#: what a test needs beyond the checkout, by the directory its module is in ...
+_NEEDS_BY_DIRECTORY = {"e2e": "spark", "pipeline": "spark", "spark": "spark", "capture": "mariadb",
+                       "pg_capture": "postgres"}
+#: ... and by the fixtures it uses (directly or through other fixtures)
+_NEEDS_BY_FIXTURE = {"spark": "spark", "mariadb": "mariadb", "mariadb_db": "mariadb", "mariadb_minimal": "mariadb",
+                     "capture_server": "mariadb", "postgres": "postgres", "postgres_db": "postgres",
+                     "kafka_broker": "kafka"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test with what it needs (``spark``, ``mariadb``, ``postgres``, ``kafka``;
+    the markers in pyproject.toml), so that ``make test-fast`` (``-m "not (spark or mariadb or
+    postgres or kafka)"``) runs what needs none of them.  Markers a module sets itself stay."""
+    for item in items:
+        needs = {_NEEDS_BY_FIXTURE[name] for name in item.fixturenames if name in _NEEDS_BY_FIXTURE}
+        parts = Path(str(item.fspath)).relative_to(REPO).parts
+        if len(parts) > 2 and parts[1] in _NEEDS_BY_DIRECTORY:
+            needs.add(_NEEDS_BY_DIRECTORY[parts[1]])
+        for need in sorted(needs):
+            item.add_marker(need)
+
+
 def corpora_dir() -> Path | None:
     """``$DDLCORE_CORPORA`` or ``../shared/corpora`` next to the checkout, if present."""
     env = os.environ.get("DDLCORE_CORPORA")
@@ -59,3 +83,18 @@ def corpora() -> Path:
     if found is None:
         pytest.skip("shared corpora not found: set DDLCORE_CORPORA or place them in ../shared/corpora")
     return found
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[object]:
+    """The suite's SparkSession (``local[2]``): ``ddlcore.spark.pipeline.spark_session``, the
+    session ``ddlcore run`` starts, with Spark's log at ERROR.  One JVM serves every module:
+    the first module that asks starts it; each later module gets the same session back with
+    the pipeline's SQL settings applied again (``spark_session`` on a running session), so a
+    setting one module changed does not leak into the next."""
+    pytest.importorskip("pyspark")
+    from ddlcore.spark.pipeline import spark_session
+
+    session = spark_session("local[2]", app_name="ddlcore tests")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session

@@ -9,8 +9,12 @@ installed MariaDB, and ``ddlcore-mysql[capture]``.
 
     .venv/bin/python examples/shop/record.py [--out PATH] [--metadata FULL|MINIMAL]
 
-The workload runs on a fixed session clock, so the change log differs between recordings only
-in the snapshot's ``ts`` (the wall-clock time the snapshot was taken).
+Every ``ts`` in the file comes from the workload's clock: the workload runs on a fixed session
+clock (``SET timestamp``), which the binlog's event times carry, and the snapshot capture runs
+with its own clock — the ``ts`` of the ``source`` event and of the snapshot's ``ddl`` and ``r``
+events, the wall-clock time in a real capture — set to ``SNAPSHOT_CLOCK``, between the end of
+``setup`` and the first statement of ``run``.  So two recordings differ only where the server
+does (binlog positions, the server's uuid, the capture epoch).
 """
 
 from __future__ import annotations
@@ -21,7 +25,11 @@ import json
 import shutil
 import sys
 import tempfile
+import time
+import types
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -35,8 +43,30 @@ def _load(name: str, path: Path):
     return module
 
 
+def snapshot_clock(workload) -> float:
+    """The capture's clock during the snapshot (seconds since the epoch): half way between
+    ``setup``'s last statement and ``run``'s first (``run`` starts 1,000 seconds of workload
+    clock after ``setup``'s start)."""
+    return workload.START_TIMESTAMP + 500.0
+
+
+@contextmanager
+def capture_clock(module, now: float) -> Iterator[None]:
+    """Within the block, ``module`` (the capture's module) reads ``now`` from ``time.time()``;
+    every other function of ``time`` and every other module are unchanged."""
+    real = module.time
+    fixed = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if not k.startswith("_")})
+    fixed.time = lambda: now
+    module.time = fixed
+    try:
+        yield
+    finally:
+        module.time = real
+
+
 def record_changelog(out: Path, metadata: str = "FULL") -> dict:
     """Record the workload's change log into ``out``; return a small summary."""
+    from ddlcore_mysql import capture as capture_module
     from ddlcore_mysql.capture import CaptureOptions, ConnectionSettings, MySqlCapture
 
     mariadb = _load("_shop_mariadb", REPO / "tests" / "servers" / "mariadb.py")
@@ -57,7 +87,8 @@ def record_changelog(out: Path, metadata: str = "FULL") -> dict:
                 raise SystemExit("the capture warned:\n" + "\n".join(warnings))
             return stats
 
-        first = capture()
+        with capture_clock(capture_module, snapshot_clock(workload)):
+            first = capture()
         workload.run(conn, lambda table, op, pk, row: expected.append((table, op, pk)))
         second = capture()
         conn.close()

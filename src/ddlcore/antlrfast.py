@@ -9,7 +9,7 @@ per-rule runtime methods skip their indirections, and generated contexts whose c
 child accessors are plain code (``fast_parser_class``).
 Must not know: any dialect or grammar.
 
-Why (DESIGN.md, "Performance facts"): on the Python runtime most of a parse is per-character
+Why (docs/architecture.md, "Parsing speed"): on the Python runtime most of a parse is per-character
 and per-token method calls rather than work: ``LexerATNSimulator.execATN`` calls ``LA``,
 ``consume``, ``getExistingTargetState``, ``captureSimState`` and ``DFAState.__eq__`` for every
 character; ``Parser.match``/``consume`` go through ``getCurrentToken``, the error strategy and

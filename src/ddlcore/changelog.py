@@ -4,7 +4,7 @@ Owns: the event shape, the tagged encoding of raw values that JSON cannot carry,
 writing JSON Lines (optionally gzip) and Parquet, and validating every event.  Must not know:
 any dialect, Spark.
 
-Event (one JSON object per line; DESIGN.md "Change log"; docs/changelog.md is the full
+Event (one JSON object per line; docs/architecture.md "The change log"; docs/changelog.md is the full
 specification)::
 
     {"seq": 17, "position": "mariadb-bin.000003:1234", "ts": 1732280000000, "op": "u",

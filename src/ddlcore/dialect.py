@@ -62,7 +62,7 @@ class StatementFilter:
 
     ``rules`` are tried in order; the first match decides.  A statement no rule matches is
     skipped as ``"not DDL of interest"``.  The leading comments and white space are skipped
-    with one regex; the cost is a few regex matches per statement (DESIGN.md: skipping must
+    with one regex; the cost is a few regex matches per statement (docs/architecture.md: skipping must
     cost about what lexing costs)."""
 
     _LEAD = re.compile(r"(?:\s|--[^\n]*|#[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)*")

@@ -1,7 +1,7 @@
 """Exceptions of ddlcore.
 
 Owns: the error types users catch.  Every parse failure is a ``DdlParseError``; nothing else
-escapes ``DdlParser.parse`` (see DESIGN.md, "Errors")."""
+escapes ``DdlParser.parse`` (docs/architecture.md, "From DDL text to tables")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``DdlParser``: script text → statements → parse trees → changes on ``Tables``.
 
-Owns: the flow of DESIGN.md — split, filter (skip what changes no table without lexing it),
+Owns: the flow of docs/architecture.md — split, filter (skip what changes no table without lexing it),
 lex once, parse with SLL prediction and fall back to full LL only when SLL fails, hand the
 tree to the dialect's visitor, and turn every failure into ``DdlParseError``.
 Must not know: any dialect's grammar or rules (the ``Dialect`` supplies them).

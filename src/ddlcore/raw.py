@@ -2,7 +2,7 @@
 written down.
 
 Owns: the *kinds* of raw value a capture can hand over, their tagged JSON encoding (the
-change-log contract, DESIGN.md "Change log"), and their *text form* (one string per value, the
+change-log contract, docs/changelog.md), and their *text form* (one string per value, the
 element type of the ``array<string>`` that ``ddlcore.spark.RowConverter.columns`` reads).
 Must not know: any SQL dialect, Spark, the table model.  No third-party imports, so a capture
 process can use it without the ``spark`` extra.

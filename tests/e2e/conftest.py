@@ -1,15 +1,11 @@
-"""Fixtures of the end-to-end tests: one SparkSession for the whole test session, the shop
-workload (``examples/shop/workload.py``, loaded by path), throwaway MariaDB servers.
-
-``SparkSession.builder.getOrCreate()`` returns the running session, so these tests share one
-JVM with every other test module that asks for Spark this way."""
+"""Fixtures of the end-to-end tests: the shop workload (``examples/shop/workload.py``, loaded by
+path), throwaway MariaDB servers (the Spark session: ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -32,15 +28,6 @@ def load_workload():
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    from ddlcore.spark.pipeline import spark_session
-
-    session = spark_session("local[2]", app_name="ddlcore e2e tests")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
 
 
 def start_server(metadata: str) -> MariaDbServer:

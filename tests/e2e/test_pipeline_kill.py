@@ -24,16 +24,15 @@ from __future__ import annotations
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from .conftest import REPO, SHOP
+from .support import RUN_TIMEOUT, kill_group, run_until
 
 pytest.importorskip("pyspark")
 
@@ -41,8 +40,6 @@ from ddlcore.spark.pipeline import run_pipeline  # noqa: E402
 
 CHANGELOG = SHOP / "changelog.jsonl"
 SEED = 20241122
-#: seconds: the longest a single ``ddlcore run`` may take here before the test gives up
-RUN_TIMEOUT = 600
 
 
 def _start(out: Path, *extra: str) -> subprocess.Popen:
@@ -51,72 +48,6 @@ def _start(out: Path, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """SIGKILL the run's process group (its own session: the driver and its Spark JVM)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _fresh(path: Path, since: float) -> bool:
-    """``path`` exists and was made by the current run (not left by a killed one)."""
-    try:
-        return path.stat().st_mtime >= since
-    except FileNotFoundError:
-        return False
-
-
-def _staged_data(out: Path, since: float) -> bool:
-    """The current run has started writing a table version into its staging directory."""
-    staging = out / "_state" / "staging"
-    try:
-        return any(p.name.startswith("schema_version=") and _fresh(p, since) for p in staging.rglob("*"))
-    except FileNotFoundError:  # removed while listed
-        return False
-
-
-def _run_until(out: Path, trigger: str, rng: random.Random, start=None) -> str:
-    """Run ``ddlcore run`` (``start(out)``, default ``_start``: on the shop log) and SIGKILL
-    it at the moment ``trigger`` names; return what happened (``killed ...`` or
-    ``finished``)."""
-    since = time.time()
-    proc = (start or _start)(out)
-    started = time.monotonic()
-    pending = out / "_state" / "pending.json"
-    armed_at = None
-    # ``iceberg``: a moment after the commit point, while the Iceberg commit runs (--format iceberg)
-    delay = {"early": rng.uniform(2.0, 20.0), "writing": rng.uniform(0.0, 6.0), "commit": 0.0,
-             "iceberg": rng.uniform(0.02, 0.3)}[trigger]
-    try:
-        while proc.poll() is None:
-            now = time.monotonic()
-            assert now - started < RUN_TIMEOUT, f"ddlcore run did not end within {RUN_TIMEOUT} s"
-            if armed_at is None:
-                if (trigger == "early" or (trigger == "writing" and _staged_data(out, since))
-                        or (trigger in ("commit", "iceberg") and _fresh(pending, since))):
-                    armed_at = now
-            if armed_at is not None and now - armed_at >= delay:
-                _kill(proc)
-                proc.wait(30)
-                left = [name for name, path in (("staging", out / "_state" / "staging"), ("pending.json", pending),
-                                                ("checkpoint", out / "_state" / "checkpoint.json"))
-                        if path.exists()]
-                return (f"killed {trigger} at {now - started:.1f} s (+{delay:.1f} s); "
-                        f"left: {', '.join(left) or 'nothing'}")
-            time.sleep(0.005 if trigger == "commit" else 0.05)
-        out_text, err_text = proc.communicate()
-        assert proc.returncode == 0, err_text[-3000:]
-        return f"finished before the {trigger} kill, in {time.monotonic() - started:.1f} s"
-    finally:
-        if proc.poll() is None:  # an assertion above: never leave a run behind
-            _kill(proc)
-            proc.wait(30)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 def read_rows(spark, out: Path) -> list[tuple]:
@@ -150,13 +81,13 @@ def test_sigkilled_pipeline_runs_end_with_the_uninterrupted_output(spark, tmp_pa
     triggers = ["early", "writing"]
     rng.shuffle(triggers)      # in a random order; then the commit point, last
     triggers.append("commit")
-    log = [_run_until(crashed_out, trigger, rng) for trigger in triggers]
+    log = [run_until(crashed_out, trigger, rng, _start) for trigger in triggers]
     final = _start(crashed_out)
     try:
         out_text, err_text = final.communicate(timeout=RUN_TIMEOUT)
     finally:
         if final.poll() is None:
-            _kill(final)
+            kill_group(final)
             final.wait(30)
     assert final.returncode == 0, err_text[-3000:]
     log.append("final run finished")
@@ -210,14 +141,14 @@ def test_sigkilled_iceberg_runs_end_with_the_uninterrupted_tables(spark, tmp_pat
     reference_out, crashed_out = tmp_path / "reference", tmp_path / "crashed"
     reference = run_pipeline(CHANGELOG, reference_out, spark=spark, output_format="iceberg")
     rng = random.Random(SEED + 31)
-    log = [_run_until(crashed_out, trigger, rng, start=lambda out: _start(out, "--format", "iceberg"))
+    log = [run_until(crashed_out, trigger, rng, start=lambda out: _start(out, "--format", "iceberg"))
            for trigger in ("iceberg",)]
     final = _start(crashed_out, "--format", "iceberg")
     try:
         _out, err_text = final.communicate(timeout=RUN_TIMEOUT)
     finally:
         if final.poll() is None:
-            _kill(final)
+            kill_group(final)
             final.wait(30)
     assert final.returncode == 0, err_text[-3000:]
     print("\n".join(log))

@@ -16,32 +16,9 @@ import pytest
 from ddlcore.cli import model_json
 from ddlcore.history import SchemaHistory
 from tests.servers.catalog import catalog_model, read_script, replay
+from tests.servers.model_diff import diff_models
 
 from .conftest import mysql_available
-
-try:
-    from tests.mysql.test_oracle import diff_models
-except ImportError:  # pragma: no cover - the dialect's oracle module is not there
-    def diff_models(ours: dict, server: dict) -> list[str]:
-        """Fields compared as they are (the server's keys only)."""
-        mine = {(t["database"], t["name"]): t for t in ours["tables"]}
-        problems = []
-        for t in server["tables"]:
-            a = mine.pop((t["database"], t["name"]), None)
-            if a is None:
-                problems.append(f"{t['database']}.{t['name']}: missing")
-                continue
-            for k, v in t.items():
-                if k == "columns":
-                    for x, y in zip(a["columns"], v):
-                        problems += [f"{t['name']}.{y['name']}.{f}: {x.get(f)!r} != {y[f]!r}"
-                                     for f in y if x.get(f) != y[f]]
-                    if len(a["columns"]) != len(v):
-                        problems.append(f"{t['name']}: column count")
-                elif a.get(k) != v:
-                    problems.append(f"{t['name']}.{k}: {a.get(k)!r} != {v!r}")
-        problems += [f"{k[0]}.{k[1]}: extra" for k in mine]
-        return problems
 
 pytestmark = pytest.mark.mariadb
 

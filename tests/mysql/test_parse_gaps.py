@@ -9,8 +9,7 @@ import pytest
 import ddlcore
 from ddlcore.cli import model_json
 from tests.servers.catalog import catalog_model
-
-from .test_oracle import diff_models
+from tests.servers.model_diff import diff_models
 
 pytestmark = pytest.mark.mariadb
 

@@ -1,5 +1,5 @@
 """Bad input gives DdlParseError (or a lenient record) quickly; never another exception,
-never a hang, never a RecursionError (DESIGN.md, "Errors")."""
+never a hang, never a RecursionError (docs/architecture.md, "From DDL text to tables")."""
 
 from __future__ import annotations
 

@@ -447,7 +447,7 @@ SCRIPTS = {
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_scripts_equal_mariadb(mariadb_db, name):
     from ddlcore.cli import model_json
-    from tests.mysql.test_oracle import diff_models
+    from tests.servers.model_diff import diff_models
     from tests.servers.catalog import catalog_model, split_script
 
     parser = ddlcore.get_dialect("mysql").parser()

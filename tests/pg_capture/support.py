@@ -159,3 +159,67 @@ def cli_args(db: CaptureDb, out: Path | str, *args: str) -> list[str]:
 
 def env() -> dict[str, str]:
     return dict(os.environ)
+
+
+def pg_shop_workload():
+    """``examples/pg_shop/workload.py`` as a module (examples/ is not a package), loaded once."""
+    import importlib.util
+
+    name = "pg_shop_workload"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "pg_shop" / "workload.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# ---------------------------------------------------------------------- kills and checkpoints
+
+def kill_once(db, out, rng, span) -> bool:
+    """Run ``ddlcore capture postgres --until-end`` on ``db`` into ``out`` and SIGKILL it after a
+    random time up to ``span`` seconds unless it ended first; whether it was killed."""
+    proc = subprocess.Popen(cli_args(db, out, "--until-end", "--checkpoint-interval", "0.05",
+                                     "--retry-for", "0"), env=env(), cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        proc.wait(timeout=rng.uniform(0.1, span))
+        killed = False
+    except subprocess.TimeoutExpired:
+        proc.kill()  # SIGKILL of our own child
+        proc.wait(timeout=30)
+        killed = True
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    proc.stderr.close()
+    assert killed or proc.returncode == 0, err
+    return killed
+
+
+def commit_ends(db, slot):
+    """xid → the end LSN of its commit, for every transaction the slot has (consumed)."""
+    from ddlcore_postgres import pgoutput as po
+
+    with db.connect() as conn:
+        rows = conn.execute("SELECT data FROM pg_logical_slot_get_binary_changes(%s, NULL, NULL, 'proto_version', "
+                            "'1', 'publication_names', 'pub', 'messages', 'true')", (slot,)).fetchall()
+    ends, xid = {}, None
+    for (data,) in rows:
+        m = po.decode(data)
+        if isinstance(m, po.Begin):
+            xid = m.xid
+        elif isinstance(m, po.Commit):
+            ends[str(xid)] = m.end_lsn
+    return ends
+
+
+def capture_phase(out):
+    """The ``phase`` of the capture's checkpoint in ``out`` (None before the first)."""
+    path = out / "checkpoint.json"
+    return json.loads(path.read_text())["phase"] if path.exists() else None
+
+
+def durable_transactions(out):
+    """The ``tx`` of every event in the part of the change log the checkpoint covers."""
+    cp = json.loads((out / "checkpoint.json").read_text())
+    data = (out / "changelog.jsonl").read_bytes()[:cp["changelog_bytes"]]
+    return {json.loads(line).get("tx") for line in data.decode().splitlines() if line.strip()}

@@ -24,22 +24,13 @@ import pytest
 
 from ddlcore_postgres import pgoutput as po
 
-from .support import REPO, cli_args, create_capture_db, drop_capture_db, env, events, run_capture
-from .test_kill_resume import _commit_ends, _durable_transactions, _kill_once, _phase
+from .support import (REPO, capture_phase, cli_args, commit_ends, create_capture_db, drop_capture_db,
+                      durable_transactions, env, events, kill_once, run_capture)
 
 pytest.importorskip("pyspark")
-from tests.e2e.test_pipeline_kill import _run_until  # noqa: E402
+from tests.e2e.support import run_until  # noqa: E402
 
 SEED = int(os.environ.get("DDLCORE_KILL_SEED", "20261126"))
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from ddlcore.spark import pipeline as pl
-
-    s = pl.spark_session("local[2]")
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
 
 
 def _start_run(changelog: Path):
@@ -103,14 +94,14 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
         # the half-written snapshot reads nothing of it (a restart starts the snapshot over)
         ran_in_snapshot = False
         span = 1.5
-        while _phase(parts) != "streaming":
+        while capture_phase(parts) != "streaming":
             t0 = time.monotonic()
-            killed = _kill_once(db, parts, rng, span)
+            killed = kill_once(db, parts, rng, span)
             log.append(f"capture (snapshot): {'killed' if killed else 'finished'}")
             # kills fall inside a whole run's length, whatever this machine's speed; the span
             # grows with each kill, so that the snapshot completes
             span = span * 1.2 if killed else max(span, 1.3 * (time.monotonic() - t0))
-            if _phase(parts) == "snapshot" and not ran_in_snapshot:
+            if capture_phase(parts) == "snapshot" and not ran_in_snapshot:
                 ran_in_snapshot = True
                 log.append(f"run during the snapshot: {run_pipeline(parts, crashed, spark=spark).events} events")
         with db.connect() as conn:
@@ -122,7 +113,7 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
         for chunk, trigger in enumerate(runs):
             _workload(db, chunk)
             t0 = time.monotonic()
-            killed = _kill_once(db, parts, rng, span)
+            killed = kill_once(db, parts, rng, span)
             if not killed:
                 span = max(span, 1.3 * (time.monotonic() - t0))
             cp = json.loads((parts / "checkpoint.json").read_text())
@@ -130,14 +121,14 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
             log.append(f"capture chunk {chunk}: {'killed' if killed else 'finished'}, {tail} bytes past its checkpoint")
             confirmed = db.slot_lsn("ddlcore_test")
             if confirmed is not None:
-                confirmations.append((confirmed, _durable_transactions(parts)))
+                confirmations.append((confirmed, durable_transactions(parts)))
             if trigger is None:
                 res = run_pipeline(parts, crashed, spark=spark)
                 log.append(f"run chunk {chunk}: finished, {res.events} events up to seq {res.last_seq} "
                            f"(capture checkpoint: seq {cp['seq']})")
                 assert res.last_seq is not None and res.last_seq <= cp["seq"] and res.quarantined == 0
             else:
-                log.append(f"run chunk {chunk}: " + _run_until(crashed, trigger, rng, _start_run(parts)))
+                log.append(f"run chunk {chunk}: " + run_until(crashed, trigger, rng, _start_run(parts)))
         done = subprocess.run(cli_args(db, parts, "--until-end"), env=env(), cwd=REPO, capture_output=True,
                               text=True, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -147,7 +138,7 @@ def test_capture_and_pipeline_killed_at_random_moments_end_with_the_uninterrupte
 
         # the slot never confirmed past durable change-log data
         run_capture(db, full, slot="full")
-        ends = _commit_ends(db, "commit_lsns")
+        ends = commit_ends(db, "commit_lsns")
         ref_tx = {ev.get("tx") for ev in events(full) if ev.get("tx")}
         for confirmed, durable in confirmations:
             c = po.parse_lsn(confirmed)

@@ -34,8 +34,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from .support import create_capture_db, drop_capture_db, events, run_capture
-from .test_pg_shop import W
+from .support import create_capture_db, drop_capture_db, events, pg_shop_workload, run_capture
+
+W = pg_shop_workload()
 
 pytest.importorskip("pyspark")
 from pyspark.sql import types as T  # noqa: E402
@@ -45,15 +46,6 @@ LINEAGE = {("public", "orders"): "orders", ("public", "purchases"): "orders", ("
 #: primary keys of the extras' tables
 EXTRA_KEYS = {"people": "id", "notes": "id"}
 BIG = "(SELECT string_agg(md5(i::text), '') FROM generate_series(1, 200) i)"  # 6400 bytes, incompressible
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from ddlcore.spark import pipeline as pl
-
-    s = pl.spark_session("local[2]")
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ in the part of the change log the checkpoint covers."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
@@ -14,52 +13,10 @@ import time
 
 from ddlcore_postgres import pgoutput as po
 
-from .support import REPO, cli_args, create_capture_db, drop_capture_db, env, events, run_capture
+from .support import (REPO, capture_phase, cli_args, commit_ends, create_capture_db, drop_capture_db,
+                      durable_transactions, env, events, kill_once, run_capture)
 
 KILLS = 6
-
-
-def _kill_once(db, out, rng, span):
-    proc = subprocess.Popen(cli_args(db, out, "--until-end", "--checkpoint-interval", "0.05",
-                                     "--retry-for", "0"), env=env(), cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        proc.wait(timeout=rng.uniform(0.1, span))
-        killed = False
-    except subprocess.TimeoutExpired:
-        proc.kill()  # SIGKILL of our own child
-        proc.wait(timeout=30)
-        killed = True
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.stderr.close()
-    assert killed or proc.returncode == 0, err
-    return killed
-
-
-def _commit_ends(db, slot):
-    """xid → the end LSN of its commit, for every transaction the slot has (consumed)."""
-    with db.connect() as conn:
-        rows = conn.execute("SELECT data FROM pg_logical_slot_get_binary_changes(%s, NULL, NULL, 'proto_version', "
-                            "'1', 'publication_names', 'pub', 'messages', 'true')", (slot,)).fetchall()
-    ends, xid = {}, None
-    for (data,) in rows:
-        m = po.decode(data)
-        if isinstance(m, po.Begin):
-            xid = m.xid
-        elif isinstance(m, po.Commit):
-            ends[str(xid)] = m.end_lsn
-    return ends
-
-
-def _phase(out):
-    path = out / "checkpoint.json"
-    return json.loads(path.read_text())["phase"] if path.exists() else None
-
-
-def _durable_transactions(out):
-    cp = json.loads((out / "checkpoint.json").read_text())
-    data = (out / "changelog.jsonl").read_bytes()[:cp["changelog_bytes"]]
-    return {json.loads(line).get("tx") for line in data.decode().splitlines() if line.strip()}
 
 
 def test_sigkill_at_random_moments_then_resume_equals_uninterrupted(postgres, tmp_path):
@@ -72,8 +29,8 @@ def test_sigkill_at_random_moments_then_resume_equals_uninterrupted(postgres, tm
         full, parts = tmp_path / "full", tmp_path / "parts"
         run_capture(db, full, slot="full")
         # the first run (snapshot), killed until it completes: the slot is re-created each time
-        while _phase(parts) != "streaming":
-            _kill_once(db, parts, rng, 1.5)
+        while capture_phase(parts) != "streaming":
+            kill_once(db, parts, rng, 1.5)
         with db.connect() as conn:
             conn.execute("SELECT pg_create_logical_replication_slot('commit_lsns', 'pgoutput')")
         for i in range(120):
@@ -89,14 +46,14 @@ def test_sigkill_at_random_moments_then_resume_equals_uninterrupted(postgres, tm
         t0 = time.monotonic()
         run_capture(db, full, slot="full")
         span = max(0.4, 1.3 * (time.monotonic() - t0))  # kills fall inside a run's length
-        ends = _commit_ends(db, "commit_lsns")
+        ends = commit_ends(db, "commit_lsns")
         ref = events(full)
         ref_tx = {ev.get("tx") for ev in ref if ev.get("tx")}
         kills = 0
         for _ in range(KILLS):
-            kills += _kill_once(db, parts, rng, span)
+            kills += kill_once(db, parts, rng, span)
             confirmed = db.slot_lsn("ddlcore_test")
-            durable = _durable_transactions(parts)
+            durable = durable_transactions(parts)
             if confirmed is not None:
                 c = po.parse_lsn(confirmed)
                 missing = [x for x, end in ends.items() if end <= c and x in ref_tx and x not in durable]

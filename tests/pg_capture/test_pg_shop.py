@@ -6,30 +6,18 @@ the bundled ``examples/pg_shop/changelog.jsonl`` is a valid change log of the sa
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 
 import psycopg
 
 from ddlcore.changelog import read_changelog
 
-from .support import REPO, events, row_text, run_capture
+from .support import REPO, events, pg_shop_workload, row_text, run_capture
 
 ABSENT = {"$absent": True}
 
 
-def _workload():
-    name = "pg_shop_workload"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "examples" / "pg_shop" / "workload.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-W = _workload()
+W = pg_shop_workload()
 
 
 def test_every_row_event_carries_what_select_returned(capdb, tmp_path):

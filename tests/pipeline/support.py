@@ -1,15 +1,21 @@
-"""What the pipeline tests that compare two ways of writing an output share: the comparison
-(``assert_same_output``: rows, Parquet schemas and footers, counts, quarantine, state), and a
-MySQL log's events that exercise every kind of row the pipeline handles (``mysql_extra_events``)."""
+"""What the pipeline tests share: change logs written by a test (``Log``, ``shop_log``,
+``sharded_log``, ``base`` with a ``source`` event), reading the output (``parquet_rows``,
+``quarantine``, ``state``, ``row_files``), the comparison of two ways of writing an output
+(``assert_same_output``: rows, Parquet schemas and footers, counts, quarantine, state), a MySQL
+log's events that exercise every kind of row the pipeline handles (``mysql_extra_events``), and
+the staged texts of the memo and kernel tests (``memo_table``, ``GOOD``, ``pick``, ``EVENT``)."""
 
 from __future__ import annotations
 
+import decimal
 import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from hypothesis import strategies as st
 
+from ddlcore.raw import encode_json as e
 from ddlcore.spark import small
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -147,3 +153,140 @@ def mysql_extra_events(n: int) -> list[str]:
         event(n + 15, op="c", database="shop", table="extra", after=[9]),  # blocked
         event(n + 16, op="t", database="shop", table="purchases"),
     ]
+
+
+class Log:
+    """A change log being written by a test."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.events: list[dict] = []
+
+    def add(self, **k) -> int:
+        k["seq"] = len(self.events) + 1
+        k.setdefault("ts", 1_700_000_000_000 + k["seq"])
+        k.setdefault("position", f"mariadb-bin.000001:{100 * k['seq']}")
+        self.events.append(k)
+        return k["seq"]
+
+    def ddl(self, sql: str, db: str = "shop") -> int:
+        return self.add(op="ddl", database=db, ddl=sql)
+
+    def row(self, op: str, table: str, before=None, after=None, db: str = "shop") -> int:
+        k = {"op": op, "database": db, "table": table}
+        if before is not None:
+            k["before"] = [e(v) for v in before]
+        if after is not None:
+            k["after"] = [e(v) for v in after]
+        return self.add(**k)
+
+    def write(self, extra_lines: list[str] = ()) -> Path:
+        with open(self.path, "w") as fh:
+            for ev in self.events:
+                fh.write(json.dumps(ev) + "\n")
+            for line in extra_lines:
+                fh.write(line + "\n")
+        return self.path
+
+
+def shop_log(tmp_path: Path) -> Log:
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE orders (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
+            "note varchar(20) CHARACTER SET latin1, total decimal(8,2), placed datetime(3))")
+    log.row("c", "orders", after=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), "2024-02-29 13:14:15.250"])
+    log.row("u", "orders", before=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), None],
+            after=[-1, 2, b"caf\xe9", decimal.Decimal("13.00"), None])
+    log.ddl("ALTER TABLE orders ADD COLUMN qty smallint NOT NULL DEFAULT 1 AFTER id, DROP COLUMN placed")
+    log.row("c", "orders", after=[7, 3, 2, b"x", decimal.Decimal("1.00")])
+    log.row("d", "orders", before=[7, 3, 2, b"x", decimal.Decimal("1.00")])
+    return log
+
+
+def parquet_rows(spark, out: Path, table: str, version: int):
+    df = spark.read.parquet(str(out / "shop" / table / f"schema_version={version}"))
+    return df, sorted(df.collect(), key=lambda r: r["_seq"])
+
+
+SHARD = ("(id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
+         "note varchar(20) CHARACTER SET latin1, total decimal(8,2))")
+
+
+def sharded_log(tmp_path: Path) -> Log:
+    log = Log(tmp_path / "changelog.jsonl")
+    log.ddl("CREATE DATABASE shop")
+    for t in ("s0", "s1", "s2"):
+        log.ddl(f"CREATE TABLE {t} {SHARD}")
+    log.ddl("CREATE TABLE other (id int, note varchar(20) CHARACTER SET latin1)")
+    for i, t in enumerate(("s0", "s1", "s2", "s0", "s1")):
+        log.row("c", t, after=[-1 - i, 1, b"caf\xe9", decimal.Decimal("12.50")])
+    log.row("u", "s1", before=[-2, 1, b"caf\xe9", decimal.Decimal("12.50")],
+            after=[-2, 2, b"caf\xe9", decimal.Decimal("13.00")])
+    log.row("d", "s2", before=[-3, 1, b"x", decimal.Decimal("1.00")])
+    log.row("c", "s1", after=[9, 7, b"x", decimal.Decimal("1.00")])        # enum index 7: quarantined
+    log.row("c", "other", after=[1, b"x"])
+    log.ddl("ALTER TABLE s2 ADD COLUMN qty smallint")                       # s2 v2: columns of its own
+    log.row("c", "s2", after=[5, 2, b"y", decimal.Decimal("2.00"), 3])
+    log.row("c", "s0", after=[6, 2, b"z", decimal.Decimal("3.00")])
+    return log
+
+
+SOURCE = {"dialect": "mysql", "flavor": "mariadb", "epoch": "epoch-1",
+          "server": {"server_id": 1, "version": "10.11.6-MariaDB"},
+          "parser_options": {"character_set_server": "latin1", "collation_server": "latin1_swedish_ci",
+                             "lower_case_table_names": 0}}
+
+
+def source(log: Log, **over) -> int:
+    return log.add(op="source", source={**SOURCE, **over})
+
+
+def quarantine_by_seq(out: Path) -> list[dict]:
+    """Every quarantine record of ``out``, in ``seq`` order (those without a seq last)."""
+    return sorted((json.loads(line) for f in (out / "_quarantine").glob("*.json")
+                   for line in f.read_text().splitlines() if line.strip()),
+                  key=lambda r: (r["seq"] is None, r["seq"] or 0))
+
+
+def base(tmp_path, **over) -> Log:
+    log = Log(tmp_path / "changelog.jsonl")
+    source(log, **over)
+    log.ddl("CREATE DATABASE shop")
+    log.ddl("CREATE TABLE t (id int NOT NULL PRIMARY KEY, name varchar(10), qty int)")
+    return log
+
+
+def memo_table():
+    """A MySQL table of eight columns, one per rule family the memo and the kernels meet."""
+    from ddlcore_mysql.types import DataTypeSpec as D
+
+    from tests.spark.support import table
+    return table(D("INT"), D("TINYINT", unsigned=True), D("ENUM", values=("new", "paid")),
+                 D("DECIMAL", 5, 2), D("DATE"), D("DATETIME", 3), D("VARCHAR", 8, charset="latin1"),
+                 D("SET", values=("a", "b")))
+
+
+#: per column of ``memo_table``: texts that convert, and texts that do not
+GOOD = [["1", "-7", "2147483647"], ["0", "255"], ["1", "2", "paid"], ['{"$dec":"1.50"}', "12"],
+         ["2024-02-29", '{"$date":"2024-01-01"}'],
+         ["2024-01-01 10:00:00.123", '{"$datetime":"2024-01-01 10:00:00.1234"}'],
+         ['{"$b64":"Y2Fm6Q=="}', "plain"], ["0", "3", "a,b"]]
+BAD = [["2147483648", "abc"], ["256", "-1"], ["3", "nope"], ['{"$dec":"1234.567"}', "x"], ["2023-02-29"],
+        ["nonsense"], ['{"$b64":"////////////"}'], ["4", "c"]]
+
+
+def pick(i: int, p: int) -> str | None:
+    """Column ``i % 8``'s text number ``p``: mostly one that converts, at times a null, the
+    absent marker or one that does not."""
+    c = i % 8
+    if p == 0:
+        return None
+    if p == 1:
+        return small.raw.ABSENT_TEXT
+    if p == 2:
+        return BAD[c][i % len(BAD[c])]
+    return GOOD[c][p % len(GOOD[c])]
+
+
+IMAGE = st.lists(st.integers(0, 19), min_size=7, max_size=9).map(lambda picks: [pick(i, p) for i, p in enumerate(picks)])
+EVENT = st.tuples(st.sampled_from(["c", "r", "u", "d", "t"]), st.none() | IMAGE, st.none() | IMAGE)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.pipeline.test_pipeline import parquet_rows, shop_log
+from tests.pipeline.support import parquet_rows, shop_log
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -41,22 +40,6 @@ def _names(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
 
 
-@pytest.fixture
-def mounted(spark, tmp_path, monkeypatch):
-    """``viewfs://ddltestXXXX/out`` → ``tmp_path/mounted`` (a mount of the session's Hadoop
-    configuration); the working directory is an empty one."""
-    target = tmp_path / "mounted"
-    target.mkdir()
-    conf = spark._jsc.hadoopConfiguration()
-    table = f"ddltest{uuid.uuid4().hex[:8]}"  # Hadoop caches a filesystem per URI authority: one per test
-    key = f"fs.viewfs.mounttable.{table}.link./out"
-    conf.set(key, target.as_uri())
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    yield f"viewfs://{table}/out", target, cwd
-    conf.unset(key)
-    assert list(cwd.iterdir()) == []
 
 
 def test_an_output_only_hadoop_reaches_gets_what_a_local_path_gets(spark, tmp_path, mounted, monkeypatch):

@@ -18,7 +18,7 @@ from pyspark.sql.udf import UserDefinedFunction  # noqa: E402
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
-from .test_pipeline import Log, parquet_rows  # noqa: E402
+from .support import Log, parquet_rows  # noqa: E402
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ pa = pytest.importorskip("pyarrow")
 from ddlcore.spark import RowConverter, columnar, small  # noqa: E402
 from ddlcore.spark.rules import DateTimeRule, DecimalRule, EnumRule, IntegerRule, TextRule, Fail  # noqa: E402
 
-from .test_driver_groups import _EVENT, _GOOD, _memo_table, _pick  # noqa: E402
+from .support import EVENT, GOOD, memo_table, pick  # noqa: E402
 
 _STAGED_SCHEMA = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts", pa.int64()),
                             ("op", pa.string()), ("database", pa.string()), ("schema", pa.string()),
@@ -51,12 +51,12 @@ def _chunk(events: list[tuple]) -> tuple[dict, "pa.Table"]:
 #: events whose images all convert (with nulls), half the chunks drawn: those are the ones
 #: ``convert_chunk`` converts
 _CLEAN_IMAGE = st.lists(st.sampled_from([0, *range(3, 20)]), min_size=8, max_size=8).map(
-    lambda picks: [_pick(i, p) for i, p in enumerate(picks)])
+    lambda picks: [pick(i, p) for i, p in enumerate(picks)])
 _CLEAN_EVENT = st.sampled_from(["c", "r", "u", "d"]).flatmap(lambda op: st.tuples(
     st.just(op), _CLEAN_IMAGE if op != "d" else st.none(), _CLEAN_IMAGE if op in ("u", "d") else st.none()))
 
 
-@given(st.lists(_EVENT, min_size=1, max_size=12) | st.lists(_CLEAN_EVENT, min_size=1, max_size=12),
+@given(st.lists(EVENT, min_size=1, max_size=12) | st.lists(_CLEAN_EVENT, min_size=1, max_size=12),
        st.sampled_from([1, 4096]),
        st.sampled_from([(True, True), (True, False), (False, True)]))
 def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, images):
@@ -64,7 +64,7 @@ def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, 
     ``convert_chunk`` gives the row pass's table or declines; it never converts a chunk with a
     row the row pass quarantines or marks absent, and raises ``_Unsure`` only where the row
     pass does."""
-    conv = RowConverter(_memo_table(), dialect="mysql")
+    conv = RowConverter(memo_table(), dialect="mysql")
     schema, memos, converters = _job(conv, memo_texts)
     after, before = images
     columns, table = _chunk(events)
@@ -89,14 +89,14 @@ def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, 
 def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distinct():
     """A chunk of values that all convert is converted by columns (not declined), equal to the
     row pass; the integer, decimal, datetime and text columns have kernels, the enum column none."""
-    conv = RowConverter(_memo_table(), dialect="mysql")
+    conv = RowConverter(memo_table(), dialect="mysql")
     schema, _, converters = _job(conv)
     kinds = {type(rule) for rule, f in zip(conv.rules, schema) if columnar.vector_function(rule, f.type)}
     assert kinds == {IntegerRule, DecimalRule, DateTimeRule, TextRule}
     assert columnar.vector_function(conv.rules[2], schema.field(2).type) is None  # the ENUM
 
     def image(i: int) -> list[str]:
-        return [good[i % len(good)] for good in _GOOD]
+        return [good[i % len(good)] for good in GOOD]
     events = [("c", image(0), None), ("u", image(1), image(2)), ("d", None, image(3)), ("r", image(4), None)]
     columns, table = _chunk(events)
     values = {image: [small._staged_values(t) for t in columns[image]] for image in ("after", "before")}

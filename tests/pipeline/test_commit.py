@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipeline.test_cluster_filesystems import mounted  # noqa: F401  (a fixture)
-from tests.pipeline.test_pipeline import Log
+from tests.pipeline.support import Log
 
 pyspark = pytest.importorskip("pyspark")
 

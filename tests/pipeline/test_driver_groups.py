@@ -29,8 +29,7 @@ from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark import small  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, event, lines_of, mysql_extra_events, quarantine  # noqa: E402
-from .test_pipeline import Log  # noqa: E402
-from .test_pipeline_groups import sharded_log  # noqa: E402
+from .support import EVENT, Log, memo_table, sharded_log  # noqa: E402
 
 _RESULT_FIELDS = ("events", "rows", "quarantined", "ddl", "counts", "quarantine_reasons", "last_seq",
                   "previous_seq", "versions_written", "dialect", "replayed")
@@ -123,7 +122,7 @@ def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch,
     monkeypatch.setattr(small, "DRIVER_WORKERS", workers)
     if batches:
         _read_in_batches(monkeypatch)
-    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
+    lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 50 events
     log = tmp_path / "changelog.jsonl"
     # but the lines placed before seq 49 (for a re-run's checkpoint: in this first run they would
     # give seq 3 and 4 twice, which the seq rule refuses)
@@ -521,42 +520,7 @@ def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
     assert small.driver_max_rows(spark, local) == 7
 
 
-def _memo_table():
-    from ddlcore_mysql.types import DataTypeSpec as D
-
-    from ..spark.support import table
-    return table(D("INT"), D("TINYINT", unsigned=True), D("ENUM", values=("new", "paid")),
-                 D("DECIMAL", 5, 2), D("DATE"), D("DATETIME", 3), D("VARCHAR", 8, charset="latin1"),
-                 D("SET", values=("a", "b")))
-
-
-#: per column of ``_memo_table``: texts that convert, and texts that do not
-_GOOD = [["1", "-7", "2147483647"], ["0", "255"], ["1", "2", "paid"], ['{"$dec":"1.50"}', "12"],
-         ["2024-02-29", '{"$date":"2024-01-01"}'],
-         ["2024-01-01 10:00:00.123", '{"$datetime":"2024-01-01 10:00:00.1234"}'],
-         ['{"$b64":"Y2Fm6Q=="}', "plain"], ["0", "3", "a,b"]]
-_BAD = [["2147483648", "abc"], ["256", "-1"], ["3", "nope"], ['{"$dec":"1234.567"}', "x"], ["2023-02-29"],
-        ["nonsense"], ['{"$b64":"////////////"}'], ["4", "c"]]
-
-
-def _pick(i: int, p: int) -> str | None:
-    """Column ``i % 8``'s text number ``p``: mostly one that converts, at times a null, the
-    absent marker or one that does not."""
-    c = i % 8
-    if p == 0:
-        return None
-    if p == 1:
-        return small.raw.ABSENT_TEXT
-    if p == 2:
-        return _BAD[c][i % len(_BAD[c])]
-    return _GOOD[c][p % len(_GOOD[c])]
-
-
-_IMAGE = st.lists(st.integers(0, 19), min_size=7, max_size=9).map(lambda picks: [_pick(i, p) for i, p in enumerate(picks)])
-_EVENT = st.tuples(st.sampled_from(["c", "r", "u", "d", "t"]), st.none() | _IMAGE, st.none() | _IMAGE)
-
-
-@given(st.lists(_EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
+@given(st.lists(EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
        st.sampled_from([(True, True), (True, False), (False, True)]))
 def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, images):
     """``_convert`` over staged rows (the column pass through ``_ColumnMemo``, one memo per
@@ -567,7 +531,7 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
     does."""
     from ddlcore.spark import RowConverter
 
-    conv = RowConverter(_memo_table(), dialect="mysql")
+    conv = RowConverter(memo_table(), dialect="mysql")
     after, before = images
     memos = {image: [small._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
     for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
@@ -596,7 +560,7 @@ def test_column_memos_are_bounded():
     from ddlcore.spark import RowConverter
     from ddlcore.spark.rules import Fail
 
-    conv = RowConverter(_memo_table(), dialect="mysql")
+    conv = RowConverter(memo_table(), dialect="mysql")
     memos = small._memos(conv)
     assert {m.limit for ms in memos.values() for m in ms} == {max(small.MEMO_MIN_TEXTS, small.MEMO_TEXTS // 16)}
 

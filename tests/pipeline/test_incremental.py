@@ -18,8 +18,8 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
-from .test_pipeline import Log  # noqa: E402
-from .test_pipeline_no_loss import base, quarantine, source  # noqa: E402
+from .support import Log, base, source  # noqa: E402
+from .support import quarantine_by_seq as quarantine  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,58 +16,9 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
-
-class Log:
-    """A change log being written by a test."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.events: list[dict] = []
-
-    def add(self, **k) -> int:
-        k["seq"] = len(self.events) + 1
-        k.setdefault("ts", 1_700_000_000_000 + k["seq"])
-        k.setdefault("position", f"mariadb-bin.000001:{100 * k['seq']}")
-        self.events.append(k)
-        return k["seq"]
-
-    def ddl(self, sql: str, db: str = "shop") -> int:
-        return self.add(op="ddl", database=db, ddl=sql)
-
-    def row(self, op: str, table: str, before=None, after=None, db: str = "shop") -> int:
-        k = {"op": op, "database": db, "table": table}
-        if before is not None:
-            k["before"] = [e(v) for v in before]
-        if after is not None:
-            k["after"] = [e(v) for v in after]
-        return self.add(**k)
-
-    def write(self, extra_lines: list[str] = ()) -> Path:
-        with open(self.path, "w") as fh:
-            for ev in self.events:
-                fh.write(json.dumps(ev) + "\n")
-            for line in extra_lines:
-                fh.write(line + "\n")
-        return self.path
+from .support import Log, parquet_rows, shop_log  # noqa: E402
 
 
-def shop_log(tmp_path: Path) -> Log:
-    log = Log(tmp_path / "changelog.jsonl")
-    log.ddl("CREATE DATABASE shop")
-    log.ddl("CREATE TABLE orders (id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
-            "note varchar(20) CHARACTER SET latin1, total decimal(8,2), placed datetime(3))")
-    log.row("c", "orders", after=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), "2024-02-29 13:14:15.250"])
-    log.row("u", "orders", before=[-1, 1, b"caf\xe9", decimal.Decimal("12.50"), None],
-            after=[-1, 2, b"caf\xe9", decimal.Decimal("13.00"), None])
-    log.ddl("ALTER TABLE orders ADD COLUMN qty smallint NOT NULL DEFAULT 1 AFTER id, DROP COLUMN placed")
-    log.row("c", "orders", after=[7, 3, 2, b"x", decimal.Decimal("1.00")])
-    log.row("d", "orders", before=[7, 3, 2, b"x", decimal.Decimal("1.00")])
-    return log
-
-
-def parquet_rows(spark, out: Path, table: str, version: int):
-    df = spark.read.parquet(str(out / "shop" / table / f"schema_version={version}"))
-    return df, sorted(df.collect(), key=lambda r: r["_seq"])
 
 
 def test_rows_are_typed_with_the_version_in_force(spark, tmp_path):

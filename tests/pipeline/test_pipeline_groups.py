@@ -5,7 +5,6 @@ converted on the driver by default; here every group is a Spark job.)"""
 
 from __future__ import annotations
 
-import decimal
 import json
 import re
 from pathlib import Path
@@ -17,29 +16,8 @@ pyspark = pytest.importorskip("pyspark")
 from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark import small  # noqa: E402
 
-from .test_pipeline import Log  # noqa: E402
+from .support import SHARD, Log, sharded_log  # noqa: E402
 
-SHARD = ("(id int unsigned NOT NULL PRIMARY KEY, status enum('new','paid'), "
-         "note varchar(20) CHARACTER SET latin1, total decimal(8,2))")
-
-
-def sharded_log(tmp_path: Path) -> Log:
-    log = Log(tmp_path / "changelog.jsonl")
-    log.ddl("CREATE DATABASE shop")
-    for t in ("s0", "s1", "s2"):
-        log.ddl(f"CREATE TABLE {t} {SHARD}")
-    log.ddl("CREATE TABLE other (id int, note varchar(20) CHARACTER SET latin1)")
-    for i, t in enumerate(("s0", "s1", "s2", "s0", "s1")):
-        log.row("c", t, after=[-1 - i, 1, b"caf\xe9", decimal.Decimal("12.50")])
-    log.row("u", "s1", before=[-2, 1, b"caf\xe9", decimal.Decimal("12.50")],
-            after=[-2, 2, b"caf\xe9", decimal.Decimal("13.00")])
-    log.row("d", "s2", before=[-3, 1, b"x", decimal.Decimal("1.00")])
-    log.row("c", "s1", after=[9, 7, b"x", decimal.Decimal("1.00")])        # enum index 7: quarantined
-    log.row("c", "other", after=[1, b"x"])
-    log.ddl("ALTER TABLE s2 ADD COLUMN qty smallint")                       # s2 v2: columns of its own
-    log.row("c", "s2", after=[5, 2, b"y", decimal.Decimal("2.00"), 3])
-    log.row("c", "s0", after=[6, 2, b"z", decimal.Decimal("3.00")])
-    return log
 
 
 @pytest.fixture(autouse=True)

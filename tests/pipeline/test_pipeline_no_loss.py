@@ -9,7 +9,6 @@ import gzip
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,30 +18,9 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
-from .test_pipeline import Log, parquet_rows  # noqa: E402
+from .support import SOURCE, Log, base, parquet_rows, source  # noqa: E402
+from .support import quarantine_by_seq as quarantine  # noqa: E402
 
-SOURCE = {"dialect": "mysql", "flavor": "mariadb", "epoch": "epoch-1",
-          "server": {"server_id": 1, "version": "10.11.6-MariaDB"},
-          "parser_options": {"character_set_server": "latin1", "collation_server": "latin1_swedish_ci",
-                             "lower_case_table_names": 0}}
-
-
-def source(log: Log, **over) -> int:
-    return log.add(op="source", source={**SOURCE, **over})
-
-
-def quarantine(out: Path) -> list[dict]:
-    return sorted((json.loads(line) for f in (out / "_quarantine").glob("*.json")
-                   for line in f.read_text().splitlines() if line.strip()),
-                  key=lambda r: (r["seq"] is None, r["seq"] or 0))
-
-
-def base(tmp_path, **over) -> Log:
-    log = Log(tmp_path / "changelog.jsonl")
-    source(log, **over)
-    log.ddl("CREATE DATABASE shop")
-    log.ddl("CREATE TABLE t (id int NOT NULL PRIMARY KEY, name varchar(10), qty int)")
-    return log
 
 
 # ---------------------------------------------------------------------------- source settings

@@ -13,7 +13,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
-from .test_pipeline import shop_log  # noqa: E402
+from .support import shop_log  # noqa: E402
 
 
 def test_strict_mode_stops_at_a_row_that_cannot_be_converted(spark, tmp_path):

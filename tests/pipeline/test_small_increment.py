@@ -65,7 +65,7 @@ def _both_ways(spark, tmp_path: Path, monkeypatch, first: list[str], increment: 
 
 
 def test_mysql_increment_driver_path_equals_spark_path(spark, tmp_path, monkeypatch):
-    lines = _lines(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 49 events
+    lines = _lines(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 50 events
     first, rest = lines[:29], lines[29:]
     n = len(lines)
     extra = mysql_extra_events(n)

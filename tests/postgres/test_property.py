@@ -250,7 +250,7 @@ def render_column(draw, col: Column, pk: list[str], pk_name: str | None) -> str:
         parts.append((kw(draw, "constraint") + " " + ident(draw, col.unique_name) + " "
                       if col.unique_name else "") + kw(draw, "unique"))
     if col.check:
-        # expressions are kept as written (DESIGN: no expression grammar): one spelling of it
+        # expressions are kept as written (docs/architecture.md: no expression grammar): one spelling of it
         parts.append(kw(draw, "check") + ' ("' + col.name.replace('"', '""') + '" > -100000)')
     draw(st.randoms()).shuffle(parts)
     return out + "".join(gap(draw) + p for p in parts)

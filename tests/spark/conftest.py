@@ -1,8 +1,5 @@
-"""Fixtures of the Spark tests: one SparkSession for the whole test session (``local[2]``,
-two shuffle partitions, no UI, UTC) and the MySQL dialect's type rules.
-
-``SparkSession.builder.getOrCreate()`` returns the running session, so every test module that
-asks for Spark this way shares this one JVM."""
+"""Fixtures of the Spark tests: the suite's Spark session (``tests/conftest.py``) with two shuffle
+partitions, and the MySQL dialect."""
 
 from __future__ import annotations
 
@@ -13,23 +10,13 @@ import pytest
 pytest.importorskip("pyspark")
 
 
-@pytest.fixture(scope="session")
-def spark() -> Iterator["object"]:
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("ddlcore tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.driver.memory", "1g")
-               # as ``ddlcore.spark.pipeline.spark_session`` sets it (read once per process: the
-               # first session decides): with PySpark's call-site capture on, building the
-               # converters' expressions costs several times more, and these tests' times would
-               # depend on which module ran first (the wide table's rows: 39 s on, 26 s off)
-               .config("spark.python.sql.dataFrameDebugging.enabled", "false")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
+@pytest.fixture(scope="module")
+def spark(spark) -> Iterator[object]:
+    """The suite's session with ``spark.sql.shuffle.partitions=2``: these tests' small
+    DataFrames on ``local[2]`` need no more (the next module's ``spark`` sets the pipeline's
+    value again)."""
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    yield spark
 
 
 @pytest.fixture(scope="session")

