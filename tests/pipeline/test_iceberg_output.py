@@ -125,11 +125,26 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
     assert (out / "_state" / "pending.json").exists()
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert len(t.scan().to_arrow()) == 2  # committed to Iceberg, not checkpointed
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 1  # the current state too
     pl.run_pipeline(log, out, spark=spark, output_format="iceberg")  # rolls forward, then nothing new
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert sorted(r["_seq"] for r in t.scan().to_arrow().to_pylist()) == [2, 4]
     assert len(t.snapshots()) == 1
-    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 4
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 1 and _current_rows(cur) == _spark_current(spark, out, "shop.t") == \
+        [(1, None, "c1", ["x", "y"], 2, []), (2, 20, "c2", ["x"], 4, [])]
+    # killed again, in a run of row events only (the incremental merge): the same as uninterrupted
+    _write(log, RUN1 + [event(5, op="u", database="shop", table="t", before=[2, 20, "c2", 1], after=[2, 22, "c2", 1])])
+    monkeypatch.setattr(pl, "_write_json", crash_at_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    monkeypatch.setattr(pl, "_write_json", real)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 2 and _current_rows(cur) == [(1, None, "c1", ["x", "y"], 2, []),
+                                                                (2, 22, "c2", ["x"], 5, [])]
+    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 5
 
 
 def _spark_rows(df) -> list[tuple]:
@@ -243,3 +258,59 @@ def test_current_state_table_equals_read_table_current(spark, two_runs):
     assert _current_rows(t) == _spark_current(spark, two_runs, "shop.t2") == \
         [(1, None, None, ["x", "y"], None, 2, ["c"]), (2, 21, None, ["y"], None, 6, ["c"])]
     assert t.properties["ddlcore.buckets"] == "16" and t.properties["ddlcore.last-seq"] == "10"
+
+
+ABSENT = {"$absent": True}
+#: runs over one table: inserts; updates (one with an absent column), a delete, an insert;
+#: one key updated; a truncate and an insert
+U_RUNS = [
+    [event(1, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, v INT, w VARCHAR(5))")]
+    + [event(1 + i, op="c", database="shop", table="u", after=[i, i * 10, f"w{i}"]) for i in range(1, 41)],
+    [event(50, op="u", database="shop", table="u", before=[1, 10, "w1"], after=[1, 11, ABSENT]),
+     event(51, op="u", database="shop", table="u", before=[1, 11, "w1"], after=[1, 12, ABSENT]),
+     event(52, op="d", database="shop", table="u", before=[2, 20, "w2"]),
+     event(53, op="c", database="shop", table="u", after=[99, 990, "w99"])],
+    [event(60, op="u", database="shop", table="u", before=[3, 30, "w3"], after=[3, 31, "x3"])],
+    [event(70, op="t", database="shop", table="u"),
+     event(71, op="c", database="shop", table="u", after=[5, 50, "y5"])],
+]
+
+
+def _data_files(table) -> dict[str, int]:
+    """The current snapshot's data files: path → records."""
+    return {t.file.file_path: t.file.record_count for t in table.scan().plan_files()}
+
+
+def test_current_state_table_follows_each_run_and_rewrites_only_touched_buckets(spark, tmp_path):
+    from ddlcore.sinks.current import bucket_of_path
+
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    done: list[str] = []
+    files = []
+    for n, run in enumerate(U_RUNS):
+        done += run
+        _write(log, done)
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        t = _catalog(out).load_table(("shop", "u"))
+        assert _current_rows(t) == _spark_current(spark, out, "shop.u"), n
+        files.append(_data_files(t))
+    rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
+    assert rows == {5: (5, 50, "y5", 71, [])}  # the truncate emptied it
+    # one file per occupied bucket
+    first = [bucket_of_path(f) for f in files[0]]
+    assert len(set(first)) == len(first) > 1 and set(first) <= set(range(16)) and sum(files[0].values()) == 40
+    # run 3 touched key 3 only: one bucket's file replaced, every other file the same
+    assert len(set(files[2]) - set(files[1])) == 1 and len(set(files[1]) - set(files[2])) == 1
+    (new,), (old,) = set(files[2]) - set(files[1]), set(files[1]) - set(files[2])
+    assert bucket_of_path(new) == bucket_of_path(old) and files[2][new] == files[1][old]
+
+
+def test_current_state_keeps_absent_values_across_runs(spark, tmp_path):
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, U_RUNS[0])
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    _write(log, U_RUNS[0] + U_RUNS[1])
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
+    assert rows[1] == (1, 12, "w1", 51, []) and 2 not in rows and rows[99] == (99, 990, "w99", 53, [])
+    assert len(rows) == 40
