@@ -189,7 +189,8 @@ def test_ddlcore_tables_lists_the_output(two_runs):
     res = CliRunner().invoke(main, ["tables", str(two_runs), "--format", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output) == [{"table": "shop.t2", "schema_version": 1, "dropped": False, "changes_rows": 5,
-                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes"}]
+                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes",
+                                       "current_rows": 2}]
     res = CliRunner().invoke(main, ["tables", str(two_runs / "nothing")])
     assert res.exit_code == 2 and "not a ddlcore run output" in res.output
 
