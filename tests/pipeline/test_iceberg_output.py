@@ -304,6 +304,34 @@ def test_current_state_table_follows_each_run_and_rewrites_only_touched_buckets(
     assert len(set(files[2]) - set(files[1])) == 1 and len(set(files[1]) - set(files[2])) == 1
     (new,), (old,) = set(files[2]) - set(files[1]), set(files[1]) - set(files[2])
     assert bucket_of_path(new) == bucket_of_path(old) and files[2][new] == files[1][old]
+    _check_scd2(_catalog(out).load_table(("shop", "u__changes")))
+
+
+#: the SCD type 2 recipe of docs/tables.md ("SCD type 2"), verbatim
+SCD2 = """
+WITH ev AS (
+  SELECT id, v,
+         last_value(CASE WHEN NOT list_contains(coalesce(_absent, []), 'w') THEN w END IGNORE NULLS)
+           OVER (PARTITION BY id ORDER BY _seq, _row ROWS UNBOUNDED PRECEDING) AS w,
+         _op, _seq,
+         lead(_seq) OVER (PARTITION BY id ORDER BY _seq, _row) AS next_seq
+  FROM changes WHERE _op <> 't'),
+truncates AS (SELECT _seq AS t_seq FROM changes WHERE _op = 't')
+SELECT id, v, w, _seq AS valid_from_seq,
+       least(next_seq, (SELECT min(t_seq) FROM truncates WHERE t_seq > ev._seq)) AS valid_to_seq
+FROM ev WHERE _op <> 'd'
+"""
+
+
+def _check_scd2(table) -> None:
+    import duckdb
+
+    changes = table.scan().to_arrow()  # noqa: F841 - read by DuckDB by its variable name
+    got = {(r[0], r[3]): r for r in duckdb.sql(SCD2).fetchall()}
+    assert len(got) == 40 + 1 + 2 + 1 + 1  # inserts, 99, two updates of 1, one of 3, 5 after the truncate
+    assert [got[(1, s)] for s in (2, 50, 51)] == [(1, 10, "w1", 2, 50), (1, 11, "w1", 50, 51), (1, 12, "w1", 51, 70)]
+    assert got[(2, 3)] == (2, 20, "w2", 3, 52)  # deleted at 52
+    assert got[(5, 6)][4] == 70 and got[(5, 71)] == (5, 50, "y5", 71, None)  # truncated, then inserted again
 
 
 def test_current_state_keeps_absent_values_across_runs(spark, tmp_path):
