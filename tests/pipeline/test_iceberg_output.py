@@ -343,3 +343,21 @@ def test_current_state_keeps_absent_values_across_runs(spark, tmp_path):
     rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
     assert rows[1] == (1, 12, "w1", 51, []) and 2 not in rows and rows[99] == (99, 990, "w99", 53, [])
     assert len(rows) == 40
+
+
+def test_drop_table_empties_the_current_state_and_a_recreated_table_starts_afresh(spark, tmp_path):
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    runs = [U_RUNS[0][:3], [event(60, op="ddl", database="shop", ddl="DROP TABLE u")],
+            [event(61, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, v INT, w VARCHAR(5))"),
+             event(62, op="c", database="shop", table="u", after=[7, 70, "n7"])]]
+    done: list[str] = []
+    got = []
+    for run in runs:
+        done += run
+        _write(log, done)
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        t = _catalog(out).load_table(("shop", "u"))
+        got.append((_current_rows(t), t.properties["ddlcore.dropped"]))
+    assert got == [([(1, 10, "w1", 2, []), (2, 20, "w2", 3, [])], "false"), ([], "true"),
+                   ([(7, 70, "n7", 62, [])], "false")]
+    assert _spark_current(spark, out, "shop.u") == got[-1][0]

@@ -88,14 +88,14 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     table = _load(catalog, lin) if previous_seq is not None else None
     rebuild = table is None or table.properties.get(PROPERTY_RUN) is None or ddl
     buckets = int(table.properties.get(PROPERTY_BUCKETS, BUCKETS)) if table is not None else BUCKETS
-    fields = current_fields(lin)
+    fields = current_fields(lin)  # (of the last version: a dropped table keeps its schema)
     names = [f.name for f in fields]
     last = [v.table for v in lin.versions if v.table is not None][-1]
     key = list(last.primary_key) or names
     ident = naming.current_name(lin.table_id)
     entry = {"identifier": list(ident), "previous": [list(naming.current_name(t)) for t in lin.names[:-1]],
              "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
-             "fields": [f.to_json() for f in fields], "buckets": buckets, "touched": None, "files": []}
+             "fields": [{**f.to_json(), "alive": True} for f in fields], "buckets": buckets, "touched": None, "files": []}
     if lin.dropped:
         return entry  # a dropped table has no rows: every bucket emptied
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True)

@@ -208,6 +208,9 @@ def current_frame(changes: Any, lin: Lineage, previous: Any = None) -> Any:
     from pyspark.sql import functions as F
 
     last = [v.table for v in lin.versions if v.table is not None][-1]
+    drops = [i for i, v in enumerate(lin.versions) if v.table is None]
+    if drops and drops[-1] + 1 < len(lin.versions):  # re-created after a DROP: its rows only
+        changes = changes.where(F.col("_seq") >= lin.versions[drops[-1] + 1].valid_from_seq)
     df, names = _server_values(changes, lin)  # the current fields only, not the retired ones
     if previous is not None:
         flags = [F.array_contains(F.coalesce(F.col("_unknown"), F.array()), n).alias(f"__u{i}")
