@@ -18,8 +18,8 @@ buckets' files read, merged with the run's events and rewritten, swapped in) and
 table only).  Issue 31 wants the merge at most 3x the append, not growing with ``M``.
 
 ``python benchmarks/iceberg.py [--rows N] [--shapes 20x3,500x4] [--repeat N] [--merge-table M,...]
-[--merge-rows N]``; the default (100,000 row events per shape; merges of 2,000 rows into tables of
-100,000 and 400,000 rows) takes a few minutes on 2 cores.
+[--merge-rows N]``; the default (100,000 row events per shape; merges of 20,000 rows into tables of
+100,000 and 800,000 rows) takes several minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -131,8 +131,8 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=100_000, help="row events per shape")
     ap.add_argument("--shapes", default="20x3,500x4", help="tables x versions (500x4 is skewed 0.1)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each format in turn; medians reported")
-    ap.add_argument("--merge-table", default="100000,400000", help="rows of the merged table (comma list; 0: none)")
-    ap.add_argument("--merge-rows", type=int, default=2000, help="rows changed by the merged run")
+    ap.add_argument("--merge-table", default="100000,800000", help="rows of the merged table (comma list; 0: none)")
+    ap.add_argument("--merge-rows", type=int, default=20000, help="rows changed by the merged run")
     ap.add_argument("--job", choices=("parquet", "iceberg", "merge"), help=argparse.SUPPRESS)
     ap.add_argument("--job-log", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--job-out", type=Path, help=argparse.SUPPRESS)

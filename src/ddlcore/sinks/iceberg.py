@@ -1,8 +1,10 @@
-"""The Iceberg sink: every source table as an Apache Iceberg changes table (docs/tables.md).
+"""The Iceberg sink: every source table as an Apache Iceberg changes table and a current-state
+table (docs/tables.md).
 
 Owns: the run's side of the sink (``IcebergSink.prepare``: physical column names from
 ``ddlcore.sinks.fields``; ``IcebergSink.plan``: the tables, fields and data directories a
-commit declares) and the catalog a run commits into.  The commit itself is
+commit declares; ``IcebergSink.stage``: the current-state files, ``ddlcore.sinks.current``)
+and the catalog a run commits into.  The commit itself is
 ``ddlcore.sinks.icecommit``.  Must not know: how rows are converted.
 
 Spark keeps writing plain Parquet (no Iceberg jar: the Spark-side jars come only from Maven);

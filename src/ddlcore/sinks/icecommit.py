@@ -1,5 +1,7 @@
 """The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
-Iceberg transaction (schema changes, the run's data files appended, properties), idempotent.
+Iceberg transaction (schema changes, the run's data files appended, properties), then one for
+its current-state table when the run changed it (old files of the touched buckets deleted, the
+new ones added, in one overwrite snapshot), idempotent.
 
 Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
 the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
