@@ -95,7 +95,8 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     ident = naming.current_name(lin.table_id)
     entry = {"identifier": list(ident), "previous": [list(naming.current_name(t)) for t in lin.names[:-1]],
              "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
-             "fields": [{**f.to_json(), "alive": True} for f in fields], "buckets": buckets, "touched": None, "files": []}
+             "fields": [{**f.to_json(), "alive": True} for f in fields], "buckets": buckets, "touched": None,
+             "files": []}
     if lin.dropped:
         return entry  # a dropped table has no rows: every bucket emptied
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True)
