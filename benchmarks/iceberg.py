@@ -10,8 +10,16 @@ difference is the driver's Iceberg commit (one ``pyiceberg`` transaction per tab
 changes, a fast append of the run's files registered from their footers).  Also checks that
 every Iceberg changes table holds as many rows as its Parquet versions.
 
-``python benchmarks/iceberg.py [--rows N] [--shapes 20x3,500x4] [--repeat N]``; the default
-(100,000 row events per shape) takes a few minutes on 2 cores.
+The current-state merge (``--merge-table M --merge-rows N``, after the shapes): one table of
+``M`` rows written by a first run, then a second run of ``N`` updates of existing keys, timed
+twice on two copies of that output: with the current-state table (the merge: the touched
+buckets' files read, merged with the run's events and rewritten, swapped in) and without it
+(``IcebergSink.stage`` skipped: the run writes and appends the ``N`` row events to the changes
+table only).  Issue 31 wants the merge at most 3x the append, not growing with ``M``.
+
+``python benchmarks/iceberg.py [--rows N] [--shapes 20x3,500x4] [--repeat N] [--merge-table M,...]
+[--merge-rows N]``; the default (100,000 row events per shape; merges of 20,000 rows into tables of
+100,000 and 800,000 rows) takes several minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -48,10 +56,65 @@ def job_main(fmt: str, log: Path, out: Path) -> int:
 
         cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out / CATALOG_FILE}",
                             "warehouse": f"file://{out / WAREHOUSE_DIR}"})
-        snapshots = [cat.load_table(t).current_snapshot() for ns in cat.list_namespaces() for t in cat.list_tables(ns)]
+        snapshots = [cat.load_table(t).current_snapshot() for ns in cat.list_namespaces() for t in cat.list_tables(ns)
+                     if t[-1].endswith("__changes")]
         iceberg_rows = sum(int(s.summary["total-records"]) for s in snapshots if s is not None)  # None: no rows
     print(json.dumps({"seconds": seconds, "rows": result.rows, "iceberg_rows": iceberg_rows}))
     return 0
+
+
+def _merge_log(path: Path, table_rows: int, changed: int, first: bool) -> None:
+    """The merge benchmark's log: ``CREATE TABLE`` and ``table_rows`` inserts, then (unless
+    ``first``) ``changed`` updates of keys spread over the table."""
+    def ev(seq: int, **k) -> str:
+        return json.dumps({"seq": seq, "position": f"p:{seq}", "ts": 1_718_000_000_000 + seq,
+                           "database": "bench", **k})
+
+    lines = [ev(1, op="ddl", ddl="CREATE TABLE m (id BIGINT PRIMARY KEY, v INT, s VARCHAR(20))")]
+    lines += [ev(2 + i, op="c", table="m", after=[i, i, f"s{i}"]) for i in range(table_rows)]
+    if not first:
+        step = max(1, table_rows // changed)
+        lines += [ev(2 + table_rows + j, op="u", table="m", before=[j * step, j * step, f"s{j * step}"],
+                     after=[j * step, -j, "changed"]) for j in range(changed)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def merge_main(work: Path, table_rows: int, changed: int) -> int:
+    """One merge measurement in this process (module docstring): prints the two second runs'
+    seconds."""
+    from ddlcore.sinks.iceberg import IcebergSink
+    from ddlcore.spark.pipeline import run_pipeline, spark_session
+
+    spark = spark_session(None, "ddlcore benchmark: current-state merge")
+    spark.sparkContext.setLogLevel("ERROR")
+    log = work / "merge.jsonl"
+    _merge_log(log, table_rows, changed, first=True)
+    for name in ("with", "without"):
+        run_pipeline(log, work / name, spark=spark, output_format="iceberg")
+    _merge_log(log, table_rows, changed, first=False)
+    real = IcebergSink.stage
+    times = {}
+    for name in ("without", "with"):
+        IcebergSink.stage = real if name == "with" else (lambda self, *a, **k: None)
+        t0 = time.perf_counter()
+        result = run_pipeline(log, work / name, spark=spark, output_format="iceberg")
+        times[name] = time.perf_counter() - t0
+        assert result.rows == changed, result.rows
+    IcebergSink.stage = real
+    print(json.dumps(times))
+    return 0
+
+
+def merge_bench(work: Path, table_rows: int, changed: int) -> tuple[float, float]:
+    """The merge measurement in a fresh process: (append seconds, merge seconds)."""
+    work.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, __file__, "--job", "merge", "--job-out", str(work),
+                           "--merge-table", str(table_rows), "--merge-rows", str(changed)],
+                          stdout=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the merge benchmark failed (exit status {done.returncode})")
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    return times["without"], times["with"] - times["without"]
 
 
 def run_job(fmt: str, log: Path, out: Path) -> dict:
@@ -68,16 +131,20 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=100_000, help="row events per shape")
     ap.add_argument("--shapes", default="20x3,500x4", help="tables x versions (500x4 is skewed 0.1)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each format in turn; medians reported")
-    ap.add_argument("--job", choices=("parquet", "iceberg"), help=argparse.SUPPRESS)
+    ap.add_argument("--merge-table", default="100000,800000", help="rows of the merged table (comma list; 0: none)")
+    ap.add_argument("--merge-rows", type=int, default=20000, help="rows changed by the merged run")
+    ap.add_argument("--job", choices=("parquet", "iceberg", "merge"), help=argparse.SUPPRESS)
     ap.add_argument("--job-log", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--job-out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.job == "merge":
+        return merge_main(args.job_out, int(args.merge_table), args.merge_rows)
     if args.job:
         return job_main(args.job, args.job_log, args.job_out)
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-iceberg-"))
     status = 0
     try:
-        for shape in args.shapes.split(","):
+        for shape in [x for x in args.shapes.split(",") if x]:
             tables, versions, skew = SHAPES[shape]
             log = work / f"{shape}.jsonl"
             LogWriter(tables, versions, skew).generate(log, args.rows)
@@ -96,6 +163,11 @@ def main() -> int:
                   f"({i:.1f} s): {ratio:.2f}x the Parquet throughput (issue 31: >= 0.8x)", flush=True)
             if ratio < 0.8:
                 print(f"{shape}: below the issue's 0.8x", flush=True)
+        for size in [int(x) for x in args.merge_table.split(",") if int(x)]:
+            append, merge = merge_bench(work / f"merge-{size}", size, args.merge_rows)
+            print(f"merge of {args.merge_rows:,} changed rows into {size:,} rows (load {os.getloadavg()[0]:.1f}): "
+                  f"run appending them to the changes table {append:.1f} s, current-state merge +{merge:.1f} s: "
+                  f"{merge / append:.2f}x the append (issue 31: <= 3x)", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return status

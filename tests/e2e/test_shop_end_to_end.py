@@ -329,6 +329,11 @@ def check_iceberg(spark, log: Path, out: Path, expected: Expected, output: dict)
         assert cur.columns == [c[0] for c in columns] + ["_seq", "_unknown"], table
         types = {f.name: f.dataType for f in cur.schema.fields}
         got = {as_key(r[W.PRIMARY_KEYS[table]]): r.asDict() for r in cur.collect()}
+        # the current-state Iceberg table: the same columns, keys and last events
+        stored = cat.load_table((W.DATABASE, table)).scan().to_arrow()
+        assert stored.column_names == cur.columns, table
+        assert sorted((str(as_key(r[W.PRIMARY_KEYS[table]])), r["_seq"]) for r in stored.to_pylist()) == \
+            sorted((str(k), v["_seq"]) for k, v in got.items()), table
         assert sorted(map(str, got)) == sorted(str(as_key(r[W.PRIMARY_KEYS[table]])) for r in rows), table
         for row in rows:
             have = got[as_key(row[W.PRIMARY_KEYS[table]])]

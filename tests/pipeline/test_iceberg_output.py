@@ -69,7 +69,7 @@ def two_runs(spark, tmp_path_factory):
 
 def test_changes_table_follows_the_ddl(two_runs):
     cat = _catalog(two_runs)
-    assert cat.list_tables(("shop",)) == [("shop", "t2__changes")]  # renamed with its table
+    assert sorted(cat.list_tables(("shop",))) == [("shop", "t2"), ("shop", "t2__changes")]  # renamed with it
     t = cat.load_table(("shop", "t2__changes"))
     assert _rows(t.scan().to_arrow()) == EXPECTED
     schema = t.schema()
@@ -125,11 +125,26 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
     assert (out / "_state" / "pending.json").exists()
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert len(t.scan().to_arrow()) == 2  # committed to Iceberg, not checkpointed
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 1  # the current state too
     pl.run_pipeline(log, out, spark=spark, output_format="iceberg")  # rolls forward, then nothing new
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert sorted(r["_seq"] for r in t.scan().to_arrow().to_pylist()) == [2, 4]
     assert len(t.snapshots()) == 1
-    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 4
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 1 and _current_rows(cur) == _spark_current(spark, out, "shop.t") == \
+        [(1, None, "c1", ["x", "y"], 2, []), (2, 20, "c2", ["x"], 4, [])]
+    # killed again, in a run of row events only (the incremental merge): the same as uninterrupted
+    _write(log, RUN1 + [event(5, op="u", database="shop", table="t", before=[2, 20, "c2", 1], after=[2, 22, "c2", 1])])
+    monkeypatch.setattr(pl, "_write_json", crash_at_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    monkeypatch.setattr(pl, "_write_json", real)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    cur = _catalog(out).load_table(("shop", "t"))
+    assert len(cur.snapshots()) == 2 and _current_rows(cur) == [(1, None, "c1", ["x", "y"], 2, []),
+                                                                (2, 22, "c2", ["x"], 5, [])]
+    assert json.loads((out / "_state" / "checkpoint.json").read_text())["last_seq"] == 5
 
 
 def _spark_rows(df) -> list[tuple]:
@@ -174,7 +189,8 @@ def test_ddlcore_tables_lists_the_output(two_runs):
     res = CliRunner().invoke(main, ["tables", str(two_runs), "--format", "json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output) == [{"table": "shop.t2", "schema_version": 1, "dropped": False, "changes_rows": 5,
-                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes"}]
+                                       "last_seq": 10, "quarantined": 0, "iceberg": "shop.t2__changes",
+                                       "current_rows": 2}]
     res = CliRunner().invoke(main, ["tables", str(two_runs / "nothing")])
     assert res.exit_code == 2 and "not a ddlcore run output" in res.output
 
@@ -224,3 +240,124 @@ def _log(tmp_path: Path) -> Path:
     path = tmp_path / "log.jsonl"
     _write(path, RUN1 + RUN2)
     return path
+
+
+def _current_rows(table) -> list[tuple]:
+    """A current-state table's rows through pyiceberg, in its column order."""
+    arrow = table.scan().to_arrow()
+    return sorted(tuple(r.values()) for r in arrow.to_pylist())
+
+
+def _spark_current(spark, out: Path, name: str) -> list[tuple]:
+    import ddlcore
+    return sorted(tuple(r) for r in ddlcore.read_table(spark, out, name, current=True).collect())
+
+
+def test_current_state_table_equals_read_table_current(spark, two_runs):
+    t = _catalog(two_runs).load_table(("shop", "t2"))
+    assert [f.name for f in t.schema().fields] == ["id", "bb", "c", "tags", "a", "_seq", "_unknown"]
+    assert _current_rows(t) == _spark_current(spark, two_runs, "shop.t2") == \
+        [(1, None, None, ["x", "y"], None, 2, ["c"]), (2, 21, None, ["y"], None, 6, ["c"])]
+    assert t.properties["ddlcore.buckets"] == "16" and t.properties["ddlcore.last-seq"] == "10"
+
+
+ABSENT = {"$absent": True}
+#: runs over one table: inserts; updates (one with an absent column), a delete, an insert;
+#: one key updated; a truncate and an insert
+U_RUNS = [
+    [event(1, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, v INT, w VARCHAR(5))")]
+    + [event(1 + i, op="c", database="shop", table="u", after=[i, i * 10, f"w{i}"]) for i in range(1, 41)],
+    [event(50, op="u", database="shop", table="u", before=[1, 10, "w1"], after=[1, 11, ABSENT]),
+     event(51, op="u", database="shop", table="u", before=[1, 11, "w1"], after=[1, 12, ABSENT]),
+     event(52, op="d", database="shop", table="u", before=[2, 20, "w2"]),
+     event(53, op="c", database="shop", table="u", after=[99, 990, "w99"])],
+    [event(60, op="u", database="shop", table="u", before=[3, 30, "w3"], after=[3, 31, "x3"])],
+    [event(70, op="t", database="shop", table="u"),
+     event(71, op="c", database="shop", table="u", after=[5, 50, "y5"])],
+]
+
+
+def _data_files(table) -> dict[str, int]:
+    """The current snapshot's data files: path → records."""
+    return {t.file.file_path: t.file.record_count for t in table.scan().plan_files()}
+
+
+def test_current_state_table_follows_each_run_and_rewrites_only_touched_buckets(spark, tmp_path):
+    from ddlcore.sinks.current import bucket_of_path
+
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    done: list[str] = []
+    files = []
+    for n, run in enumerate(U_RUNS):
+        done += run
+        _write(log, done)
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        t = _catalog(out).load_table(("shop", "u"))
+        assert _current_rows(t) == _spark_current(spark, out, "shop.u"), n
+        files.append(_data_files(t))
+    rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
+    assert rows == {5: (5, 50, "y5", 71, [])}  # the truncate emptied it
+    # one file per occupied bucket
+    first = [bucket_of_path(f) for f in files[0]]
+    assert len(set(first)) == len(first) > 1 and set(first) <= set(range(16)) and sum(files[0].values()) == 40
+    # run 3 touched key 3 only: one bucket's file replaced, every other file the same
+    assert len(set(files[2]) - set(files[1])) == 1 and len(set(files[1]) - set(files[2])) == 1
+    (new,), (old,) = set(files[2]) - set(files[1]), set(files[1]) - set(files[2])
+    assert bucket_of_path(new) == bucket_of_path(old) and files[2][new] == files[1][old]
+    _check_scd2(_catalog(out).load_table(("shop", "u__changes")))
+
+
+#: the SCD type 2 recipe of docs/tables.md ("SCD type 2"), verbatim
+SCD2 = """
+WITH ev AS (
+  SELECT id, v,
+         last_value(CASE WHEN NOT list_contains(coalesce(_absent, []), 'w') THEN w END IGNORE NULLS)
+           OVER (PARTITION BY id ORDER BY _seq, _row ROWS UNBOUNDED PRECEDING) AS w,
+         _op, _seq,
+         lead(_seq) OVER (PARTITION BY id ORDER BY _seq, _row) AS next_seq
+  FROM changes WHERE _op <> 't'),
+truncates AS (SELECT _seq AS t_seq FROM changes WHERE _op = 't')
+SELECT id, v, w, _seq AS valid_from_seq,
+       least(next_seq, (SELECT min(t_seq) FROM truncates WHERE t_seq > ev._seq)) AS valid_to_seq
+FROM ev WHERE _op <> 'd'
+"""
+
+
+def _check_scd2(table) -> None:
+    import duckdb
+
+    changes = table.scan().to_arrow()  # noqa: F841 - read by DuckDB by its variable name
+    got = {(r[0], r[3]): r for r in duckdb.sql(SCD2).fetchall()}
+    assert len(got) == 40 + 1 + 2 + 1 + 1  # inserts, 99, two updates of 1, one of 3, 5 after the truncate
+    assert [got[(1, s)] for s in (2, 50, 51)] == [(1, 10, "w1", 2, 50), (1, 11, "w1", 50, 51), (1, 12, "w1", 51, 70)]
+    assert got[(2, 3)] == (2, 20, "w2", 3, 52)  # deleted at 52
+    assert got[(5, 6)][4] == 70 and got[(5, 71)] == (5, 50, "y5", 71, None)  # truncated, then inserted again
+
+
+def test_current_state_keeps_absent_values_across_runs(spark, tmp_path):
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, U_RUNS[0])
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    _write(log, U_RUNS[0] + U_RUNS[1])
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
+    assert rows[1] == (1, 12, "w1", 51, []) and 2 not in rows and rows[99] == (99, 990, "w99", 53, [])
+    assert len(rows) == 40
+
+
+def test_drop_table_empties_the_current_state_and_a_recreated_table_starts_afresh(spark, tmp_path):
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    runs = [U_RUNS[0][:3], [event(60, op="ddl", database="shop", ddl="DROP TABLE u")],
+            [event(61, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, v INT, w VARCHAR(5))"),
+             event(62, op="c", database="shop", table="u", after=[7, 70, "n7"])]]
+    done: list[str] = []
+    got = []
+    for run in runs:
+        done += run
+        _write(log, done)
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        t = _catalog(out).load_table(("shop", "u"))
+        got.append((_current_rows(t), t.properties["ddlcore.dropped"]))
+    assert got == [([(1, 10, "w1", 2, []), (2, 20, "w2", 3, [])], "false"), ([], "true"),
+                   ([(7, 70, "n7", 62, [])], "false")]
+    assert _spark_current(spark, out, "shop.u") == got[-1][0]

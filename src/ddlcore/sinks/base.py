@@ -25,6 +25,10 @@ class Sink(Protocol):
     def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
         """The version list (``pipeline._version_list`` entries) as the run writes it."""
 
+    def stage(self, spark: Any, fs: Any, staging: str, run_id: str, previous_seq: int | None) -> None:
+        """Write what the sink derives from the staged files (after every file is staged,
+        before ``plan``)."""
+
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
              previous_seq: int | None) -> dict[str, Any] | None:
         """This sink's part of the commit plan (JSON), or ``None`` when it has none."""
@@ -37,6 +41,9 @@ class ParquetSink:
 
     def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
         return versions
+
+    def stage(self, spark: Any, fs: Any, staging: str, run_id: str, previous_seq: int | None) -> None:
+        return None
 
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
              previous_seq: int | None) -> dict[str, Any] | None:

@@ -1,8 +1,10 @@
-"""The Iceberg sink: every source table as an Apache Iceberg changes table (docs/tables.md).
+"""The Iceberg sink: every source table as an Apache Iceberg changes table and a current-state
+table (docs/tables.md).
 
 Owns: the run's side of the sink (``IcebergSink.prepare``: physical column names from
 ``ddlcore.sinks.fields``; ``IcebergSink.plan``: the tables, fields and data directories a
-commit declares) and the catalog a run commits into.  The commit itself is
+commit declares; ``IcebergSink.stage``: the current-state files, ``ddlcore.sinks.current``)
+and the catalog a run commits into.  The commit itself is
 ``ddlcore.sinks.icecommit``.  Must not know: how rows are converted.
 
 Spark keeps writing plain Parquet (no Iceberg jar: the Spark-side jars come only from Maven);
@@ -68,6 +70,7 @@ class IcebergSink:
         self.dialect = dialect
         self.spark_options = spark_options
         self.lineages: list[Lineage] = []
+        self.current: dict[str, dict[str, Any]] = {}
 
     def catalog_spec(self, fs: Any) -> dict[str, Any]:
         """How the commit opens the catalog (JSON, in the plan)."""
@@ -99,6 +102,18 @@ class IcebergSink:
             out.append(v)
         return out
 
+    def stage(self, spark: Any, fs: Any, staging: str, run_id: str, previous_seq: int | None) -> None:
+        """Write the new files of every current-state table this run changes
+        (``ddlcore.sinks.current``), for ``plan``."""
+        from .current import stage_current
+
+        catalog = open_catalog(self.catalog_spec(fs))
+        self.current = {}
+        for lin in self.lineages:
+            entry = stage_current(spark, catalog, fs, staging, run_id, lin, previous_seq, WAREHOUSE_DIR)
+            if entry is not None:
+                self.current[lin.lineage_id] = entry
+
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
              previous_seq: int | None) -> dict[str, Any] | None:
         """The commit's Iceberg part: per lineage touched by this run (rows staged, or a
@@ -115,13 +130,14 @@ class IcebergSink:
                 if fs.exists(f"{staging}/{d}"):
                     dirs.append(d)
             changed = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
-            if not dirs and not changed:
+            current = self.current.get(lin.lineage_id)
+            if not dirs and not changed and current is None:
                 continue
             tables.append({
                 "identifier": list(naming.changes_name(lin.table_id)),
                 "previous": [list(naming.changes_name(t)) for t in lin.names[:-1]],
                 "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
-                "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs,
+                "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs, "current": current,
             })
         return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
                 "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}

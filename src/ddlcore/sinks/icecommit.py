@@ -1,5 +1,7 @@
 """The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
-Iceberg transaction (schema changes, the run's data files appended, properties), idempotent.
+Iceberg transaction (schema changes, the run's data files appended, properties), then one for
+its current-state table when the run changed it (old files of the touched buckets deleted, the
+new ones added, in one overwrite snapshot), idempotent.
 
 Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
 the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
@@ -42,14 +44,14 @@ def _uri(text: str) -> str:
     return text
 
 
-def _schema() -> Any:
-    """A new table's schema: the pipeline's columns (``_before`` empty); ``_evolve`` adds the
-    source columns in the same transaction."""
+def _schema(meta: tuple[tuple[str, Any], ...] = META_FIELDS) -> Any:
+    """A new table's schema: the pipeline's columns ``meta`` (``_before`` empty); ``_evolve``
+    adds the source columns in the same transaction."""
     from pyiceberg.schema import Schema, assign_fresh_schema_ids
     from pyiceberg.types import NestedField, StructType
 
     top = [NestedField(-1, n, StructType() if spec is None else to_iceberg(spec), required=False)
-           for n, spec in META_FIELDS]
+           for n, spec in meta]
     return assign_fresh_schema_ids(Schema(*top))
 
 
@@ -57,13 +59,15 @@ def _tmp(key: str) -> str:
     return f"{_TMP}{key.replace('.', '_')}"
 
 
-def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> None:
+def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field], nested: str | None = BEFORE,
+            anchor: str = "_op") -> None:
     """Schema updates from the fields the table declared (``old``: key → declared name, spec,
     doc, alive) to ``fields``, each on the top level and in ``_before``: deletes, renames
     (through temporary names, so swaps work), widenings and doc changes, adds (before ``_op``).
     A field new to the table and already dead (added and dropped within one run) is added
     under a temporary name and deleted, so that it has an id for the name mapping: its
-    physical name is in this run's files."""
+    physical name is in this run's files.  ``nested``: the struct repeating the source columns
+    (``None``: none); ``anchor``: the first pipeline column (source columns are added before it)."""
     want = {f.key: f for f in fields if f.alive}
     live = {k: v for k, v in old.items() if v.get("alive", True)}
     gone = [k for k in live if k not in want]
@@ -73,7 +77,8 @@ def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> Non
         with tx.update_schema(allow_incompatible_changes=True) as u:
             for k in gone:
                 u.delete_column((live[k]["name"],))
-                u.delete_column((BEFORE, live[k]["name"]))
+                if nested:
+                    u.delete_column((nested, live[k]["name"]))
     for step in ("tmp", "final"):
         if moved:
             with tx.update_schema() as u:
@@ -81,7 +86,8 @@ def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> Non
                     src = live[k]["name"] if step == "tmp" else _tmp(k)
                     dst = _tmp(k) if step == "tmp" else want[k].name
                     u.rename_column((src,), dst)
-                    u.rename_column((BEFORE, src), dst)
+                    if nested:
+                        u.rename_column((nested, src), dst)
     changed = [k for k in live if k in want and (want[k].spec != live[k]["spec"] or want[k].doc != live[k]["doc"])]
     added = [(want[k], want[k].name) for k in want if k not in old] + [(f, _tmp(f.key)) for f in dead]
     if changed or added:
@@ -89,17 +95,19 @@ def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> Non
             for k in changed:
                 f = want[k]
                 kind = to_iceberg(f.spec) if f.spec != live[k]["spec"] else None
-                for path in ((f.name,), (BEFORE, f.name)):
+                for path in ((f.name,),) + (((nested, f.name),) if nested else ()):
                     u.update_column(path, field_type=kind, doc=f.doc)
             for f, name in added:
                 u.add_column((name,), to_iceberg(f.spec), doc=f.doc)
-                u.add_column((BEFORE, name), to_iceberg(f.spec), doc=f.doc)
-                u.move_before((name,), ("_op",))
+                if nested:
+                    u.add_column((nested, name), to_iceberg(f.spec), doc=f.doc)
+                u.move_before((name,), (anchor,))
     if dead:
         with tx.update_schema(allow_incompatible_changes=True) as u:
             for f in dead:
                 u.delete_column((_tmp(f.key),))
-                u.delete_column((BEFORE, _tmp(f.key)))
+                if nested:
+                    u.delete_column((nested, _tmp(f.key)))
 
 
 def _mapped(field: Any, names: list[str]) -> dict[str, Any]:
@@ -161,25 +169,24 @@ def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Fi
     return json.dumps(mapping, separators=(",", ":")), declared
 
 
-def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
-    """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
+def _data_file(io: Any, path: str) -> Any:
+    """A ``DataFile`` for the Parquet file at ``path`` (a URI): record count and size from its
+    footer."""
     import pyarrow.parquet as pq
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
-    out = []
-    for d in dirs:
-        for name in fs.names(d):
-            if not (name.startswith(f"{run_id}-") and name.endswith(".parquet")):
-                continue
-            path = _uri(fs.str(f"{d}/{name}"))
-            inp = io.new_input(path)
-            with inp.open() as fh:
-                meta = pq.ParquetFile(fh).metadata
-            out.append(DataFile.from_args(content=DataFileContent.DATA, file_path=path,
-                                          file_format=FileFormat.PARQUET, partition=Record(),
-                                          record_count=meta.num_rows, file_size_in_bytes=len(inp)))
-    return out
+    inp = io.new_input(path)
+    with inp.open() as fh:
+        meta = pq.ParquetFile(fh).metadata
+    return DataFile.from_args(content=DataFileContent.DATA, file_path=path, file_format=FileFormat.PARQUET,
+                              partition=Record(), record_count=meta.num_rows, file_size_in_bytes=len(inp))
+
+
+def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
+    """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
+    return [_data_file(io, _uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
+            if name.startswith(f"{run_id}-") and name.endswith(".parquet")]
 
 
 def _find(catalog: Any, entry: dict[str, Any]) -> Any:
@@ -238,6 +245,70 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
     tx.commit_transaction()
 
 
+#: the current-state table's pipeline columns (docs/tables.md, "The current-state table")
+CURRENT_FIELDS = (("_seq", "long"), ("_unknown", ["list", "string"]))
+
+
+def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -> None:
+    """The current-state table's transaction (``ddlcore.sinks.current``): its schema follows
+    the current fields (files carry the field names: a run that changes the fields rewrites
+    every bucket), the files of the buckets ``touched`` (all when ``None``) are replaced by the
+    run's files in one overwrite snapshot; idempotent by ``ddlcore.run``."""
+    from pyiceberg.io import load_file_io
+
+    from .current import BUCKETS, PROPERTY_BUCKETS, bucket_of_path
+
+    run_id = plan["run"]
+    fields = [Field.from_json(f) for f in entry["fields"]]
+    ident = tuple(entry["identifier"])
+    table = _find(catalog, entry)
+    if table is not None and table.properties.get(PROPERTY_RUN) == run_id:
+        return
+    if table is None:
+        catalog.create_namespace_if_not_exists(ident[:-1])
+        location = f"{plan['location']}/{'/'.join(ident)}"
+        tx = catalog.create_table_transaction(ident, _schema(CURRENT_FIELDS), location=_uri(location))
+        old: dict[str, Any] = {}
+    else:
+        tx = table.transaction()
+        old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
+    _evolve(tx, old, fields, nested=None, anchor="_seq")
+    names = [f.name for f in fields]
+    if [f.name for f in tx.table_metadata.schema().fields][:len(names)] != names:  # the source's order
+        with tx.update_schema() as u:
+            u.move_first((names[0],))
+            for prev, name in zip(names, names[1:]):
+                u.move_after((name,), (prev,))
+    mapping = [_mapped(f, [f.name]) for f in tx.table_metadata.schema().fields]
+    declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
+    touched = entry["touched"]
+    gone = [] if table is None or table.current_snapshot() is None else \
+        [t.file for t in table.scan().plan_files() if touched is None or bucket_of_path(t.file.file_path) in touched]
+    io = load_file_io({}, tx.table_metadata.location)
+    files = [_data_file(io, _uri(path)) for path, _ in entry["files"]]
+    if gone or files:
+        summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
+        with tx.update_snapshot(snapshot_properties=summary).overwrite() as ow:
+            for f in gone:
+                ow.delete_data_file(f)
+            for f in files:
+                ow.append_data_file(f)
+    tx.set_properties({NAME_MAPPING: json.dumps(mapping, separators=(",", ":")),
+                       PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")), PROPERTY_RUN: run_id,
+                       PROPERTY_SEQ: str(plan["last_seq"]), PROPERTY_BUCKETS: str(entry.get("buckets", BUCKETS)),
+                       "ddlcore.lineage": entry["lineage"], "ddlcore.source-table": entry["source_table"],
+                       "ddlcore.dialect": str(plan.get("dialect")),
+                       "ddlcore.dropped": "true" if entry["dropped"] else "false"})
+    tx.commit_transaction()
+
+
+def _commit_both(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
+    """A source table's two transactions: its changes table, then its current state."""
+    _commit_table(catalog, plan, entry, fs)
+    if entry.get("current") is not None:
+        _commit_current(catalog, plan, entry["current"])
+
+
 def commit(plan: dict[str, Any], fs: Any) -> None:
     """Carry out the Iceberg part of a commit plan (module docstring)."""
     from .iceberg import open_catalog
@@ -249,5 +320,5 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
         catalog.create_namespace_if_not_exists(ns)
     # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
     with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
-        for done in [pool.submit(_commit_table, catalog, plan, entry, fs) for entry in plan["tables"]]:
+        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]]:
             done.result()  # the first error, as raised

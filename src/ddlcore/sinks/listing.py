@@ -1,7 +1,7 @@
 """What ``ddlcore tables OUT`` lists: every source table of a run output with its current
 schema version, the rows of its changes table and of its current state, its last ``_seq`` and
-its quarantined events (the current state is not stored: ``ddlcore.read_table(current=True)``
-computes it in Spark, docs/tables.md).
+its quarantined events, and for ``--format iceberg`` the rows of its current-state table (the
+snapshot summary's ``total-records``; read from the embedded catalog ``OUT/_catalog.sqlite``).
 
 Owns: gathering those facts from the output (the schema history, the version directories'
 Parquet footers, ``_quarantine/*.json``, ``_state/log.json``; for ``--format iceberg`` the
@@ -26,7 +26,8 @@ class TableFacts:
     """One source table: ``table`` (its latest id), ``schema_version`` (its latest version),
     ``dropped``, ``changes_rows`` (row events written), ``last_seq`` (of the last row event; ``None``:
     none), ``quarantined`` (its events in the quarantine) and ``iceberg`` (the changes table's
-    identifier, ``None`` for ``--format parquet``)."""
+    identifier, ``None`` for ``--format parquet``), ``current_rows`` (rows of the current-state
+    table; ``None`` for ``--format parquet`` or an output whose catalog is not the embedded one)."""
 
     table: str
     schema_version: int
@@ -35,6 +36,7 @@ class TableFacts:
     last_seq: int | None
     quarantined: int
     iceberg: str | None
+    current_rows: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,6 +73,29 @@ def _row_stats(out: Path, versions: list[Any]) -> tuple[int, int | None]:
     return rows, last
 
 
+def _current_rows(catalog: Any, lin: Any) -> int | None:
+    """Rows of the lineage's current-state table (0: no snapshot; ``None``: no such table)."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    from . import naming
+
+    try:
+        table = catalog.load_table(naming.current_name(lin.table_id))
+    except NoSuchTableError:
+        return None
+    snap = table.current_snapshot()
+    return 0 if snap is None else int(snap.summary["total-records"])
+
+
+def _embedded_catalog(out: Path, info: dict[str, Any]) -> Any:
+    from .iceberg import CATALOG_FILE, DEFAULT_CATALOG, WAREHOUSE_DIR, open_catalog
+
+    if info.get("format") != "iceberg" or not (out / CATALOG_FILE).exists():
+        return None
+    return open_catalog({"name": DEFAULT_CATALOG, "uri": f"sqlite:///{out / CATALOG_FILE}",
+                         "warehouse": f"file://{out / WAREHOUSE_DIR}"})
+
+
 def list_tables(out: str | Path) -> list[TableFacts]:
     """The facts of every source table in the output ``out`` (a local directory), sorted by
     name."""
@@ -83,6 +108,7 @@ def list_tables(out: str | Path) -> list[TableFacts]:
     quarantine = _quarantine_counts(out)
     with SchemaHistory.open(out / "_history.sqlite") as hist:
         lins = lineages(hist.all_versions())
+    catalog = _embedded_catalog(out, info)
     facts = []
     for lin in lins:
         rows, last = _row_stats(out, lin.versions)
@@ -90,5 +116,6 @@ def list_tables(out: str | Path) -> list[TableFacts]:
         live = [v for v in lin.versions if v.table is not None]
         ice = ".".join(naming.changes_name(lin.table_id)) if info.get("format") == "iceberg" else None
         facts.append(TableFacts(str(lin.table_id), live[-1].version if live else 0, lin.versions[-1].table is None,
-                                rows, last, sum(quarantine.get(n, 0) for n in names), ice))
+                                rows, last, sum(quarantine.get(n, 0) for n in names), ice,
+                                None if catalog is None else _current_rows(catalog, lin)))
     return sorted(facts, key=lambda f: f.table)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..model import TableId
 from ..spark.layout import version_dir
@@ -21,7 +21,7 @@ from .fields import Lineage, build_fields, lineages
 from .iceberg import spark_type_specs
 from .serverside import conversion_known, default_of
 
-__all__ = ["read_table", "ReadError"]
+__all__ = ["read_table", "ReadError", "changes_frame", "current_frame", "current_fields", "spark_type"]
 
 #: the pipeline's scalar columns, in order (``_before`` is rebuilt, ``_before_absent`` kept)
 _META = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent")
@@ -64,14 +64,12 @@ def _lineage(out: Path, table: str, as_of_seq: int | None) -> tuple[Lineage, dic
     return build_fields(lin, lambda t: spark_type_specs(t, info.get("dialect"), info.get("spark_options"))), info
 
 
-def _version_frame(spark, out: Path, lin: Lineage, v: Any, physical: bool) -> Any:
-    """One version's rows projected onto the lineage's current fields (or ``None``)."""
+def _version_frame(spark, paths: list[str], lin: Lineage, v: Any, physical: bool) -> Any:
+    """One version's rows (its Parquet files under the directories ``paths``) projected onto the
+    lineage's current fields."""
     from pyspark.sql import functions as F
 
-    path = out / version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
-    if not path.exists() or not any(path.glob("*.parquet")):
-        return None
-    df = spark.read.parquet(str(path))
+    df = spark.read.parquet(*paths)
     vkey = (str(v.table_id), v.version)
     name_of = {key: (lin.physical[vkey][col] if physical else col) for col, key in lin.keys[vkey].items()}
 
@@ -83,6 +81,34 @@ def _version_frame(spark, out: Path, lin: Lineage, v: Any, physical: bool) -> An
     return df.select(*proj(""), *_META, before.alias("_before"), "_before_absent")
 
 
+def changes_frame(spark, lin: Lineage, dirs_of: Callable[[Any], list[str]], physical: bool) -> Any:
+    """Every row event of the lineage ``lin`` in its latest fields (``read_table``), read from
+    ``dirs_of(version)``: the directories holding that version's Parquet files (Spark paths,
+    only directories that have some); ``None`` when no version has files."""
+    frames = []
+    for v in lin.versions:
+        paths = dirs_of(v) if v.table is not None else []
+        if paths:
+            frames.append(_version_frame(spark, paths, lin, v, physical))
+    if not frames:
+        return None
+    df = frames[0]
+    for f in frames[1:]:
+        df = df.unionByName(f)
+    return df
+
+
+def current_fields(lin: Lineage) -> list[Any]:
+    """The fields of the current state: the last version's columns, in the source's order."""
+    last = [v for v in lin.versions if v.table is not None][-1]
+    return [lin.fields[k] for k in lin.keys[(str(last.table_id), last.version)].values()]
+
+
+def spark_type(spec: Any) -> str:
+    """The Spark SQL type text of an Iceberg type spec (``ddlcore.sinks.icetypes``)."""
+    return _spark_type(spec)
+
+
 def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
     """``df`` (the changes) with each current field's value in events before the DDL that added
     it (or retyped its column) replaced by what the server gave the row then
@@ -90,8 +116,7 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
     known.  Returns the frame and the current fields' names, in the source's column order."""
     from pyspark.sql import functions as F
 
-    last = [v for v in lin.versions if v.table is not None][-1]
-    fields = [lin.fields[k] for k in lin.keys[(str(last.table_id), last.version)].values()]  # source order
+    fields = current_fields(lin)
     cols, names = [], []
     for i, f in enumerate(fields):
         value, unknown = F.col(f"`{f.name}`"), F.lit(False)
@@ -158,22 +183,41 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
     out = Path(out)
     lin, info = _lineage(out, table, as_of_seq)
     physical = info.get("format") == "iceberg"
-    frames = [f for f in (_version_frame(spark, out, lin, v, physical) for v in lin.versions if v.table is not None)
-              if f is not None]
-    names = [f.name for f in lin.fields.values() if f.alive]
-    if not frames:
+
+    def dirs_of(v: Any) -> list[str]:
+        path = out / version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
+        return [str(path)] if path.exists() and any(path.glob("*.parquet")) else []
+
+    df = changes_frame(spark, lin, dirs_of, physical)
+    if df is None:
         schema = ", ".join(f"`{f.name}` {_spark_type(f.spec)}" for f in lin.fields.values() if f.alive)
         empty = spark.createDataFrame([], schema + ", _op string, _seq bigint, _row bigint, _absent array<string>")
         now = [f.name for f in lin.fields.values() if f.alive and f.current]
         return empty if not current else empty.select(*now, "_seq", F.array().cast("array<string>").alias("_unknown"))
-    df = frames[0]
-    for f in frames[1:]:
-        df = df.unionByName(f)
     if as_of_seq is not None:
         df = df.where(F.col("_seq") <= as_of_seq)
-    if not current:
-        return df
+    return current_frame(df, lin) if current else df
+
+
+def current_frame(changes: Any, lin: Lineage, previous: Any = None) -> Any:
+    """The current state (docs/tables.md, "Current state") of the row events ``changes``
+    (``changes_frame``) of ``lin``: its current fields in the source's order, ``_seq`` and
+    ``_unknown``.  ``previous``: a current state computed before these events (same columns;
+    its rows count as the first events of their keys, so absent columns keep their values).
+    Key: the primary key, or every column for a table without one."""
+    from pyspark.sql import functions as F
+
     last = [v.table for v in lin.versions if v.table is not None][-1]
-    df, names = _server_values(df, lin)  # the current fields only, not the retired ones
+    drops = [i for i, v in enumerate(lin.versions) if v.table is None]
+    if drops and drops[-1] + 1 < len(lin.versions):  # re-created after a DROP: its rows only
+        changes = changes.where(F.col("_seq") >= lin.versions[drops[-1] + 1].valid_from_seq)
+    df, names = _server_values(changes, lin)  # the current fields only, not the retired ones
+    if previous is not None:
+        flags = [F.array_contains(F.coalesce(F.col("_unknown"), F.array()), n).alias(f"__u{i}")
+                 for i, n in enumerate(names)]
+        prev = previous.select(*[F.col(f"`{n}`") for n in names], *flags, F.lit("r").alias("_op"), "_seq",
+                               F.lit(0).cast("bigint").alias("_row"),
+                               F.lit(None).cast("array<string>").alias("_absent"))
+        df = prev.unionByName(df.select(*prev.columns))
     key = [c for c in last.primary_key] or names
     return _current(df, key, names)

@@ -1504,6 +1504,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     run_json = _merge_run_json(fs, result)
     _assemble(fs, staging, group_dirs)
     moves = _plan_moves(fs, staging, run_id)
+    if sink is not None:
+        sink.stage(spark, fs, staging, run_id, last)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts,
                 "format": "parquet" if sink is None else sink.format}
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
