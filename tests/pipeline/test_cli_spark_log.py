@@ -61,8 +61,13 @@ def test_verbose_and_the_level_variable_bring_spark_back_to_the_terminal(tmp_pat
 
 
 def test_the_console_threshold_follows_the_flags(tmp_path, monkeypatch):
+    from pyspark import SparkContext
+
     from ddlcore.spark import logs
 
+    # as in a fresh process: configure() changes nothing once a JVM runs (the suite's session)
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     monkeypatch.delenv("LOG4J_CONFIGURATION_FILE", raising=False)
     for verbose, level, console in ((False, "", "OFF"), (True, "", "WARN"), (False, "debug", "DEBUG")):
         monkeypatch.setenv(logs.ENV_LEVEL, level)

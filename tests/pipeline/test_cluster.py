@@ -132,7 +132,7 @@ class Cluster:
             try:
                 if self.state().get("aliveworkers") == 2:
                     return
-            except OSError:
+            except (OSError, ValueError):  # not listening yet, or an empty page while the UI starts
                 pass
             time.sleep(0.5)
         raise AssertionError(f"the standalone cluster did not come up with 2 workers:\n{self.logs()}")

@@ -169,8 +169,8 @@ def test_a_second_signal_abandons_the_batch_in_flight_and_a_restart_does_it_agai
 def test_follow_options_without_follow_or_with_a_replay_are_usage_errors(tmp_path, args):
     from click.testing import CliRunner
 
-    from ddlcore.run_cli import run_cmd
+    from ddlcore.cli import main
 
-    res = CliRunner().invoke(run_cmd, ["--changelog", str(tmp_path), "--out", str(tmp_path / "o"), *args])
+    res = CliRunner().invoke(main, ["run", "--changelog", str(tmp_path), "--out", str(tmp_path / "o"), *args])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     assert not (tmp_path / "o").exists()

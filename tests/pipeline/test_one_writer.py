@@ -131,7 +131,7 @@ def test_runs_started_at_random_moments_on_a_growing_log_write_every_seq_once(sp
     texts = [(logs / f"run{i}.txt").read_text() for i in range(3)]
     for p, text in zip(procs, texts):
         if p.returncode:  # refused, with the holder's pid: nothing else may stop it
-            lines = [ln for ln in text.splitlines() if ln.startswith("stopped:")]
+            lines = [ln for ln in text.splitlines() if ln.startswith("error: stopped:")]
             assert len(lines) == 1 and "is being written by another run (ddlcore run, pid" in lines[0], text
     assert any(p.returncode == 0 for p in procs), texts
     pl.run_pipeline(cap.dir, out, spark=spark)  # the last run, once the log stopped growing

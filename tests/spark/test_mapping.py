@@ -326,8 +326,8 @@ def test_struct_type_and_row_converter_take_one_signature_and_a_parsed_table_kno
 
     my = ddlcore.get_dialect("mysql").parser()
     tables = my.new_tables()
-    my.parse("CREATE TABLE t (id bigint unsigned, flag tinyint(1))", tables)
-    t = tables.get("t")
+    my.parse("CREATE TABLE t (id bigint unsigned, flag tinyint(1))", tables, database="d")
+    t = tables.get("d.t")
     assert t.dialect == "mysql"
     assert struct_type(t) == struct_type(t, "mysql") == RowConverter(t).struct_type
     assert RowConverter(t, "mysql", options={"tinyint1_as_boolean": True}).struct_type == \

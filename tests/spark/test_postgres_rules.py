@@ -187,8 +187,8 @@ INFINITY_EDGES = [
 
 
 def _infinity_conv(**opts) -> RowConverter:
-    return RowConverter(pg_table(f"CREATE TABLE t ({INFINITY_COLUMNS})"), SparkOptions(dialect="postgres", **opts),
-                        dialect="postgres")
+    return RowConverter(pg_table(f"CREATE TABLE t ({INFINITY_COLUMNS})"), "postgres",
+                        options=SparkOptions(dialect="postgres", **opts))
 
 
 @pytest.mark.parametrize("opts", [{"temporal_infinity": "null"},
@@ -225,7 +225,7 @@ def test_temporal_infinity_and_array_dimensions_python_values():
         dt.datetime(9999, 12, 30, 23, 59, 59, 999999, tzinfo=utc)]
     assert {f.name: f.dataType.simpleString() for f in _infinity_conv(array_dimensions="text").struct_type.fields} \
         == {"dt": "date", "ts": "timestamp_ntz", "tz": "timestamp", "da": "string", "ta": "string"}
-    with pytest.raises(ValueError, match="temporal_infinity must be one of quarantine, null, clamp"):
+    with pytest.raises(ValueError, match="temporal_infinity='max': expected one of quarantine, null, clamp"):
         SparkOptions(dialect="postgres", temporal_infinity="max")
 
 
@@ -243,10 +243,10 @@ def test_server_infinities_and_deeper_arrays_are_kept_by_the_options(postgres, p
         res = conn.execute("SELECT * FROM t ORDER BY dt DESC").pgresult
         texts = [[res.get_value(r, c).decode() for c in range(res.nfields)] for r in range(res.ntuples)]
     assert texts[0][4] == "{{a,b},{c,d}}" and texts[1][2] == "-infinity"
-    conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres"), dialect="postgres")
+    conv = RowConverter(pg_table(ddl), "postgres", options=SparkOptions(dialect="postgres"))
     assert all(conv.try_convert(t)[1] for t in texts)
-    conv = RowConverter(pg_table(ddl), SparkOptions(dialect="postgres", temporal_infinity="clamp",
-                                                    array_dimensions="text"), dialect="postgres")
+    conv = RowConverter(pg_table(ddl), "postgres",
+                        options=SparkOptions(dialect="postgres", temporal_infinity="clamp", array_dimensions="text"))
     (top, e), (bottom, f) = [conv.try_convert(t) for t in texts]
     assert not e and not f
     assert list(top) == [dt.date(9999, 12, 31), dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
