@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.pipeline.growing import CaptureDir, checkpoint, rows_by_version, seqs
-from tests.pipeline.test_cluster_filesystems import mounted  # noqa: F401  (a fixture)
 from tests.pipeline.test_commit import sharded_log
 
 pyspark = pytest.importorskip("pyspark")
