@@ -79,8 +79,12 @@ def _free_ports(n: int) -> list[int]:
 
 
 def _cluster_env(tmp: Path) -> dict[str, str]:
+    # LOG4J_CONFIGURATION_FILE: an in-process ``ddlcore run`` earlier in the suite leaves ddlcore's
+    # log4j configuration there (ddlcore.spark.logs), which keeps the executors' task lines out of
+    # the logs ``tasks_per_worker`` reads
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "SPARK_HOME",
-                                                               "PYSPARK_SUBMIT_ARGS", "SPARK_MASTER")}
+                                                               "PYSPARK_SUBMIT_ARGS", "SPARK_MASTER",
+                                                               "LOG4J_CONFIGURATION_FILE")}
     conf = tmp / "conf"  # no spark-defaults.conf or log4j settings of the machine's
     conf.mkdir(exist_ok=True)
     env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY="256m", SPARK_CONF_DIR=str(conf),
