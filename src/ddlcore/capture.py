@@ -45,7 +45,7 @@ from .model import Table, TableId
 __all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
            "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history",
            "install_signal_handlers", "run_capture_command", "shorten", "distribution_version",
-           "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
+           "warning_printer", "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
 
 CHANGELOG_NAME = "changelog.jsonl"
 CHECKPOINT_NAME = "checkpoint.json"
@@ -802,6 +802,14 @@ def install_signal_handlers(stop: Callable[[], None], stopping: Callable[[], boo
             signal.signal(sig, h)
 
     return restore
+
+
+def warning_printer(console: Any) -> Callable[[str], None]:
+    """The ``on_warning`` of a ``ddlcore capture ...`` command: each warning as one line
+    ``warning <text>`` on ``console`` (rich, stderr), the text printed as it is (no markup)."""
+    from rich.markup import escape
+
+    return lambda text: console.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
 
 
 def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Callable[[Any], str]) -> None:

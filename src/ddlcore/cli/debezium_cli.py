@@ -70,9 +70,8 @@ def debezium_capture_command(from_files: tuple[str, ...], history: str | None, b
     time.precision.mode=connect, zero dates, failed conversions) are kept with a quarantine
     reason, and each such column is reported once with the setting that avoids it."""
     from rich.console import Console
-    from rich.markup import escape
 
-    from ..capture import run_capture_command
+    from ..capture import run_capture_command, warning_printer
     from ..debezium import DebeziumSettings
     from ..debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 
@@ -85,8 +84,7 @@ def debezium_capture_command(from_files: tuple[str, ...], history: str | None, b
             exclude=exclude, until_end=until_end, progress=not no_progress)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    cap = DebeziumCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                     highlight=False))
+    cap = DebeziumCapture(options, on_warning=warning_printer(err))
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}; {stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped, "
         f"{stats.quarantined:,} row(s) quarantined ({stats.lossy:,} lossy)"))

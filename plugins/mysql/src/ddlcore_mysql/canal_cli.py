@@ -30,9 +30,8 @@ def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str
     """Capture Canal flat messages or TiCDC canal-json into DIR/changelog.jsonl, typed by the DDL
     the stream carries (isDdl + sql), each row by the DDL in force at its position."""
     from rich.console import Console
-    from rich.markup import escape
 
-    from ddlcore.capture import run_capture_command
+    from ddlcore.capture import run_capture_command, warning_printer
     from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 
     from .canal import CanalReader, time_zone
@@ -50,8 +49,7 @@ def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str
             progress=not no_progress)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    cap = DebeziumCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                     highlight=False))
+    cap = DebeziumCapture(options, on_warning=warning_printer(err))
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}; {stats.messages:,} messages read, {stats.duplicates:,} duplicate(s) dropped, "
         f"{stats.quarantined:,} row(s) quarantined"))

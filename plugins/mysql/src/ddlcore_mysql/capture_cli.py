@@ -54,11 +54,10 @@ def mysql_capture_command(host: str, port: int, socket: str | None, user: str, p
     binlog_row_metadata=FULL adds drift checks of column names and ENUM/SET labels."""
     from rich.console import Console
 
-    from ddlcore.capture import run_capture_command
+    from ddlcore.capture import run_capture_command, warning_printer
 
     from .capture import CaptureOptions, ConnectionSettings, MySqlCapture
 
-    from rich.markup import escape
 
     err = Console(stderr=True)
     password = ""
@@ -75,8 +74,7 @@ def mysql_capture_command(host: str, port: int, socket: str | None, user: str, p
                                  on_statement_dml=on_statement_dml, resync=resync, retry_for=retry_for)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    cap = MySqlCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                 highlight=False))
+    cap = MySqlCapture(options, on_warning=warning_printer(err))
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}, next position {cap.checkpoint.position if cap.checkpoint else '-'}"
         + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else "")))

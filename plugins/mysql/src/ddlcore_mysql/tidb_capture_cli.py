@@ -40,9 +40,8 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
     Every later run resumes from DIR/checkpoint.json; messages Drainer sends again after a
     restart (commit_ts not above the last one written) are dropped."""
     from rich.console import Console
-    from rich.markup import escape
 
-    from ddlcore.capture import CaptureError, run_capture_command
+    from ddlcore.capture import CaptureError, run_capture_command, warning_printer
 
     err = Console(stderr=True)
     from .tidb_capture import TidbCapture, TidbCaptureOptions
@@ -56,8 +55,7 @@ def tidb_capture_command(from_file: str | None, brokers: str | None, topic: str 
     except (ValueError, CaptureError) as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        cap = TidbCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                     highlight=False))
+        cap = TidbCapture(options, on_warning=warning_printer(err))
     except CaptureError as exc:  # the message module is missing: say how to install it
         raise click.ClickException(str(exc)) from exc
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (

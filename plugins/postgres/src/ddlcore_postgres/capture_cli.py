@@ -65,7 +65,6 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
     snapshots (--snapshot) and streams; every later run resumes from DIR/checkpoint.json.
     Needs wal_level=logical."""
     from rich.console import Console
-    from rich.markup import escape
 
     err = Console(stderr=True)
     conn_settings = _connection(dsn, host, port, user, password_env, dbname)
@@ -78,7 +77,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
                if not value]
     if missing:
         raise click.UsageError(f"missing {', '.join(missing)}")
-    from ddlcore.capture import run_capture_command
+    from ddlcore.capture import run_capture_command, warning_printer
 
     from .capture import CaptureOptions, PostgresCapture
 
@@ -89,8 +88,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
                                  retry_for=retry_for)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    cap = PostgresCapture(options, on_warning=lambda text: err.print(f"[yellow]warning[/] {escape(text)}",
-                                                                    highlight=False))
+    cap = PostgresCapture(options, on_warning=warning_printer(err))
     run_capture_command(cap, err, as_json=as_json, summary=lambda stats: (
         f"{stats.summary()}, next LSN {cap.checkpoint.lsn if cap.checkpoint else '-'}"
         + (f"; {len(stats.drift)} drift warning(s)" if stats.drift else "")))
