@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Protocol
 
-from .changelog import ChangeEvent, ChangeLogWriter
+from .changelog import ChangeEvent, ChangeLogWriter, event_line
 from .errors import DdlCoreError
 from .model import Table, TableId
 
@@ -289,7 +289,7 @@ class ChangeLogOutput:
       the change log's length then; anything after it is cut), or ``open(0, 0)`` to start an
       empty log.  Raises ``error`` (``CaptureError``) when the file is shorter than the
       checkpoint says.
-    * ``emit(op, position, ts, ...)``: write one event with the next seq; returns it.  Counts it
+    * ``emit(op, position, ts, ...)``: write one event with the next seq; returns the seq.  Counts it
       in ``stats`` (``ops``, ``first_seq``, ``last_seq``, ``position``) and in ``written``;
       a ``ddl`` / ``source`` event is recorded in ``history`` (when set), its problems go to
       ``warn`` (a DDL the history could not parse also counts in ``stats.ddl_failed``), and
@@ -370,33 +370,42 @@ class ChangeLogOutput:
 
     def emit(self, op: str, position: str, ts: int | None, database: str | None = None,
              table: str | None = None, ddl: str | None = None, before: list | None = None,
-             after: list | None = None, **extra: Any) -> ChangeEvent:
+             after: list | None = None, **extra: Any) -> int:
         """Write one event (``before`` / ``after`` already encoded, ``ddlcore.raw.encode_row``;
         ``extra``: the contract's optional fields ``schema``, ``tx``, ``row``, ``quarantine``,
-        ``source``, ``catalog``, ...) and count it (class docstring)."""
-        assert self._writer is not None, "ChangeLogOutput.open() first"
-        ev = ChangeEvent(self.seq + 1, position, ts, op, database, table, ddl, before, after, **extra)
-        self._writer.write(ev)
-        self.seq = ev.seq
+        ``source``, ``catalog``, ...), count it (class docstring) and return its seq.  Row
+        events are encoded without a ``ChangeEvent`` (``ddlcore.changelog.event_line``: the
+        same bytes); a ``ddl`` / ``source`` event is one, for the history."""
+        writer = self._writer
+        assert writer is not None, "ChangeLogOutput.open() first"
+        seq = self.seq + 1
+        ev = None
+        if op in ("ddl", "source"):
+            ev = ChangeEvent(seq, position, ts, op, database, table, ddl, before, after, **extra)
+            line = ev.to_line().encode("utf-8")
+        else:
+            line = event_line(seq, position, ts, op, database, table, ddl, before, after, extra)
+        writer.write_line(seq, line)
+        self.seq = seq
         if self._file is None:
-            self._bytes += len(ev.to_line().encode("utf-8")) + 1
+            self._bytes += len(line) + 1
         self.written += 1
         st = self.stats
         if st is not None:
             st.ops[op] += 1
             if st.first_seq is None:
-                st.first_seq = ev.seq
-            st.last_seq = ev.seq
+                st.first_seq = seq
+            st.last_seq = seq
             st.position = position
-        if op in ("ddl", "source"):
-            self.schema_seq = ev.seq
+        if ev is not None:
+            self.schema_seq = seq
             if self.history is not None:
                 for problem in self.history.record(ev):
                     if st is not None and problem.startswith(CaptureHistory.PARSE_FAILED):
                         st.ddl_failed += 1
                     if self.warn is not None:
                         self.warn(problem)
-        return ev
+        return seq
 
     @property
     def opened(self) -> bool:

@@ -55,14 +55,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from . import raw
+from . import jsontext, raw
 from .errors import DdlCoreError
 
 __all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "encode_value",
            "decode_value", "encode_row", "decode_row", "read_changelog", "iter_changelog",
            "ChangeLogWriter", "write_parquet", "EVENT_FIELDS", "BASE_FIELDS", "OPTIONAL_FIELDS",
            "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files",
-           "CHANGELOG_SUFFIXES", "NAMED_CHANGELOG_SUFFIXES"]
+           "CHANGELOG_SUFFIXES", "NAMED_CHANGELOG_SUFFIXES", "event_line"]
 
 #: every op; ``ROW_OPS`` carry row images
 OPS = frozenset({"ddl", "c", "u", "d", "r", "t", "source", "stmt"})
@@ -143,6 +143,43 @@ class ChangeEvent:
 
     def to_line(self) -> str:
         return _LINE_ENCODER(self.to_json())
+
+
+#: the optional fields of a row or truncate event, in the order ``ChangeEvent.to_json`` writes them
+_ROW_EXTRAS = ("schema", "tx", "row", "quarantine")
+_ROW_EXTRA_SET = frozenset(_ROW_EXTRAS)
+_LINE_OPS = frozenset({"c", "u", "d", "r", "t"})
+_SCALARS = frozenset({type(None), str, int})
+#: the types of an encoded row value (``ddlcore.raw.encode_json``: a tag is a one-key dict of text)
+_IMAGE_VALUES = frozenset({type(None), str, int, bool, dict})
+
+
+def event_line(seq: int, position: str, ts: int | None, op: str, database: str | None = None,
+               table: str | None = None, ddl: str | None = None, before: list | None = None,
+               after: list | None = None, extra: dict[str, Any] | None = None) -> bytes:
+    """``ChangeEvent(seq, ..., **extra).to_line()`` as UTF-8 bytes (no newline), byte for byte,
+    without building the ``ChangeEvent`` for a row or truncate event (op ``c`` ``u`` ``d`` ``r``
+    ``t`` with the optional fields ``schema``, ``tx``, ``row``, ``quarantine``; every other
+    event is built and validated as a ``ChangeEvent``).  The images are encoded raw values
+    (tags are ``{tag: text}``); an event holding only text, integers, booleans, nulls and
+    tags is written by ``ddlcore.jsontext``'s fast path, one with a float by ``json``.
+    Raises ``TypeError`` for an unknown field, what ``json`` raises for a value it cannot write."""
+    if extra is None:
+        extra = {}
+    if op not in _LINE_OPS or not _ROW_EXTRA_SET.issuperset(extra):
+        return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after, **extra).to_line().encode("utf-8")
+    d = {"seq": seq, "position": position, "ts": ts, "op": op, "database": database, "table": table, "ddl": ddl,
+         "before": before, "after": after}
+    if extra:
+        for k in _ROW_EXTRAS:
+            v = extra.get(k)
+            if v is not None:
+                d[k] = v
+    plain = (_SCALARS.issuperset(map(type, (seq, position, ts, op, database, table, ddl)))
+             and _SCALARS.issuperset(map(type, extra.values()))
+             and (before is None or (type(before) is list and _IMAGE_VALUES.issuperset(map(type, before))))
+             and (after is None or (type(after) is list and _IMAGE_VALUES.issuperset(map(type, after)))))
+    return jsontext.dumps(d, plain=plain)
 
 
 @dataclass(frozen=True)
@@ -468,10 +505,15 @@ class ChangeLogWriter:
         self.last_seq = last_seq
 
     def write(self, event: ChangeEvent) -> None:
-        if self.last_seq is not None and event.seq <= self.last_seq:
-            raise ValueError(f"seq must increase: {event.seq} after {self.last_seq}")
-        self._fh.write(event.to_line().encode("utf-8") + b"\n")
-        self.last_seq = event.seq
+        self.write_line(event.seq, event.to_line().encode("utf-8"))
+
+    def write_line(self, seq: int, line: bytes) -> None:
+        """Append the event ``seq`` already encoded (one line of UTF-8 JSON, without its
+        newline: ``event_line``)."""
+        if self.last_seq is not None and seq <= self.last_seq:
+            raise ValueError(f"seq must increase: {seq} after {self.last_seq}")
+        self._fh.write(line + b"\n")
+        self.last_seq = seq
 
     def flush(self) -> None:
         self._fh.flush()

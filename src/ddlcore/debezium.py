@@ -109,7 +109,7 @@ def field_schemas(struct: dict[str, Any] | None) -> dict[str, FieldSchema]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """What one message is.  ``kind``: ``row`` (``op``, ``before`` / ``after`` as field → value
     dicts, ``fields`` their schemas when the message had one), ``ddl`` (``ddl`` text,

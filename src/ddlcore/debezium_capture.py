@@ -33,6 +33,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -40,6 +41,7 @@ from . import raw
 from .capture import (HISTORY_NAME, Capture, CaptureFilter, CaptureHistory, CaptureStats, CheckpointFile,
                       Progress, distribution_version, remove_history)
 from .changelog import SourceInfo
+from .jsontext import loads
 from .debezium import DebeziumConnector, DebeziumError, DebeziumSettings, Record, connector_for, parse_record
 from .model import TableId
 
@@ -51,8 +53,6 @@ CHECKPOINT_FORMAT = 1
 #: records between commits (a checkpoint is written at most every ``checkpoint_interval`` anyway)
 COMMIT_EVERY = 256
 _ROW_OPS = {"c": "c", "u": "u", "d": "d", "r": "r", "t": "t"}
-#: ``json.loads`` of text, the decoder built once (a UnicodeDecodeError is a ValueError too)
-_loads = json.JSONDecoder().decode
 
 
 @dataclass(frozen=True)
@@ -182,17 +182,20 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
                 yield where, None
                 continue
             try:
-                yield where, _loads(line.decode("utf-8"))
+                yield where, loads(line)
             except ValueError as exc:
                 cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
                 raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
 
 
-@dataclass(order=False)
+@dataclass(slots=True)
 class _Item:
     key: tuple
     where: str
     record: Record
+
+
+_KEY = attrgetter("key")
 
 
 class _KafkaSource:
@@ -231,7 +234,7 @@ class _KafkaSource:
                 self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
                 data = msg.value()
                 try:
-                    batch.append((where, json.loads(data) if data else None, (msg.topic(), msg.partition())))
+                    batch.append((where, loads(data) if data else None, (msg.topic(), msg.partition())))
                 except ValueError as exc:
                     raise DebeziumError(f"{where}: not JSON: {exc}") from None
             if assigned and assigned <= eof:
@@ -280,6 +283,12 @@ class DebeziumCapture(Capture):
         self._losses_changed = False
         self._unordered_partitions: set[tuple[str, int]] = set()
         self._written: set[tuple] = set()
+        #: a source event is in force (``_sync_source`` has nothing to do until losses grow)
+        self._source_ready = False
+        self._last_ts: int | None = None
+        #: ``(id(TableId), schema_seq)`` → ``(TableId, captured, table or None)``
+        self._routes: dict[tuple[int, int], tuple] = {}
+        self._row_encoder: Callable | None = None
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -310,10 +319,16 @@ class DebeziumCapture(Capture):
         self.stats.messages += 1
         parse = getattr(self.connector, "parse", None)
         try:
-            records = parse(value) if parse is not None else [parse_record(value)]
+            records = parse(value) if parse is not None else (parse_record(value),)
         except (DebeziumError, ValueError) as exc:
             raise DebeziumError(f"{where}: {exc}") from None
-        return [r for r in (self._accept(rec, where) for rec in records) if r is not None]
+        out = []
+        for rec in records:
+            if rec.kind == "row" and self.connector is not None:
+                out.append(rec)  # the common case: nothing to accept
+            elif (rec := self._accept(rec, where)) is not None:
+                out.append(rec)
+        return out
 
     def _accept(self, rec: Record, where: str) -> Record | None:
         if rec.kind == "skip":
@@ -371,6 +386,18 @@ class DebeziumCapture(Capture):
         self._arrival += 1
         return _Item(self.connector.order_key(rec, self._arrival), where, rec)
 
+    def _keyed(self, records: list[tuple[str, Record]]) -> list[_Item]:
+        """``_item`` of each record (the loop inlined: it runs once per message)."""
+        if self.connector is None and records:
+            self._item(*records[0])  # raises: no connector
+        key, arrival = self.connector.order_key, self._arrival
+        items = []
+        for where, rec in records:
+            arrival += 1
+            items.append(_Item(key(rec, arrival), where, rec))
+        self._arrival = arrival
+        return items
+
     def _load_history(self) -> list[tuple[str, Record]]:
         """The history file's records (``_history_items`` once the connector is known)."""
         path = self.options.history
@@ -384,7 +411,7 @@ class DebeziumCapture(Capture):
 
     def _items(self, records: list[tuple[str, Record]]) -> list[_Item]:
         """Order keys for ``records``; the first call also keys the history's records."""
-        items = [self._item(w, r) for w, r in records]
+        items = self._keyed(records)
         if self._history_pending is not None:
             self._history_items = sorted((self._item(w, r) for w, r in self._history_pending), key=lambda i: i.key)
             self._history_pending = None
@@ -448,16 +475,17 @@ class DebeziumCapture(Capture):
     def _write(self, items: list[_Item], *, final: bool, progress: Progress) -> None:
         """Write ``items`` and the history's DDL up to their last key (all of it when
         ``final``), in key order."""
-        items.sort(key=lambda i: i.key)
+        items.sort(key=_KEY)
         bound = items[-1].key if items else None
         ddl = [i for i in self._history_items if final or (bound is not None and i.key <= bound)]
         self._history_items = self._history_items[len(ddl):]
-        merged = sorted(ddl + items, key=lambda i: i.key)
+        merged = sorted(ddl + items, key=_KEY) if ddl else items
+        stopped, one, update, stats = self._stop.is_set, self._one, progress.update, self.stats
         for item in merged:
-            if self._stop.is_set():
+            if stopped():
                 break
-            self._one(item)
-            progress.update(self.stats, "reading")
+            one(item)
+            update(stats, "reading")
         self._commit()
 
     def _state(self) -> DebeziumCheckpoint:
@@ -482,7 +510,8 @@ class DebeziumCapture(Capture):
             else:
                 self.stats.duplicates += 1
             return
-        self._sync_source(rec)
+        if not self._source_ready or self._losses_changed:
+            self._sync_source(rec)
         position = self.connector.position(rec)
         if rec.kind == "ddl":
             extra = dict(rec.ddl_extra or {})
@@ -497,6 +526,8 @@ class DebeziumCapture(Capture):
         if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
             self._commit()
             self._sync_source(rec)
+        if rec.ts_ms:
+            self._last_ts = rec.ts_ms
 
     def _check_table_changes(self, rec: Record, position: str) -> None:
         """A schema change's ``tableChanges`` against the tables the history parsed from its DDL
@@ -512,6 +543,8 @@ class DebeziumCapture(Capture):
 
     def _commit(self) -> None:
         """Commit the records written so far (the checkpoint names the last one's key)."""
+        if self._last_ts:
+            self.stats.lag_seconds = max(0.0, time.time() - self._last_ts / 1000.0)
         if self._uncommitted is not None:
             key, position = self._uncommitted
             self._uncommitted = None
@@ -523,6 +556,7 @@ class DebeziumCapture(Capture):
             self._open_history()
         cp = self._state()
         if cp.source is not None and not self._losses_changed:
+            self._source_ready = True
             return
         self._losses_changed = False
         self._commit()  # the events so far are covered by their own key, not by the source event's commit
@@ -533,6 +567,7 @@ class DebeziumCapture(Capture):
         if cp.source != src:
             self._log.emit("source", self.connector.position(rec), rec.ts_ms, source=src)
         self._log.commit(replace(self._state(), source=src, losses=tuple(sorted(self._losses))), transaction=False)
+        self._source_ready = True
 
     def _open_history(self) -> None:
         h = self._log.history = CaptureHistory(self.out / HISTORY_NAME, self.connector.parser_options(self._flavor),
@@ -540,26 +575,34 @@ class DebeziumCapture(Capture):
         if h.unavailable:
             raise DebeziumError(f"the schema history cannot be opened, rows cannot be typed: {h.unavailable}")
 
-    def _table(self, tid: TableId) -> Any:
+    def _route(self, tid: TableId) -> tuple[bool, Any]:
+        """``(captured, table)`` of a row's table: the filter's answer and the history's table at
+        the current seq (``None``: not in the history), cached until the next DDL or source
+        event; keyed by the connector's ``TableId`` object (held, so its id stays its own)."""
+        key = (id(tid), self._log.schema_seq)
+        hit = self._routes.get(key)
+        if hit is not None and hit[0] is tid:
+            return hit[1], hit[2]
+        captured = self.filter.captures(tid.database, tid.name, tid.schema)
         h = self._log.history
-        key = (tid, self._log.schema_seq)
-        if key not in self._tables:
-            if len(self._tables) > 10_000:
-                self._tables.clear()
-            self._tables[key] = h.table_at(tid, self._log.seq) if h is not None else None
-        return self._tables[key]
+        table = h.table_at(tid, self._log.seq) if captured and h is not None else None
+        if len(self._routes) > 10_000:
+            self._routes.clear()
+        self._routes[key] = (tid, captured, table)
+        return captured, table
 
     def _emit_row(self, item: _Item, quarantine: str | None = None, position: str | None = None) -> None:
-        rec, src = item.record, item.record.source
-        tid = self.connector.table_id(rec)
+        rec, connector = item.record, self.connector
+        tid = connector.table_id(rec)
         db, name = tid.database, tid.name
         if not name:
             raise DebeziumError(f"{item.where}: a row event without source.table")
-        if not self.filter.captures(db, name, tid.schema):
+        captured, table = self._route(tid)
+        if not captured:
             self.stats.filtered_rows += 1
             return
         if position is None:
-            position = self.connector.position(rec)
+            position = connector.position(rec)
         op = _ROW_OPS[rec.op or ""]
         extra: dict[str, Any] = {"schema": tid.schema} if tid.schema is not None else {}
         if rec.tx:
@@ -567,7 +610,6 @@ class DebeziumCapture(Capture):
         if op == "t":
             self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
-        table = self._table(tid)
         reasons = [quarantine] if quarantine else []
         if table is None:
             label = ".".join(x for x in (db, tid.schema, name) if x)
@@ -584,16 +626,21 @@ class DebeziumCapture(Capture):
         if reasons:
             extra["quarantine"] = "; ".join(reasons)
             self.stats.quarantined += 1
-        if op != "r" and src.get("row") is not None:
-            extra["row"] = int(src["row"])
-        self._log.emit(op, position, rec.ts_ms, database=db, table=name,
-                       before=_encode(before) if before is not None else None,
-                       after=_encode(after) if after is not None else None, **extra)
-        if rec.ts_ms:
-            self.stats.lag_seconds = max(0.0, time.time() - rec.ts_ms / 1000.0)
+        if op != "r":
+            row = rec.source.get("row")
+            if row is not None:
+                extra["row"] = int(row)
+        self._log.emit(op, position, rec.ts_ms, db, name, None, before, after, **extra)
 
     def _images(self, item: _Item, table: Any, reasons: list[str]) -> tuple[list | None, list | None]:
+        """The encoded ``before`` and ``after`` images of a row of ``table`` (the connector's
+        ``encode_row`` when it has one, else ``decode_row`` then ``_encode``); a failure to
+        decode is a quarantine reason (the image then holds the message's values), a loss
+        one too, reported once per column and kind."""
         rec = item.record
+        encoder = self._row_encoder
+        if encoder is None:
+            encoder = self._row_encoder = _row_encoder(self.connector)
         images: list[list | None] = []
         lossy = False
         for image, values in (("before", rec.before), ("after", rec.after)):
@@ -601,7 +648,7 @@ class DebeziumCapture(Capture):
                 images.append(None)
                 continue
             try:
-                row, losses = self.connector.decode_row(table, values, rec.fields, self.options.settings, image)
+                row, losses = encoder(table, values, rec.fields, self.options.settings, image)
             except ValueError as exc:
                 reasons.append(f"cannot decode: {exc}")
                 images.append(_plain(values))
@@ -630,6 +677,20 @@ class DebeziumCapture(Capture):
 _NUMBER_START = frozenset("-0123456789{")
 
 
+def _row_encoder(connector: Any) -> Callable:
+    """``encode(table, values, fields, settings, image) -> (encoded values, losses)``: the
+    connector's ``encode_row`` when it has one, else its ``decode_row`` with ``_encode``."""
+    encode = getattr(connector, "encode_row", None)
+    if encode is not None:
+        return encode
+    decode = connector.decode_row
+
+    def encode_row(table: Any, values: dict[str, Any], fields: Any, settings: Any, image: str) -> tuple[list, list]:
+        row, losses = decode(table, values, fields, settings, image)
+        return _encode(row), losses
+    return encode_row
+
+
 def _encode(values: list[Any]) -> list[Any]:
     """``ddlcore.raw.encode_row`` with fast paths for the values decoders give most: numbers,
     plain text, and tagged text (``tag`` / ``text`` attributes, already in ``ddlcore.raw``'s
@@ -647,19 +708,23 @@ def _encode(values: list[Any]) -> list[Any]:
     return out
 
 
+#: the encoded absent marker (``{"$absent": true}``)
+_ABSENT = raw.encode_json(raw.ABSENT)
+
+
 def _key_image(table: Any, after: list | None) -> list | None:
-    """The before image of an update that came without one: the primary key's values (an update
-    keeps its key: Debezium writes a key change as a delete and a create), every other column
-    absent (never null)."""
+    """The before image of an update that came without one (``after`` encoded): the primary
+    key's values (an update keeps its key: Debezium writes a key change as a delete and a
+    create), every other column absent (never null)."""
     if after is None:
         return None
     key = {c.lower() for c in table.primary_key} if table is not None else set()
     cols = table.columns if table is not None else ()
-    return [v if i < len(cols) and cols[i].name.lower() in key else raw.ABSENT for i, v in enumerate(after)]
+    return [v if i < len(cols) and cols[i].name.lower() in key else _ABSENT for i, v in enumerate(after)]
 
 
 def _plain(values: dict[str, Any] | None) -> list | None:
-    """A row whose values cannot be typed, as raw values anyway (structures as JSON text)."""
+    """A row whose values cannot be typed, as encoded raw values anyway (structures as JSON text)."""
     if values is None:
         return None
-    return [json.dumps(v) if isinstance(v, (dict, list)) else v for v in values.values()]
+    return _encode([json.dumps(v) if isinstance(v, (dict, list)) else v for v in values.values()])

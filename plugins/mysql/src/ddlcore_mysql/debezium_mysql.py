@@ -24,6 +24,7 @@ from typing import Any
 
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
 from ddlcore.model import TableId, casefold_key
+from ddlcore.raw import encode_row
 
 from .debezium_values import column_decoder, column_fast
 
@@ -94,26 +95,28 @@ class MySqlConnector:
         self._plans: dict[tuple, tuple] = {}
         self._table_ids: dict[tuple, TableId] = {}
 
-    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple[list, list | None]:
-        """``([(field name, column, decoder)] in ordinal order, [(field name, unchanged type, fast
-        decoder)] or None)`` for a message with these field names (cached per table version, field
-        names and settings); the fast list when every column has one (``column_fast``)."""
-        key = (id(table), names, settings)
+    def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple:
+        """``(steps, quick, quick_encoded)`` for a message with these field names, cached per
+        table version, field names and settings: ``steps`` ``[(field name, column, decoder)]``
+        in ordinal order; ``quick`` ``[(field name, unchanged type, fast decoder)]`` when every
+        column has one (``column_fast``), else ``None``; ``quick_encoded`` the same giving the
+        change log's encoded values."""
+        key = (id(table), names, id(settings))
         plan = self._plans.get(key)
-        if plan is not None and plan[0] is table:
-            return plan[1], plan[2]
+        if plan is not None and plan[0] is table and plan[1] is settings:
+            return plan[2]
         by_key = {casefold_key(k): k for k in names}
         cols = table.columns
         if len(by_key) != len(cols) or any(casefold_key(c.name) not in by_key for c in cols):
             raise ValueError(f"drift: the message has columns [{', '.join(names)}], the history "
                              f"[{', '.join(c.name for c in cols)}]")
         steps = [(by_key[casefold_key(c.name)], c, column_decoder(c, settings)) for c in cols]
-        fast = [column_fast(c, settings) for _, c, _ in steps]
-        quick = None if any(f is None for f in fast) else [(name, *f) for (name, _, _), f in zip(steps, fast)]
+        quick = _quick(steps, [column_fast(c, settings) for _, c, _ in steps])
+        encoded = _quick(steps, [column_fast(c, settings, encoded=True) for _, c, _ in steps])
         if len(self._plans) > 1000:
             self._plans.clear()
-        self._plans[key] = (table, steps, quick)
-        return steps, quick
+        self._plans[key] = (table, settings, (steps, quick, encoded))
+        return steps, quick, encoded
 
     def table_changes_drift(self, record: Record, table_at: Any) -> list[str]:
         """Differences between a schema change's ``tableChanges`` (Debezium's own description of
@@ -155,24 +158,47 @@ class MySqlConnector:
         """Raw values of ``values`` (field name → Debezium value) in ``table``'s ordinal order,
         and the losses.  Raises ``ValueError`` naming the column for a value that does not fit
         and for field names that are not the table's columns (drift)."""
-        steps, quick = self._plan(table, tuple(values), settings)
+        steps, quick, _ = self._plan(table, tuple(values), settings)
         if quick is not None and not fields:
             try:
                 return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in quick], []
             except ValueError:
                 pass  # decoded again below, for the error naming the column
-        out: list[Any] = []
-        losses: list[tuple[str, Any]] = []
-        get = fields.get
-        for name, col, decode in steps:
+        return _decode_steps(steps, values, fields)
+
+    def encode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
+                   settings: DebeziumSettings, image: str = "after") -> tuple[list[Any], list[tuple[str, Any]]]:
+        """``decode_row`` with the values encoded for the change log (``ddlcore.raw.encode_row``),
+        by the encoded fast decoders when the message has no schemas and no column can be lossy."""
+        steps, _, quick = self._plan(table, tuple(values), settings)
+        if quick is not None and not fields:
             try:
-                raw, loss = decode(values[name], get(name))
-            except ValueError as exc:
-                raise ValueError(f"column {col.name} ({col.column_type}): {exc}") from None
-            out.append(raw)
-            if loss is not None:
-                losses.append((col.name, loss))
-        return out, losses
+                return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in quick], []
+            except ValueError:
+                pass  # decoded again below, for the error naming the column
+        row, losses = _decode_steps(steps, values, fields)
+        return encode_row(row), losses
+
+
+def _quick(steps: list, fast: list) -> list | None:
+    """``[(field name, unchanged type, fast decoder)]`` of a plan's steps, ``None`` unless every
+    column has a fast decoder."""
+    return None if any(f is None for f in fast) else [(name, *f) for (name, _, _), f in zip(steps, fast)]
+
+
+def _decode_steps(steps: list, values: dict[str, Any], fields: dict[str, FieldSchema]) -> tuple[list, list]:
+    out: list[Any] = []
+    losses: list[tuple[str, Any]] = []
+    get = fields.get
+    for name, col, decode in steps:
+        try:
+            raw, loss = decode(values[name], get(name))
+        except ValueError as exc:
+            raise ValueError(f"column {col.name} ({col.column_type}): {exc}") from None
+        out.append(raw)
+        if loss is not None:
+            losses.append((col.name, loss))
+    return out, losses
 
 
 #: Debezium ``typeName`` base words that differ from the model's ``data_type``

@@ -56,6 +56,7 @@ from typing import Any, Callable
 
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Loss
 from ddlcore.model import Column
+from ddlcore.raw import encode_json
 
 from .binlog_values import Tagged
 
@@ -405,9 +406,15 @@ def _may_lose(col: Column, s: DebeziumSettings) -> bool:
 #
 # A message without schemas (``field`` None) is decoded by the column and the settings alone:
 # for the common types a decoder specialised once per column takes the value's usual JSON type
-# and hands any other to ``slow`` (the general decoder above: same results, same errors).
+# and hands any other to ``slow`` (the general decoder above: same results, same errors).  A
+# factory builds it for raw values (``tag`` = ``Tagged``) or for the change log's encoded
+# values directly (``tag`` = ``_tag_json``: ``{tag: text}``, ``ddlcore.raw.encode_json``'s form).
 
-def _fast_int(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _tag_json(tag: str, text: str) -> dict[str, str]:
+    return {tag: text}
+
+
+def _fast_int(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     if col.unsigned:
         return None
 
@@ -416,20 +423,29 @@ def _fast_int(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any
     return fast
 
 
-def _fast_text(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+#: the first characters of a text ``ddlcore.raw`` may write as ``{"$s": ...}`` (a number's, ``{"$``)
+_AMBIGUOUS_START = frozenset("-0123456789{")
+
+
+def _fast_text(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
+    if tag is _tag_json:  # encoded: a text that may read as a number goes through slow (encode_json)
+        def fast_encoded(value: Any) -> Any:
+            return value if type(value) is str and value[:1] not in _AMBIGUOUS_START else slow(value)
+        return fast_encoded
+
     def fast(value: Any) -> Any:
         return value if type(value) is str else slow(value)
     return fast
 
 
-def _fast_decimal(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _fast_decimal(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     if s.decimal_handling_mode != "precise":
         return None
     scale = col.numeric_scale or 0
 
     def fast(value: Any) -> Any:
         if type(value) is str:
-            return Tagged("$dec", scaled_text(_unscaled(value), scale))
+            return tag("$dec", scaled_text(_unscaled(value), scale))
         return slow(value)
     return fast
 
@@ -443,7 +459,7 @@ def scaled_text(unscaled: int, scale: int) -> str:
     return f"{'-' if unscaled < 0 else ''}{digits[:-scale]}.{digits[-scale:]}"
 
 
-def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     unit = _unit(col, None, s, "datetime")
     scale = 1000 if unit == "ms" else 1 if unit == "us" else None
     if scale is None:
@@ -451,20 +467,20 @@ def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable) -> Callable
 
     def fast(value: Any) -> Any:
         if type(value) is int:
-            return Tagged("$datetime", _epoch_text(value * scale))
+            return tag("$datetime", _epoch_text(value * scale))
         return slow(value)
     return fast
 
 
-def _fast_timestamp(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _fast_timestamp(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     def fast(value: Any) -> Any:
         if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
-            return Tagged("$datetime", _iso(value))
+            return tag("$datetime", _iso(value))
         return slow(value)
     return fast
 
 
-def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     index: dict[str, int] = {}
     for i, label in enumerate(col.enum_values or (), start=1):
         if label:  # "" is the error value 0 whatever the labels (_enum)
@@ -476,22 +492,23 @@ def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[An
     return fast
 
 
-def _fast_json(col: Column, s: DebeziumSettings, slow: Callable) -> Callable[[Any], Any] | None:
+def _fast_json(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
     def fast(value: Any) -> Any:
-        return Tagged("$json", value) if type(value) is str else slow(value)
+        return tag("$json", value) if type(value) is str else slow(value)
     return fast
 
 
-#: model ``data_type`` → factory(column, settings, slow) → ``fast(value) -> raw value`` for
+#: model ``data_type`` → factory(column, settings, slow, tag) → ``fast(value) -> raw value`` for
 #: messages without schemas (``slow(value)``: the general decoder, for values of other JSON
-#: types), or ``None`` where the general decoder is used
-FAST: dict[str, Callable[[Column, DebeziumSettings, Callable], Callable[[Any], Any] | None]] = {
+#: types; ``tag(tag, text)``: a tagged value), or ``None`` where the general decoder is used
+FAST: dict[str, Callable[[Column, DebeziumSettings, Callable, Callable], Callable[[Any], Any] | None]] = {
     **{t: _fast_int for t in _INTS if t not in ("bool", "boolean")}, **{t: _fast_text for t in _TEXTS},
     "decimal": _fast_decimal, "numeric": _fast_decimal, "dec": _fast_decimal, "datetime": _fast_datetime,
     "timestamp": _fast_timestamp, "enum": _fast_enum, "json": _fast_json,
 }
-#: the factories whose ``fast`` returns a value of this JSON type unchanged
-_UNCHANGED = {_fast_int: int, _fast_text: str}
+#: the factories whose ``fast`` returns a value of this JSON type unchanged (raw and encoded)
+_UNCHANGED = {_fast_int: int}
+_UNCHANGED_RAW = {_fast_int: int, _fast_text: str}
 
 
 class LossyNull(DecodeError):
@@ -503,12 +520,13 @@ class _Never:
     """No JSON value is of this type (``column_fast``: no value passes unchanged)."""
 
 
-def column_fast(col: Column, s: DebeziumSettings) -> tuple[type, Callable[[Any], Any]] | None:
+def column_fast(col: Column, s: DebeziumSettings, *, encoded: bool = False) -> tuple[type, Callable[[Any], Any]] | None:
     """``(unchanged, fast)`` for decoding this column's values of messages without schemas when
     none of its non-null values can be lossy under ``s`` (``None`` for the other columns: use
     ``column_decoder``): a value of type ``unchanged`` is its own raw value, any other is
-    ``fast(value)``.  ``fast`` raises ``DecodeError`` as the general decoder does, ``LossyNull``
-    for a null that is a loss (a ``NOT NULL`` column)."""
+    ``fast(value)``.  ``encoded``: the values are the change log's (``ddlcore.raw.encode_json``
+    of the raw value) instead.  ``fast`` raises ``DecodeError`` as the general decoder does,
+    ``LossyNull`` for a null that is a loss (a ``NOT NULL`` column)."""
     t = col.data_type.lower()
     fn = DECODERS.get(t)
     factory = FAST.get(t)
@@ -523,8 +541,13 @@ def column_fast(col: Column, s: DebeziumSettings) -> tuple[type, Callable[[Any],
             return None
         return fn(value, col, None, s)
 
-    fast = factory(col, s, slow)
-    return None if fast is None else (_UNCHANGED.get(factory, _Never), fast)
+    if encoded:
+        def slow_encoded(value: Any) -> Any:
+            return encode_json(slow(value))
+        fast = factory(col, s, slow_encoded, _tag_json)
+        return None if fast is None else (_UNCHANGED.get(factory, _Never), fast)
+    fast = factory(col, s, slow, Tagged)
+    return None if fast is None else (_UNCHANGED_RAW.get(factory, _Never), fast)
 
 
 def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSchema | None], tuple[Any, Loss | None]]:
@@ -535,7 +558,7 @@ def column_decoder(col: Column, s: DebeziumSettings) -> Callable[[Any, FieldSche
     fn = DECODERS.get(t)
     null = (None, _null_loss(col))
     check = _may_lose(col, s)
-    fast = FAST[t](col, s, lambda value: fn(value, col, None, s)) if t in FAST and fn is not None else None
+    fast = FAST[t](col, s, lambda value: fn(value, col, None, s), Tagged) if t in FAST and fn is not None else None
 
     if fast is not None and not check:
         def decode_fast(value: Any, field: FieldSchema | None) -> tuple[Any, Loss | None]:
