@@ -175,8 +175,9 @@ def event_line(seq: int, position: str, ts: int | None, op: str, database: str |
             v = extra.get(k)
             if v is not None:
                 d[k] = v
-    plain = (_SCALARS.issuperset(map(type, (seq, position, ts, op, database, table, ddl)))
-             and _SCALARS.issuperset(map(type, extra.values()))
+    plain = (type(seq) is int and type(position) is str and (ts is None or type(ts) is int)
+             and (database is None or type(database) is str) and (table is None or type(table) is str)
+             and ddl is None and (not extra or _SCALARS.issuperset(map(type, extra.values())))
              and (before is None or (type(before) is list and _IMAGE_VALUES.issuperset(map(type, before))))
              and (after is None or (type(after) is list and _IMAGE_VALUES.issuperset(map(type, after)))))
     return jsontext.dumps(d, plain=plain)

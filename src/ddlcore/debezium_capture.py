@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator
 
 from . import raw
 from .capture import (HISTORY_NAME, Capture, CaptureFilter, CaptureHistory, CaptureStats, CheckpointFile,
-                      Progress, distribution_version, remove_history)
+                      Progress, distribution_version, gc_paused, remove_history)
 from .changelog import SourceInfo
 from .jsontext import loads
 from .debezium import DebeziumConnector, DebeziumError, DebeziumSettings, Record, connector_for, parse_record
@@ -178,7 +178,7 @@ def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     with open(path, "rb") as fh:
         for no, line in enumerate(fh, start=1):
             where = f"{name}:{no}"
-            if not line.strip():
+            if not line or line.isspace():
                 yield where, None
                 continue
             try:
@@ -289,6 +289,7 @@ class DebeziumCapture(Capture):
         #: ``(id(TableId), schema_seq)`` → ``(TableId, captured, table or None)``
         self._routes: dict[tuple[int, int], tuple] = {}
         self._row_encoder: Callable | None = None
+        self._parse_fn: tuple | None = None  # (connector, its parse or None)
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -317,9 +318,11 @@ class DebeziumCapture(Capture):
         """The records of one message value: the connector's own ``parse`` when it has one (a
         Canal message holds several rows), else the Debezium envelope (``parse_record``)."""
         self.stats.messages += 1
-        parse = getattr(self.connector, "parse", None)
+        parse = self._parse_fn
+        if parse is None or parse[0] is not self.connector:
+            parse = self._parse_fn = (self.connector, getattr(self.connector, "parse", None))
         try:
-            records = parse(value) if parse is not None else (parse_record(value),)
+            records = parse[1](value) if parse[1] is not None else (parse_record(value),)
         except (DebeziumError, ValueError) as exc:
             raise DebeziumError(f"{where}: {exc}") from None
         out = []
@@ -442,21 +445,24 @@ class DebeziumCapture(Capture):
                 self._set_filter()
             self._history_pending = self._load_history()
             if o.from_files:
-                records = []
-                for path in o.from_files:
-                    for where, value in read_json_lines(path):
-                        records += [(where, rec) for rec in self._parse(where, value)]
-                self._write(self._items(records), final=True, progress=progress)
+                with gc_paused():  # the whole stream is held and sorted (capture.gc_paused)
+                    records = []
+                    for path in o.from_files:
+                        for where, value in read_json_lines(path):
+                            for rec in self._parse(where, value):
+                                records.append((where, rec))
+                    self._write(self._items(records), final=True, progress=progress)
             else:
                 source = _KafkaSource(o)
                 self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
-                    records = []
-                    for w, v, part in batch:
-                        parsed = self._parse(w, v)
-                        self._check_partitions(w, part, parsed)
-                        records += [(w, r) for r in parsed]
-                    self._write(self._items(records), final=o.until_end, progress=progress)
+                    with gc_paused():
+                        records = []
+                        for w, v, part in batch:
+                            parsed = self._parse(w, v)
+                            self._check_partitions(w, part, parsed)
+                            records += [(w, r) for r in parsed]
+                        self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
                 self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
@@ -480,12 +486,13 @@ class DebeziumCapture(Capture):
         ddl = [i for i in self._history_items if final or (bound is not None and i.key <= bound)]
         self._history_items = self._history_items[len(ddl):]
         merged = sorted(ddl + items, key=_KEY) if ddl else items
-        stopped, one, update, stats = self._stop.is_set, self._one, progress.update, self.stats
-        for item in merged:
+        stopped, one = self._stop.is_set, self._one
+        for n, item in enumerate(merged):
             if stopped():
                 break
             one(item)
-            update(stats, "reading")
+            if not n & 255:
+                progress.update(self.stats, "reading")
         self._commit()
 
     def _state(self) -> DebeziumCheckpoint:
@@ -633,34 +640,31 @@ class DebeziumCapture(Capture):
         self._log.emit(op, position, rec.ts_ms, db, name, None, before, after, **extra)
 
     def _images(self, item: _Item, table: Any, reasons: list[str]) -> tuple[list | None, list | None]:
-        """The encoded ``before`` and ``after`` images of a row of ``table`` (the connector's
-        ``encode_row`` when it has one, else ``decode_row`` then ``_encode``); a failure to
-        decode is a quarantine reason (the image then holds the message's values), a loss
-        one too, reported once per column and kind."""
+        """The encoded ``before`` and ``after`` images of a row of ``table`` (``_image``)."""
         rec = item.record
+        before = None if rec.before is None else self._image(rec, table, rec.before, "before", reasons)
+        after = None if rec.after is None else self._image(rec, table, rec.after, "after", reasons)
+        return before, after
+
+    def _image(self, rec: Record, table: Any, values: dict[str, Any], image: str, reasons: list[str]) -> list:
+        """One image encoded (the connector's ``encode_row`` when it has one, else ``decode_row``
+        then ``_encode``): a failure to decode is a quarantine reason (the image then holds the
+        message's values), a loss one too, reported once per column and kind."""
         encoder = self._row_encoder
         if encoder is None:
             encoder = self._row_encoder = _row_encoder(self.connector)
-        images: list[list | None] = []
-        lossy = False
-        for image, values in (("before", rec.before), ("after", rec.after)):
-            if values is None:
-                images.append(None)
-                continue
-            try:
-                row, losses = encoder(table, values, rec.fields, self.options.settings, image)
-            except ValueError as exc:
-                reasons.append(f"cannot decode: {exc}")
-                images.append(_plain(values))
-                continue
+        try:
+            row, losses = encoder(table, values, rec.fields, self.options.settings, image)
+        except ValueError as exc:
+            reasons.append(f"cannot decode: {exc}")
+            return _plain(values)
+        if losses:
+            if not any(r.startswith("lossy: ") for r in reasons):
+                self.stats.lossy += 1  # once per row
             for col, loss in losses:
-                lossy = True
                 reasons.append(f"lossy: {col}: {loss.reason}")
                 self._report(".".join(x for x in (table.id.database, table.id.schema, table.id.name, col) if x), loss)
-            images.append(row)
-        if lossy:
-            self.stats.lossy += 1
-        return images[0], images[1]
+        return row
 
     def _report(self, column: str, loss: Any) -> None:
         key = f"{column}: {loss.kind}"

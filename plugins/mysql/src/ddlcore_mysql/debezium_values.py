@@ -52,6 +52,7 @@ import datetime as _dt
 import decimal
 import functools
 import struct
+import sys
 from typing import Any, Callable
 
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Loss
@@ -81,10 +82,18 @@ class DecodeError(ValueError):
 # ---------------------------------------------------------------------------- helpers
 
 
+if sys.version_info >= (3, 11):
+    #: ``base64.b64decode(text, validate=True)``: ``binascii.a2b_base64`` in strict mode refuses
+    #: the same texts, without the regular expression
+    _b64_strict = functools.partial(binascii.a2b_base64, strict_mode=True)
+else:  # pragma: no cover - no strict_mode before Python 3.11
+    _b64_strict = functools.partial(base64.b64decode, validate=True)
+
+
 def _b64(text: str, where: str) -> bytes:
     try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
+        return _b64_strict(text)
+    except (binascii.Error, ValueError, TypeError):
         raise DecodeError(f"{where}: {text[:40]!r} is not base64") from None
 
 
@@ -106,7 +115,10 @@ def _binary(value: Any, field: FieldSchema | None, s: DebeziumSettings) -> bytes
 
 
 def _unscaled(value: str) -> int:
-    return int.from_bytes(_b64(value, "Decimal bytes"), "big", signed=True)
+    try:
+        return int.from_bytes(_b64_strict(value), "big", signed=True)
+    except (binascii.Error, ValueError, TypeError):
+        raise DecodeError(f"Decimal bytes: {value[:40]!r} is not base64") from None
 
 
 #: a context for quantizing a double to a DECIMAL's scale: a double has up to 309 integer
@@ -300,11 +312,23 @@ def _day_text(day: int) -> str:
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _minute_text(minute: int) -> str:
+    """``YYYY-MM-DD hh:mm`` of minutes since 1970-01-01 00:00 (a stream's rows cluster in time)."""
+    day, m = divmod(minute, 1440)
+    return f"{_day_text(day)} {m // 60:02d}:{m % 60:02d}"
+
+
+#: ``00`` ... ``59``
+_TWO_DIGITS = tuple(f"{i:02d}" for i in range(60))
+
+
 def _epoch_text(us: int) -> str:
     """``YYYY-MM-DD hh:mm:ss[.ffffff]`` of microseconds since 1970-01-01 00:00:00."""
-    day, rest = divmod(us, 86_400_000_000)
-    secs, frac = divmod(rest, 1_000_000)
-    return f"{_day_text(day)} {secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}{_frac(frac)}"
+    minute, rest = divmod(us, 60_000_000)
+    sec, frac = divmod(rest, 1_000_000)
+    text = f"{_minute_text(minute)}:{_TWO_DIGITS[sec]}"
+    return f"{text}.{frac:06d}" if frac else text
 
 
 def _datetime(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
