@@ -398,7 +398,7 @@ class ChangeLogOutput:
         assert writer is not None, "ChangeLogOutput.open() first"
         seq = self.seq + 1
         ev = None
-        if op in ("ddl", "source"):
+        if op == "ddl" or op == "source":
             ev = ChangeEvent(seq, position, ts, op, database, table, ddl, before, after, **extra)
             line = ev.to_line().encode("utf-8")
         else:
@@ -413,8 +413,7 @@ class ChangeLogOutput:
             st.ops[op] += 1
             if st.first_seq is None:
                 st.first_seq = seq
-            st.last_seq = seq
-            st.position = position
+            st.last_seq, st.position = seq, position
         if ev is not None:
             self.schema_seq = seq
             if self.history is not None:

@@ -164,23 +164,24 @@ def event_line(seq: int, position: str, ts: int | None, op: str, database: str |
     (tags are ``{tag: text}``); an event holding only text, integers, booleans, nulls and
     tags is written by ``ddlcore.jsontext``'s fast path, one with a float by ``json``.
     Raises ``TypeError`` for an unknown field, what ``json`` raises for a value it cannot write."""
-    if extra is None:
-        extra = {}
-    if op not in _LINE_OPS or not _ROW_EXTRA_SET.issuperset(extra):
-        return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after, **extra).to_line().encode("utf-8")
+    if op not in _LINE_OPS or (extra and not _ROW_EXTRA_SET.issuperset(extra)):
+        return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after,
+                           **(extra or {})).to_line().encode("utf-8")
     d = {"seq": seq, "position": position, "ts": ts, "op": op, "database": database, "table": table, "ddl": ddl,
          "before": before, "after": after}
     if extra:
         for k in _ROW_EXTRAS:
-            v = extra.get(k)
-            if v is not None:
+            if k in extra and (v := extra[k]) is not None:
                 d[k] = v
-    plain = (type(seq) is int and type(position) is str and (ts is None or type(ts) is int)
-             and (database is None or type(database) is str) and (table is None or type(table) is str)
-             and ddl is None and (not extra or _SCALARS.issuperset(map(type, extra.values())))
-             and (before is None or (type(before) is list and _IMAGE_VALUES.issuperset(map(type, before))))
-             and (after is None or (type(after) is list and _IMAGE_VALUES.issuperset(map(type, after)))))
-    return jsontext.dumps(d, plain=plain)
+    if (type(seq) is int and type(position) is str and (ts is None or type(ts) is int)
+            and (database is None or type(database) is str) and (table is None or type(table) is str)
+            and ddl is None and (not extra or _SCALARS.issuperset(map(type, extra.values())))
+            and (before is None or (type(before) is list and _IMAGE_VALUES.issuperset(map(type, before))))
+            and (after is None or (type(after) is list and _IMAGE_VALUES.issuperset(map(type, after))))):
+        line = jsontext.dumps_plain(d)
+        if line is not None:
+            return line
+    return jsontext.dumps(d)
 
 
 @dataclass(frozen=True)
@@ -490,6 +491,10 @@ def read_changelog(path: str | os.PathLike) -> Iterator[ChangeEvent]:
 # ---------------------------------------------------------------------------- writing
 
 
+#: bytes buffered before a write to the file (``flush`` writes the rest): fewer system calls
+_BUFFER = 1 << 18
+
+
 class ChangeLogWriter:
     """Appends events to a JSON Lines file (gzip when the name ends in ``.gz``).
 
@@ -500,7 +505,7 @@ class ChangeLogWriter:
     def __init__(self, path: str | os.PathLike, *, last_seq: int | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        raw = open(self.path, "ab")
+        raw = open(self.path, "ab", buffering=_BUFFER)
         self._raw = raw
         self._fh = gzip.GzipFile(fileobj=raw, mode="ab") if self.path.suffix == ".gz" else raw
         self.last_seq = last_seq

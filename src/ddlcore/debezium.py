@@ -19,11 +19,12 @@ References: Debezium documentation, "Debezium connector for MySQL" → "Data cha
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Protocol
 
 from .capture import CaptureError
 
-__all__ = ["DebeziumError", "DebeziumSettings", "FieldSchema", "Loss", "Record", "DebeziumConnector",
+__all__ = ["DebeziumError", "DebeziumSettings", "FieldSchema", "Loss", "Record", "DebeziumConnector", "NO_FIELDS",
            "parse_record", "field_schemas", "connectors", "connector_for", "SETTINGS", "ROW_OPS"]
 
 #: Debezium's ops that carry rows (``m``: a PostgreSQL logical decoding message)
@@ -109,6 +110,10 @@ def field_schemas(struct: dict[str, Any] | None) -> dict[str, FieldSchema]:
     return out
 
 
+#: the ``fields`` of a record whose message had no schema (shared: read-only)
+NO_FIELDS: Mapping[str, FieldSchema] = MappingProxyType({})
+
+
 @dataclass(slots=True)
 class Record:
     """What one message is.  ``kind``: ``row`` (``op``, ``before`` / ``after`` as field → value
@@ -141,19 +146,22 @@ def _envelope(payload: dict[str, Any], schema: dict[str, Any] | None) -> Record:
     op = payload["op"]
     if op not in ROW_OPS:
         raise DebeziumError(f"unknown op {op!r}")
-    fields: dict[str, FieldSchema] = {}
+    fields: Mapping[str, FieldSchema] = NO_FIELDS
     if schema:
+        fields = {}
         for part in schema.get("fields") or ():
             if isinstance(part, dict) and part.get("field") in ("before", "after"):
                 fields.update(field_schemas(part))
-    source = payload.get("source") or {}
+    get = payload.get
+    source = get("source") or {}
     # the transaction: PostgreSQL's xid, else the transaction metadata's id, else the GTID
     tx = source.get("txId")
     if tx is None:
-        tx = (payload.get("transaction") or {}).get("id") or source.get("gtid")
-    ts = source.get("ts_ms") or payload.get("ts_ms")  # the commit time; the event's own when the source has none
-    rec = Record("row", op, source, payload.get("before"), payload.get("after"), fields, ts,
-                 str(tx) if tx is not None else None)
+        meta = get("transaction")
+        tx = (meta.get("id") if meta else None) or source.get("gtid")
+    ts = source.get("ts_ms") or get("ts_ms")  # the commit time; the event's own when the source has none
+    rec = Record("row", op, source, get("before"), get("after"), fields, ts,
+                 (tx if type(tx) is str else str(tx)) if tx is not None else None)
     if op == "m":
         msg = payload.get("message") or {}
         rec.kind, rec.prefix, rec.content = "message", msg.get("prefix"), msg.get("content")

@@ -41,12 +41,12 @@ from . import raw
 from .capture import (HISTORY_NAME, Capture, CaptureFilter, CaptureHistory, CaptureStats, CheckpointFile,
                       Progress, distribution_version, gc_paused, remove_history)
 from .changelog import SourceInfo
-from .jsontext import loads
+from .jsontext import loads, loads_lines
 from .debezium import DebeziumConnector, DebeziumError, DebeziumSettings, Record, connector_for, parse_record
 from .model import TableId
 
 __all__ = ["DebeziumCaptureOptions", "DebeziumCapture", "DebeziumCheckpoint", "DebeziumCaptureStats",
-           "read_json_lines"]
+           "read_json_lines", "read_json_blocks"]
 
 CAPTURE_TOOL = "ddlcore capture debezium"
 CHECKPOINT_FORMAT = 1
@@ -170,29 +170,64 @@ class DebeziumCaptureStats(CaptureStats):
 # ============================================================================ reading
 
 
-def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
-    """``(where, value)`` of each line of a JSON Lines file (``where`` = ``path:line``; an empty
-    line is ``None``, a tombstone).  Raises ``DebeziumError`` naming the line for text that is
-    not JSON (a truncated last line included)."""
+#: bytes of lines read and decoded at a time (``read_json_blocks``)
+_BLOCK = 1 << 20
+
+
+def read_json_blocks(path: Path) -> Iterator[tuple[str, int, list[Any]]]:
+    """``(file name, number of the first line, values)`` of consecutive lines of a JSON Lines
+    file, about a megabyte at a time (an empty line is ``None``, a tombstone).  Raises
+    ``DebeziumError`` naming the line for text that is not JSON (a truncated last line
+    included)."""
     name = str(path)
+    first = 1
     with open(path, "rb") as fh:
-        for no, line in enumerate(fh, start=1):
-            where = f"{name}:{no}"
-            if not line or line.isspace():
-                yield where, None
-                continue
-            try:
-                yield where, loads(line)
-            except ValueError as exc:
-                cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
-                raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
+        while lines := fh.readlines(_BLOCK):
+            values = loads_lines(lines)
+            if values is not None:
+                yield name, first, values
+            else:  # line by line: the lines before a bad one come first, as they would one at a time
+                for no, line in enumerate(lines, start=first):
+                    yield name, no, [_line_value(line, f"{name}:{no}")]
+            first += len(lines)
+
+
+def _line_value(line: bytes, where: str) -> Any:
+    if not line or line.isspace():
+        return None
+    try:
+        return loads(line)
+    except ValueError as exc:
+        cut = "" if line.endswith(b"\n") else " (the file ends inside it: truncated?)"
+        raise DebeziumError(f"{where}: not JSON{cut}: {exc}") from None
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` of each line of a JSON Lines file (``where`` = ``path:line``;
+    ``read_json_blocks``)."""
+    for name, first, values in read_json_blocks(path):
+        for no, value in enumerate(values, start=first):
+            yield f"{name}:{no}", value
 
 
 @dataclass(slots=True)
 class _Item:
-    key: tuple
-    where: str
+    """A record with its order key and where it came from: ``src`` (a file name, or a Kafka
+    message's ``topic[partition]@offset``) and ``no`` (the file's line; 0 for Kafka)."""
+
+    key: tuple | None
+    src: str
+    no: int
     record: Record
+
+    @property
+    def where(self) -> str:
+        return _where(self.src, self.no)
+
+
+def _where(src: str, no: int) -> str:
+    """``file:line``, or the Kafka message's ``src`` (``no`` 0)."""
+    return f"{src}:{no}" if no else src
 
 
 _KEY = attrgetter("key")
@@ -271,7 +306,7 @@ class DebeziumCapture(Capture):
         self.connector: DebeziumConnector | None = None
         self._arrival = 0
         self._history_items: list[_Item] = []
-        self._history_pending: list[tuple[str, Record]] | None = None
+        self._history_pending: list[_Item] | None = None
         self._first_ddl_key: tuple | None = None
         self._tables: dict[tuple, Any] = {}
         self._losses: set[str] = set()
@@ -282,7 +317,8 @@ class DebeziumCapture(Capture):
         self._last: tuple | None = None  # (key, position) of the last record written
         self._losses_changed = False
         self._unordered_partitions: set[tuple[str, int]] = set()
-        self._written: set[tuple] = set()
+        #: the keys written this run, for Kafka (``_was_written``)
+        self._written: set[tuple] | None = None if options.from_files else set()
         #: a source event is in force (``_sync_source`` has nothing to do until losses grow)
         self._source_ready = False
         self._last_ts: int | None = None
@@ -314,9 +350,10 @@ class DebeziumCapture(Capture):
         self._log.start(cp)
         return cp
 
-    def _parse(self, where: str, value: Any) -> list[Record]:
-        """The records of one message value: the connector's own ``parse`` when it has one (a
-        Canal message holds several rows), else the Debezium envelope (``parse_record``)."""
+    def _parse(self, value: Any, src: str, no: int = 0) -> list[Record]:
+        """The records of one message value (from ``_where(src, no)``): the connector's own
+        ``parse`` when it has one (a Canal message holds several rows), else the Debezium
+        envelope (``parse_record``)."""
         self.stats.messages += 1
         parse = self._parse_fn
         if parse is None or parse[0] is not self.connector:
@@ -324,12 +361,12 @@ class DebeziumCapture(Capture):
         try:
             records = parse[1](value) if parse[1] is not None else (parse_record(value),)
         except (DebeziumError, ValueError) as exc:
-            raise DebeziumError(f"{where}: {exc}") from None
+            raise DebeziumError(f"{_where(src, no)}: {exc}") from None
         out = []
         for rec in records:
             if rec.kind == "row" and self.connector is not None:
                 out.append(rec)  # the common case: nothing to accept
-            elif (rec := self._accept(rec, where)) is not None:
+            elif (rec := self._accept(rec, _where(src, no))) is not None:
                 out.append(rec)
         return out
 
@@ -383,46 +420,39 @@ class DebeziumCapture(Capture):
                                 f"their order across partitions is unknown; "
                                 + getattr(self.connector, "partition_hint", "read one partition"))
 
-    def _item(self, where: str, rec: Record) -> _Item:
-        if self.connector is None:
-            raise DebeziumError(f"{where}: no message so far names its source.connector: give --connector")
-        self._arrival += 1
-        return _Item(self.connector.order_key(rec, self._arrival), where, rec)
-
-    def _keyed(self, records: list[tuple[str, Record]]) -> list[_Item]:
-        """``_item`` of each record (the loop inlined: it runs once per message)."""
-        if self.connector is None and records:
-            self._item(*records[0])  # raises: no connector
-        key, arrival = self.connector.order_key, self._arrival
-        items = []
-        for where, rec in records:
+    def _keyed(self, items: list[_Item]) -> list[_Item]:
+        """``items`` with their order keys (the connector's ``order_key``, arrival counted)."""
+        if self.connector is None and items:
+            raise DebeziumError(f"{items[0].where}: no message so far names its source.connector: give --connector")
+        key, arrival = self.connector.order_key if items else None, self._arrival
+        for item in items:
             arrival += 1
-            items.append(_Item(key(rec, arrival), where, rec))
+            item.key = key(item.record, arrival)
         self._arrival = arrival
         return items
 
-    def _load_history(self) -> list[tuple[str, Record]]:
-        """The history file's records (``_history_items`` once the connector is known)."""
+    def _load_history(self) -> list[_Item]:
+        """The history file's records, not keyed yet (``_history_items`` once the connector is
+        known)."""
         path = self.options.history
         out = []
-        for where, value in read_json_lines(path) if path is not None else ():
-            for rec in self._parse(where, value):
-                if rec.kind != "ddl":
-                    raise DebeziumError(f"{where}: not a schema history record (op {rec.op!r})")
-                out.append((where, rec))
+        for name, first, values in read_json_blocks(path) if path is not None else ():
+            for no, value in enumerate(values, start=first):
+                for rec in self._parse(value, name, no):
+                    if rec.kind != "ddl":
+                        raise DebeziumError(f"{name}:{no}: not a schema history record (op {rec.op!r})")
+                    out.append(_Item(None, name, no, rec))
         return out
 
-    def _items(self, records: list[tuple[str, Record]]) -> list[_Item]:
-        """Order keys for ``records``; the first call also keys the history's records."""
-        items = self._keyed(records)
+    def _items(self, items: list[_Item]) -> list[_Item]:
+        """Order keys for ``items``; the first call also keys the history's records."""
+        items = self._keyed(items)
         if self._history_pending is not None:
-            self._history_items = sorted((self._item(w, r) for w, r in self._history_pending), key=lambda i: i.key)
+            self._history_items = sorted(self._keyed(self._history_pending), key=_KEY)
             self._history_pending = None
             if self._history_items:
                 self._first_ddl_key = self._history_items[0].key
         return items
-        if self._history_items:
-            self._first_ddl_key = self._history_items[0].key
 
     def _source_info(self, cp: DebeziumCheckpoint, server: dict[str, Any]) -> dict[str, Any]:
         assert self.connector is not None
@@ -446,23 +476,26 @@ class DebeziumCapture(Capture):
             self._history_pending = self._load_history()
             if o.from_files:
                 with gc_paused():  # the whole stream is held and sorted (capture.gc_paused)
-                    records = []
+                    items = []
                     for path in o.from_files:
-                        for where, value in read_json_lines(path):
-                            for rec in self._parse(where, value):
-                                records.append((where, rec))
-                    self._write(self._items(records), final=True, progress=progress)
+                        for name, first, values in read_json_blocks(path):
+                            for no, value in enumerate(values, start=first):
+                                for rec in self._parse(value, name, no):
+                                    items.append(_Item(None, name, no, rec))
+                    self._write(self._items(items), final=True, progress=progress)
+                    del items  # freed while collection is off: none of it is left for the next one to walk
             else:
                 source = _KafkaSource(o)
                 self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
                     with gc_paused():
-                        records = []
+                        items = []
                         for w, v, part in batch:
-                            parsed = self._parse(w, v)
+                            parsed = self._parse(v, w)
                             self._check_partitions(w, part, parsed)
-                            records += [(w, r) for r in parsed]
-                        self._write(self._items(records), final=o.until_end, progress=progress)
+                            items += [_Item(None, w, 0, r) for r in parsed]
+                        self._write(self._items(items), final=o.until_end, progress=progress)
+                        del items, batch
                     self._log.checkpoint()
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
                 self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
@@ -480,16 +513,20 @@ class DebeziumCapture(Capture):
 
     def _write(self, items: list[_Item], *, final: bool, progress: Progress) -> None:
         """Write ``items`` and the history's DDL up to their last key (all of it when
-        ``final``), in key order."""
+        ``final``), in key order; the entries of ``items`` are released as they are written."""
         items.sort(key=_KEY)
         bound = items[-1].key if items else None
         ddl = [i for i in self._history_items if final or (bound is not None and i.key <= bound)]
         self._history_items = self._history_items[len(ddl):]
-        merged = sorted(ddl + items, key=_KEY) if ddl else items
+        merged = items
+        if ddl:
+            merged = sorted(ddl + items, key=_KEY)
+            items.clear()
         stopped, one = self._stop.is_set, self._one
-        for n, item in enumerate(merged):
+        for n in range(len(merged)):
             if stopped():
                 break
+            item, merged[n] = merged[n], None  # freed once written, while its memory is still in the cache
             one(item)
             if not n & 255:
                 progress.update(self.stats, "reading")
@@ -501,17 +538,17 @@ class DebeziumCapture(Capture):
         return cp
 
     def _one(self, item: _Item) -> None:
-        assert self.connector is not None
         rec, key = item.record, item.key
-        if self._last is not None and key <= self._last[0]:
-            last_position = self._last[1]
-            if key > self._resume_key and key not in self._written and rec.kind == "row":
+        last = self._last
+        if last is not None and key <= last[0]:
+            last_position = last[1]
+            if key > self._resume_key and not self._was_written(key) and rec.kind == "row":
                 self.stats.out_of_order += 1
                 self._sync_source(rec)
                 self._emit_row(item, f"out of order: arrived after {last_position} was written; kept, "
                                      f"not applied out of order")
                 self._uncommitted = self._last  # committed with the last key: a re-read drops it
-            elif key > self._resume_key and key not in self._written:
+            elif key > self._resume_key and not self._was_written(key):
                 raise DebeziumError(f"{item.where}: DDL at {self.connector.position(rec)} arrived after "
                                     f"{last_position} was written: it cannot be placed in the schema history")
             else:
@@ -527,14 +564,23 @@ class DebeziumCapture(Capture):
             self._log.emit("ddl", position, rec.ts_ms, database=rec.database, ddl=rec.ddl, **extra)
             self._check_table_changes(rec, position)
         else:
-            self._emit_row(item, position=position)
-        self._written.add(key)
+            self._emit_row(item, None, position)
+        if self._written is not None:
+            self._written.add(key)
         self._uncommitted = self._last = (key, position)
         if self._losses_changed or self._log.written % COMMIT_EVERY == 0:
             self._commit()
             self._sync_source(rec)
         if rec.ts_ms:
             self._last_ts = rec.ts_ms
+
+    def _was_written(self, key: tuple) -> bool:
+        """This run wrote the record ``key`` (at or below the last key written).  From files
+        there is one batch, sorted: only the last key itself can come again (``_written`` is
+        kept for Kafka's batches only)."""
+        if self._written is None:
+            return self._last is not None and key == self._last[0]
+        return key in self._written
 
     def _check_table_changes(self, rec: Record, position: str) -> None:
         """A schema change's ``tableChanges`` against the tables the history parsed from its DDL
@@ -604,7 +650,8 @@ class DebeziumCapture(Capture):
         db, name = tid.database, tid.name
         if not name:
             raise DebeziumError(f"{item.where}: a row event without source.table")
-        captured, table = self._route(tid)
+        hit = self._routes.get((id(tid), self._log.schema_seq))
+        captured, table = hit[1:] if hit is not None and hit[0] is tid else self._route(tid)
         if not captured:
             self.stats.filtered_rows += 1
             return
@@ -627,7 +674,8 @@ class DebeziumCapture(Capture):
             self._unknown_rows += 1
             before, after = _plain(rec.before), _plain(rec.after)
         else:
-            before, after = self._images(item, table, reasons)
+            before = None if rec.before is None else self._image(rec, table, rec.before, "before", reasons)
+            after = None if rec.after is None else self._image(rec, table, rec.after, "after", reasons)
         if op == "u" and before is None:  # unwrapped, or no old image (PostgreSQL REPLICA IDENTITY DEFAULT)
             before = _key_image(table, after)
         if reasons:
@@ -636,15 +684,8 @@ class DebeziumCapture(Capture):
         if op != "r":
             row = rec.source.get("row")
             if row is not None:
-                extra["row"] = int(row)
+                extra["row"] = row if type(row) is int else int(row)
         self._log.emit(op, position, rec.ts_ms, db, name, None, before, after, **extra)
-
-    def _images(self, item: _Item, table: Any, reasons: list[str]) -> tuple[list | None, list | None]:
-        """The encoded ``before`` and ``after`` images of a row of ``table`` (``_image``)."""
-        rec = item.record
-        before = None if rec.before is None else self._image(rec, table, rec.before, "before", reasons)
-        after = None if rec.after is None else self._image(rec, table, rec.after, "after", reasons)
-        return before, after
 
     def _image(self, rec: Record, table: Any, values: dict[str, Any], image: str, reasons: list[str]) -> list:
         """One image encoded (the connector's ``encode_row`` when it has one, else ``decode_row``

@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["loads", "dumps"]
+__all__ = ["loads", "loads_lines", "dumps", "dumps_plain"]
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
@@ -49,14 +49,33 @@ def loads(data: bytes | str) -> Any:
         return _std_loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
 
 
+def loads_lines(lines: list[bytes]) -> list[Any] | None:
+    """``[loads(line) for line in lines]`` when msgspec decodes every line (no Python call per
+    line); ``None`` when one of them needs the standard library or is not JSON (a blank line
+    included): then ``loads`` each line."""
+    try:
+        return [_decode(line) for line in lines]
+    except ValueError:
+        return None
+
+
 def dumps(obj: Any, *, plain: bool = False) -> bytes:
     """``json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)`` as UTF-8
     bytes, raising what it raises (``TypeError``, ``ValueError``, ``UnicodeEncodeError``).
     ``plain``: the caller guarantees ``obj`` holds only dicts with ``str`` keys, lists, ``str``,
     ``int``, ``bool`` and ``None`` (module docstring): then msgspec writes it."""
     if plain:
-        try:
-            return _encode(obj)
-        except (msgspec.EncodeError, TypeError, ValueError, UnicodeError, OverflowError):
-            pass  # the standard library writes it or raises its own error
+        line = dumps_plain(obj)
+        if line is not None:
+            return line
     return _std_dumps(obj).encode("utf-8")
+
+
+def dumps_plain(obj: Any) -> bytes | None:
+    """``dumps(obj)`` of a *plain* value (``dumps``: the caller's guarantee), by msgspec;
+    ``None`` when msgspec cannot write it (then ``dumps`` it: the standard library writes it or
+    raises its own error)."""
+    try:
+        return _encode(obj)
+    except (msgspec.EncodeError, TypeError, ValueError, UnicodeError, OverflowError):
+        return None

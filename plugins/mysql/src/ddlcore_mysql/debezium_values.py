@@ -432,7 +432,8 @@ def _may_lose(col: Column, s: DebeziumSettings) -> bool:
 # for the common types a decoder specialised once per column takes the value's usual JSON type
 # and hands any other to ``slow`` (the general decoder above: same results, same errors).  A
 # factory builds it for raw values (``tag`` = ``Tagged``) or for the change log's encoded
-# values directly (``tag`` = ``_tag_json``: ``{tag: text}``, ``ddlcore.raw.encode_json``'s form).
+# values directly (``tag`` = ``_tag_json``: ``{tag: text}``, ``ddlcore.raw.encode_json``'s form;
+# the factories of the commonest types write that dict literally, a call less per value).
 
 def _tag_json(tag: str, text: str) -> dict[str, str]:
     return {tag: text}
@@ -466,11 +467,13 @@ def _fast_decimal(col: Column, s: DebeziumSettings, slow: Callable, tag: Callabl
     if s.decimal_handling_mode != "precise":
         return None
     scale = col.numeric_scale or 0
+    if tag is _tag_json:
+        def fast_encoded(value: Any) -> Any:
+            return {"$dec": scaled_text(_unscaled(value), scale)} if type(value) is str else slow(value)
+        return fast_encoded
 
     def fast(value: Any) -> Any:
-        if type(value) is str:
-            return tag("$dec", scaled_text(_unscaled(value), scale))
-        return slow(value)
+        return Tagged("$dec", scaled_text(_unscaled(value), scale)) if type(value) is str else slow(value)
     return fast
 
 
@@ -489,17 +492,27 @@ def _fast_datetime(col: Column, s: DebeziumSettings, slow: Callable, tag: Callab
     if scale is None:
         return None
 
+    if tag is _tag_json:
+        def fast_encoded(value: Any) -> Any:
+            return {"$datetime": _epoch_text(value * scale)} if type(value) is int else slow(value)
+        return fast_encoded
+
     def fast(value: Any) -> Any:
-        if type(value) is int:
-            return tag("$datetime", _epoch_text(value * scale))
-        return slow(value)
+        return Tagged("$datetime", _epoch_text(value * scale)) if type(value) is int else slow(value)
     return fast
 
 
 def _fast_timestamp(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
+    if tag is _tag_json:
+        def fast_encoded(value: Any) -> Any:
+            if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
+                return {"$datetime": _iso(value)}
+            return slow(value)
+        return fast_encoded
+
     def fast(value: Any) -> Any:
         if type(value) is str and len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
-            return tag("$datetime", _iso(value))
+            return Tagged("$datetime", _iso(value))
         return slow(value)
     return fast
 
@@ -517,8 +530,13 @@ def _fast_enum(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) 
 
 
 def _fast_json(col: Column, s: DebeziumSettings, slow: Callable, tag: Callable) -> Callable[[Any], Any] | None:
+    if tag is _tag_json:
+        def fast_encoded(value: Any) -> Any:
+            return {"$json": value} if type(value) is str else slow(value)
+        return fast_encoded
+
     def fast(value: Any) -> Any:
-        return tag("$json", value) if type(value) is str else slow(value)
+        return Tagged("$json", value) if type(value) is str else slow(value)
     return fast
 
 
