@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import msgspec
+
 from . import jsontext, raw
 from .errors import DdlCoreError
 
@@ -145,9 +147,25 @@ class ChangeEvent:
         return _LINE_ENCODER(self.to_json())
 
 
-#: the optional fields of a row or truncate event, in the order ``ChangeEvent.to_json`` writes them
-_ROW_EXTRAS = ("schema", "tx", "row", "quarantine")
-_ROW_EXTRA_SET = frozenset(_ROW_EXTRAS)
+class _RowLine(msgspec.Struct, omit_defaults=True, gc=False):
+    """A row or truncate event as ``event_line`` hands it to msgspec: the fields in the order
+    ``ChangeEvent.to_json`` writes them, the optional ones left out when null (``omit_defaults``)."""
+
+    seq: int
+    position: str
+    ts: Any
+    op: str
+    database: Any
+    table: Any
+    ddl: Any
+    before: Any
+    after: Any
+    schema: Any = None
+    tx: Any = None
+    row: Any = None
+    quarantine: Any = None
+
+
 _LINE_OPS = frozenset({"c", "u", "d", "r", "t"})
 _SCALARS = frozenset({type(None), str, int})
 #: the types of an encoded row value (``ddlcore.raw.encode_json``: a tag is a one-key dict of text)
@@ -159,29 +177,25 @@ def event_line(seq: int, position: str, ts: int | None, op: str, database: str |
                after: list | None = None, extra: dict[str, Any] | None = None) -> bytes:
     """``ChangeEvent(seq, ..., **extra).to_line()`` as UTF-8 bytes (no newline), byte for byte,
     without building the ``ChangeEvent`` for a row or truncate event (op ``c`` ``u`` ``d`` ``r``
-    ``t`` with the optional fields ``schema``, ``tx``, ``row``, ``quarantine``; every other
-    event is built and validated as a ``ChangeEvent``).  The images are encoded raw values
-    (tags are ``{tag: text}``); an event holding only text, integers, booleans, nulls and
-    tags is written by ``ddlcore.jsontext``'s fast path, one with a float by ``json``.
-    Raises ``TypeError`` for an unknown field, what ``json`` raises for a value it cannot write."""
-    if op not in _LINE_OPS or (extra and not _ROW_EXTRA_SET.issuperset(extra)):
-        return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after,
-                           **(extra or {})).to_line().encode("utf-8")
-    d = {"seq": seq, "position": position, "ts": ts, "op": op, "database": database, "table": table, "ddl": ddl,
-         "before": before, "after": after}
-    if extra:
-        for k in _ROW_EXTRAS:
-            if k in extra and (v := extra[k]) is not None:
-                d[k] = v
-    if (type(seq) is int and type(position) is str and (ts is None or type(ts) is int)
+    ``t`` with the optional fields ``schema``, ``tx``, ``row``, ``quarantine``) holding only
+    text, integers, booleans, nulls and tags (``{tag: text}``: the images are encoded raw
+    values): ``ddlcore.jsontext``'s fast path writes those.  Every other event (a float in an
+    image, another op or field) is built as a ``ChangeEvent`` and written by ``json``.  Raises
+    ``TypeError`` for an unknown field, what ``json`` raises for a value it cannot write."""
+    if (op in _LINE_OPS and type(seq) is int and type(position) is str and (ts is None or type(ts) is int)
             and (database is None or type(database) is str) and (table is None or type(table) is str)
             and ddl is None and (not extra or _SCALARS.issuperset(map(type, extra.values())))
             and (before is None or (type(before) is list and _IMAGE_VALUES.issuperset(map(type, before))))
             and (after is None or (type(after) is list and _IMAGE_VALUES.issuperset(map(type, after))))):
-        line = jsontext.dumps_plain(d)
+        try:
+            line = jsontext.dumps_plain(_RowLine(seq, position, ts, op, database, table, ddl, before, after,
+                                                 **(extra or {})))
+        except TypeError:  # an unknown field: ChangeEvent says which
+            line = None
         if line is not None:
             return line
-    return jsontext.dumps(d)
+    return ChangeEvent(seq, position, ts, op, database, table, ddl, before, after,
+                       **(extra or {})).to_line().encode("utf-8")
 
 
 @dataclass(frozen=True)

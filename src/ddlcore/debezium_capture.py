@@ -362,6 +362,8 @@ class DebeziumCapture(Capture):
             records = parse[1](value) if parse[1] is not None else (parse_record(value),)
         except (DebeziumError, ValueError) as exc:
             raise DebeziumError(f"{_where(src, no)}: {exc}") from None
+        if len(records) == 1 and records[0].kind == "row" and self.connector is not None:
+            return records  # the common case: one row, nothing to accept
         out = []
         for rec in records:
             if rec.kind == "row" and self.connector is not None:
@@ -420,14 +422,34 @@ class DebeziumCapture(Capture):
                                 f"their order across partitions is unknown; "
                                 + getattr(self.connector, "partition_hint", "read one partition"))
 
+    def _read_files(self) -> list[_Item]:
+        """The records of every ``--from-file`` file, in arrival order; keyed as they are read
+        (while they are in the processor's cache) once the connector is known."""
+        items: list[_Item] = []
+        parse, arrival, unkeyed = self._parse, self._arrival, False
+        for path in self.options.from_files:
+            for name, first, values in read_json_blocks(path):
+                for no, value in enumerate(values, start=first):
+                    for rec in parse(value, name, no):
+                        if unkeyed or self.connector is None:
+                            unkeyed = True  # these and all later ones: keyed by _keyed, in order
+                            items.append(_Item(None, name, no, rec))
+                        else:
+                            arrival += 1
+                            items.append(_Item(self.connector.order_key(rec, arrival), name, no, rec))
+        self._arrival = arrival
+        return items
+
     def _keyed(self, items: list[_Item]) -> list[_Item]:
-        """``items`` with their order keys (the connector's ``order_key``, arrival counted)."""
+        """``items`` with their order keys (the connector's ``order_key``, arrival counted) for
+        those that have none yet."""
         if self.connector is None and items:
             raise DebeziumError(f"{items[0].where}: no message so far names its source.connector: give --connector")
         key, arrival = self.connector.order_key if items else None, self._arrival
         for item in items:
-            arrival += 1
-            item.key = key(item.record, arrival)
+            if item.key is None:
+                arrival += 1
+                item.key = key(item.record, arrival)
         self._arrival = arrival
         return items
 
@@ -476,12 +498,7 @@ class DebeziumCapture(Capture):
             self._history_pending = self._load_history()
             if o.from_files:
                 with gc_paused():  # the whole stream is held and sorted (capture.gc_paused)
-                    items = []
-                    for path in o.from_files:
-                        for name, first, values in read_json_blocks(path):
-                            for no, value in enumerate(values, start=first):
-                                for rec in self._parse(value, name, no):
-                                    items.append(_Item(None, name, no, rec))
+                    items = self._read_files()
                     self._write(self._items(items), final=True, progress=progress)
                     del items  # freed while collection is off: none of it is left for the next one to walk
             else:

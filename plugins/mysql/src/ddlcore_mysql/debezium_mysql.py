@@ -84,7 +84,9 @@ class MySqlConnector:
         if snap or record.op == "r":
             return (binlog_index(src.get("file")), pos, 1, arrival)
         # a primary-key change is a delete and a create of the same binlog row: the delete first
-        return (binlog_index(src.get("file")), pos, 3, int(src.get("row") or 0), 0 if record.op == "d" else 1)
+        row = src.get("row") or 0
+        return (binlog_index(src.get("file")), pos, 3, row if type(row) is int else int(row),
+                0 if record.op == "d" else 1)
 
     def position(self, record: Record) -> str:
         src = record.source
