@@ -35,7 +35,6 @@ __all__ = ["loads", "loads_lines", "dumps", "dumps_plain"]
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
-_std_loads = json.JSONDecoder().decode
 #: the change log's encoder (``ddlcore.changelog``): compact, UTF-8 text, no NaN
 _std_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -46,7 +45,7 @@ def loads(data: bytes | str) -> Any:
     try:
         return _decode(data)
     except ValueError:  # msgspec.DecodeError, or a UnicodeError: the standard library's answer
-        return _std_loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
+        return json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
 
 
 def loads_lines(lines: list[bytes]) -> list[Any] | None:

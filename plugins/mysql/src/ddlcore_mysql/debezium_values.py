@@ -289,8 +289,7 @@ def _date(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
         return Tagged("$date", value.rstrip("Z"))
     if isinstance(value, bool) or not isinstance(value, int):
         raise DecodeError(f"{value!r} is not a date (days since 1970-01-01)")
-    d = _EPOCH_DAY + _dt.timedelta(days=value)
-    return Tagged("$date", f"{d.year:04d}-{d.month:02d}-{d.day:02d}")
+    return Tagged("$date", _day_text(value))
 
 
 def _time(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
@@ -308,7 +307,12 @@ def _time(value: Any, col: Column, field: FieldSchema | None, s: DebeziumSetting
 
 @functools.lru_cache(maxsize=4096)
 def _day_text(day: int) -> str:
-    d = _EPOCH_DAY + _dt.timedelta(days=day)
+    """``YYYY-MM-DD`` of days since 1970-01-01; ``DecodeError`` outside the years 1-9999 (a
+    value in another unit than the settings say, e.g. microseconds read as milliseconds)."""
+    try:
+        d = _EPOCH_DAY + _dt.timedelta(days=day)
+    except OverflowError:
+        raise DecodeError(f"day {day} since 1970-01-01 is outside the years 1-9999") from None
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
