@@ -668,7 +668,10 @@ class DebeziumCapture(Capture):
         if not name:
             raise DebeziumError(f"{item.where}: a row event without source.table")
         hit = self._routes.get((id(tid), self._log.schema_seq))
-        captured, table = hit[1:] if hit is not None and hit[0] is tid else self._route(tid)
+        if hit is not None and hit[0] is tid:
+            captured, table = hit[1], hit[2]
+        else:
+            captured, table = self._route(tid)
         if not captured:
             self.stats.filtered_rows += 1
             return
