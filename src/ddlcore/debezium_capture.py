@@ -324,7 +324,6 @@ class DebeziumCapture(Capture):
         self._last_ts: int | None = None
         #: ``(id(TableId), schema_seq)`` → ``(TableId, captured, table or None)``
         self._routes: dict[tuple[int, int], tuple] = {}
-        self._row_encoder: Callable | None = None
         self._parse_fn: tuple | None = None  # (connector, its parse or None)
 
     # -- setup --------------------------------------------------------------------------------
@@ -645,21 +644,19 @@ class DebeziumCapture(Capture):
         if h.unavailable:
             raise DebeziumError(f"the schema history cannot be opened, rows cannot be typed: {h.unavailable}")
 
-    def _route(self, tid: TableId) -> tuple[bool, Any]:
-        """``(captured, table)`` of a row's table: the filter's answer and the history's table at
-        the current seq (``None``: not in the history), cached until the next DDL or source
-        event; keyed by the connector's ``TableId`` object (held, so its id stays its own)."""
-        key = (id(tid), self._log.schema_seq)
-        hit = self._routes.get(key)
-        if hit is not None and hit[0] is tid:
-            return hit[1], hit[2]
+    def _route(self, tid: TableId) -> tuple[TableId, bool, Any, Callable | None]:
+        """``(tid, captured, table, encode)`` of a row's table: the filter's answer, the history's
+        table at the current seq (``None``: not in the history) and its row encoder
+        (``_row_encoder``), kept until the next DDL or source event; keyed by the connector's
+        ``TableId`` object (held, so its id stays its own)."""
         captured = self.filter.captures(tid.database, tid.name, tid.schema)
         h = self._log.history
         table = h.table_at(tid, self._log.seq) if captured and h is not None else None
+        encode = _row_encoder(self.connector, table, self.options.settings) if table is not None else None
         if len(self._routes) > 10_000:
             self._routes.clear()
-        self._routes[key] = (tid, captured, table)
-        return captured, table
+        route = self._routes[(id(tid), self._log.schema_seq)] = (tid, captured, table, encode)
+        return route
 
     def _emit_row(self, item: _Item, quarantine: str | None = None, position: str | None = None) -> None:
         rec, connector = item.record, self.connector
@@ -668,10 +665,9 @@ class DebeziumCapture(Capture):
         if not name:
             raise DebeziumError(f"{item.where}: a row event without source.table")
         hit = self._routes.get((id(tid), self._log.schema_seq))
-        if hit is not None and hit[0] is tid:
-            captured, table = hit[1], hit[2]
-        else:
-            captured, table = self._route(tid)
+        if hit is None or hit[0] is not tid:
+            hit = self._route(tid)
+        captured, table, encode = hit[1], hit[2], hit[3]
         if not captured:
             self.stats.filtered_rows += 1
             return
@@ -694,8 +690,8 @@ class DebeziumCapture(Capture):
             self._unknown_rows += 1
             before, after = _plain(rec.before), _plain(rec.after)
         else:
-            before = None if rec.before is None else self._image(rec, table, rec.before, "before", reasons)
-            after = None if rec.after is None else self._image(rec, table, rec.after, "after", reasons)
+            before = None if rec.before is None else self._image(rec, table, encode, rec.before, "before", reasons)
+            after = None if rec.after is None else self._image(rec, table, encode, rec.after, "after", reasons)
         if op == "u" and before is None:  # unwrapped, or no old image (PostgreSQL REPLICA IDENTITY DEFAULT)
             before = _key_image(table, after)
         if reasons:
@@ -707,15 +703,13 @@ class DebeziumCapture(Capture):
                 extra["row"] = row if type(row) is int else int(row)
         self._log.emit(op, position, rec.ts_ms, db, name, None, before, after, **extra)
 
-    def _image(self, rec: Record, table: Any, values: dict[str, Any], image: str, reasons: list[str]) -> list:
-        """One image encoded (the connector's ``encode_row`` when it has one, else ``decode_row``
-        then ``_encode``): a failure to decode is a quarantine reason (the image then holds the
-        message's values), a loss one too, reported once per column and kind."""
-        encoder = self._row_encoder
-        if encoder is None:
-            encoder = self._row_encoder = _row_encoder(self.connector)
+    def _image(self, rec: Record, table: Any, encode: Callable, values: dict[str, Any], image: str,
+               reasons: list[str]) -> list:
+        """One image encoded by the table's row encoder (``_row_encoder``): a failure to decode is
+        a quarantine reason (the image then holds the message's values), a loss one too,
+        reported once per column and kind."""
         try:
-            row, losses = encoder(table, values, rec.fields, self.options.settings, image)
+            row, losses = encode(values, rec.fields, image)
         except ValueError as exc:
             reasons.append(f"cannot decode: {exc}")
             return _plain(values)
@@ -742,18 +736,19 @@ class DebeziumCapture(Capture):
 _NUMBER_START = frozenset("-0123456789{")
 
 
-def _row_encoder(connector: Any) -> Callable:
-    """``encode(table, values, fields, settings, image) -> (encoded values, losses)``: the
-    connector's ``encode_row`` when it has one, else its ``decode_row`` with ``_encode``."""
-    encode = getattr(connector, "encode_row", None)
-    if encode is not None:
-        return encode
+def _row_encoder(connector: Any, table: Any, settings: DebeziumSettings) -> Callable:
+    """``encode(values, fields, image) -> (encoded values, losses)`` for rows of ``table``: the
+    connector's ``row_encoder(table, settings)`` when it has one (a plan chosen once per table
+    version), else its ``decode_row`` with ``_encode``."""
+    make = getattr(connector, "row_encoder", None)
+    if make is not None:
+        return make(table, settings)
     decode = connector.decode_row
 
-    def encode_row(table: Any, values: dict[str, Any], fields: Any, settings: Any, image: str) -> tuple[list, list]:
+    def encode(values: dict[str, Any], fields: Any, image: str) -> tuple[list, list]:
         row, losses = decode(table, values, fields, settings, image)
         return _encode(row), losses
-    return encode_row
+    return encode
 
 
 def _encode(values: list[Any]) -> list[Any]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ddlcore.debezium import DebeziumSettings, FieldSchema, Record
 from ddlcore.model import TableId, casefold_key
@@ -95,8 +95,8 @@ class MySqlConnector:
 
     def __init__(self) -> None:
         self._plans: dict[tuple, tuple] = {}
-        #: ``id(table)`` → ``(table, settings, field count, encoded fast plan)`` (``encode_row``)
-        self._quick: dict[int, tuple] = {}
+        #: ``id(table)`` → ``(table, settings, row_encoder(table, settings))`` (``encode_row``)
+        self._encoders: dict[int, tuple] = {}
         self._table_ids: dict[tuple, TableId] = {}
 
     def _plan(self, table: Any, names: tuple[str, ...], settings: DebeziumSettings) -> tuple:
@@ -171,27 +171,40 @@ class MySqlConnector:
 
     def encode_row(self, table: Any, values: dict[str, Any], fields: dict[str, FieldSchema],
                    settings: DebeziumSettings, image: str = "after") -> tuple[list[Any], list[tuple[str, Any]]]:
-        """``decode_row`` with the values encoded for the change log (``ddlcore.raw.encode_row``),
-        by the encoded fast decoders when the message has no schemas and no column can be lossy.
-        The last such plan of a table version is tried first, whatever the field names: a
-        message with as many fields, all of them the plan's, has the plan's names."""
-        if not fields:
-            hit = self._quick.get(id(table))
-            if hit is not None and hit[0] is table and hit[1] is settings and len(values) == hit[2]:
+        """``decode_row`` with the values encoded for the change log (``ddlcore.raw.encode_row``):
+        ``row_encoder(table, settings)`` (kept per table version) applied to ``values``."""
+        hit = self._encoders.get(id(table))
+        if hit is None or hit[0] is not table or hit[1] is not settings:
+            if len(self._encoders) > 1000:
+                self._encoders.clear()
+            hit = self._encoders[id(table)] = (table, settings, self.row_encoder(table, settings))
+        return hit[2](values, fields, image)
+
+    def row_encoder(self, table: Any, settings: DebeziumSettings) -> Callable[..., tuple[list, list]]:
+        """``encode(values, fields, image="after") -> (encoded values, losses)`` for rows of one
+        table version under ``settings`` (a capture keeps one per table until the next DDL):
+        the encoded fast decoders (``column_fast``) when the message has no schemas and no
+        column can be lossy, else ``decode_row``'s general decoders, then ``raw.encode_row``.
+        The fast plan of the last message is tried first, whatever its field names: a message
+        with as many fields, all of them the plan's, has the plan's names."""
+        last: list = [None, -1]  # the fast plan of the last message without schemas, its field count
+
+        def encode(values: dict[str, Any], fields: Any, image: str = "after") -> tuple[list, list]:
+            quick = last[0]
+            if quick is not None and not fields and len(values) == last[1]:
                 try:  # _run_quick, inlined: it runs for every row
-                    return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in hit[3]], []
+                    return [v if type(v := values[name]) is unchanged else f(v) for name, unchanged, f in quick], []
                 except (ValueError, KeyError):
                     pass  # the plan below says which column and why
-        steps, _, quick = self._plan(table, tuple(values), settings)
-        if quick is not None and not fields:
-            if len(self._quick) > 1000:
-                self._quick.clear()
-            self._quick[id(table)] = (table, settings, len(steps), quick)
-            row = _run_quick(quick, values)
-            if row is not None:
-                return row, []
-        row, losses = _decode_steps(steps, values, fields)
-        return encode_row(row), losses
+            steps, _, quick = self._plan(table, tuple(values), settings)
+            if quick is not None and not fields:
+                last[0], last[1] = quick, len(steps)
+                row = _run_quick(quick, values)
+                if row is not None:
+                    return row, []
+            row, losses = _decode_steps(steps, values, fields)
+            return encode_row(row), losses
+        return encode
 
 
 def _run_quick(quick: list, values: dict[str, Any]) -> list | None:
