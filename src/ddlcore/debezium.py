@@ -248,6 +248,10 @@ class DebeziumConnector(Protocol):
     * ``decode_row(table, values, fields, settings, image)``: ``(raw values in ordinal order,
       losses [(column name, loss)])`` of the ``before`` or ``after`` image; raises
       ``ValueError`` naming the column for a value that does not fit.
+    * optional ``row_encoder(table, settings)``: ``encode(values, fields, image)`` giving what
+      ``decode_row`` gives with the values already encoded for the change log
+      (``ddlcore.raw.encode_row``), for rows of one table version (the capture keeps it until
+      the next DDL: decoders chosen once per column).  Absent: ``decode_row`` then encoding.
     """
 
     name: str

@@ -90,8 +90,9 @@ class MySqlConnector:
 
     def position(self, record: Record) -> str:
         src = record.source
+        row = src.get("row")
         text = f"{src.get('file')}:{src.get('pos')}"
-        return text if record.kind == "ddl" or src.get("row") in (None, 0) else f"{text}#{src.get('row')}"
+        return text if record.kind == "ddl" or row in (None, 0) else f"{text}#{row}"
 
     def __init__(self) -> None:
         self._plans: dict[tuple, tuple] = {}
