@@ -18,8 +18,9 @@ library's, byte for byte; everything else goes through ``json``:
   UTF-8), but writes floats in its own notation (``1e16`` for ``1e+16``), ``NaN`` as ``null``
   and encodes types ``json`` refuses (``Decimal``, ``datetime``, dataclasses).  So ``dumps``
   uses it only for a value the caller declares *plain* (``plain=True``): dicts with ``str``
-  keys, lists, ``str``, ``int``, ``bool`` and ``None``, no float; anything msgspec cannot
-  encode still falls back to ``json``.
+  keys, lists, ``str``, ``int``, ``bool`` and ``None``, no float (or a ``msgspec.Struct`` of
+  such values, written as the dict of its fields in order: ``ddlcore.changelog.event_line``);
+  anything msgspec cannot encode still falls back to ``json``.
 
 Both equivalences are tested on generated values (``tests/core/test_jsontext.py``).
 """
