@@ -196,9 +196,9 @@ class _Item:
 
 
 class _KafkaSource:
-    """Batches ``[(where, value, (topic, partition))]`` of a consumer group's topics, each batch ending when every
-    assigned partition reached its end (or ``max_wait`` passed with messages); ``commit()``
-    commits the offsets of what was handed out."""
+    """Batches ``[(where, value, (topic, partition, offset))]`` of a consumer group's topics, each batch ending
+    when every assigned partition reached its end; ``commit()`` commits the offsets of what was
+    handed out (call it only once all of that is in the change log and its checkpoint)."""
 
     def __init__(self, o: DebeziumCaptureOptions):
         try:
@@ -213,10 +213,10 @@ class _KafkaSource:
         self.consumer.subscribe([f"^{o.topic_pattern}"] if o.topic_pattern else list(o.topics))
         self.pending: dict[tuple[str, int], int] = {}
 
-    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int]]]]:
+    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int, int]]]]:
         from confluent_kafka import KafkaError
 
-        batch: list[tuple[str, Any, tuple[str, int]]] = []
+        batch: list[tuple[str, Any, tuple[str, int, int]]] = []
         eof: set[tuple[str, int]] = set()
         while not stop():
             msg = self.consumer.poll(self.o.poll_timeout)
@@ -231,7 +231,8 @@ class _KafkaSource:
                 self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
                 data = msg.value()
                 try:
-                    batch.append((where, json.loads(data) if data else None, (msg.topic(), msg.partition())))
+                    batch.append((where, json.loads(data) if data else None,
+                                  (msg.topic(), msg.partition(), msg.offset())))
                 except ValueError as exc:
                     raise DebeziumError(f"{where}: not JSON: {exc}") from None
             if assigned and assigned <= eof:
@@ -422,15 +423,18 @@ class DebeziumCapture(Capture):
                 self._write(self._items(records), final=True, progress=progress)
             else:
                 source = _KafkaSource(o)
-                self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
                     records = []
-                    for w, v, part in batch:
+                    for w, v, (topic, partition, offset) in batch:
                         parsed = self._parse(w, v)
-                        self._check_partitions(w, part, parsed)
-                        records += [(w, r) for r in parsed]
+                        self._check_partitions(w, (topic, partition), parsed)
+                        at_offset = getattr(self.connector, "at_offset", None)  # Canal: the offset is the position
+                        records += [(w, r if at_offset is None else at_offset(r, topic, partition, offset))
+                                    for r in parsed]
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
+                    if not self._stop.is_set():  # the whole batch is in the change log and its checkpoint
+                        source.commit()
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
                 self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
                            f"quarantined and this run read no DDL: "

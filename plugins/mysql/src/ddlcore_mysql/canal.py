@@ -205,7 +205,7 @@ class CanalReader:
         return out
 
     def order_key(self, record: Record, arrival: int) -> tuple:
-        """Canal: ``(message number, row)``.  TiCDC with ``commitTs``: ``(commitTs, 0 for DDL / 1
+        """Canal: ``(message number, row)``, from Kafka ``(offset, row)`` (``at_offset``).  TiCDC with ``commitTs``: ``(commitTs, 0 for DDL / 1
         for rows, database, table, row index, CRC-32 of the row)`` — what a message is, not when it
         arrived, so a redelivered message has the key of its first delivery (TiCDC keeps one change
         per row key and transaction: two equal keys are one change)."""
@@ -215,7 +215,17 @@ class CanalReader:
             digest = zlib.crc32(json.dumps(row, sort_keys=True).encode()) if row is not None else 0
             return (int(src["commit_ts"]), 0 if record.kind == "ddl" else 1, src.get("db") or "",
                     src.get("table") or "", src.get("row") or 0, record.op or "", digest)
+        if src.get("offset") is not None:
+            return (src["offset"], src.get("row") or 0)
         return (src.get("n") or 0, src.get("row") or 0)
+
+    def at_offset(self, record: Record, topic: str, partition: int, offset: int) -> Record:
+        """``record`` read from Kafka at ``topic[partition]@offset``: a record ordered by arrival
+        (``total_order`` false) takes the offset as its order and position (one partition only:
+        the capture refuses a second), so a resumed capture drops what it wrote before by it."""
+        if not self.total_order(record):
+            record.source.update(offset=offset, kafka=f"{topic}[{partition}]@{offset}")
+        return record
 
     #: what to do when ``total_order`` refuses a second Kafka partition
     partition_hint = ("read one partition (TiCDC: a topic of one partition, or a dispatcher to one partition) or "
@@ -231,6 +241,8 @@ class CanalReader:
         src = record.source
         if src.get("commit_ts") is not None:
             return str(src["commit_ts"])
+        if src.get("kafka") is not None:
+            return src["kafka"] + (f"#{src['row']}" if src.get("row") else "")
         return f"message {src.get('n')}" + (f"#{src['row']}" if src.get("row") else "")
 
     def table_id(self, record: Record) -> TableId:

@@ -18,8 +18,9 @@ __all__ = ["canal_capture_command"]
               metavar="PATH", help="JSON Lines of message values (repeatable), in the order they were sent")
 @click.option("--flavor", type=click.Choice(["canal", "ticdc"]), default="canal", show_default=True,
               help="Canal flat messages, or TiCDC canal-json (enable-tidb-extension for commitTs)")
-@click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers (--flavor ticdc)")
-@click.option("--topics", default=None, metavar="T1,...", help="topics to read (--flavor ticdc)")
+@click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers")
+@click.option("--topics", default=None, metavar="T1,...",
+              help="topics to read (messages without _tidb.commitTs: one partition, its offsets are their positions)")
 @click.option("--group", default=None, metavar="ID", help="consumer group")
 @click.option("--time-zone", "time_zone_name", default="UTC", show_default=True, metavar="ZONE",
               help="the zone TIMESTAMP values are written in (the server's, for Canal; the changefeed's, for TiCDC)")
@@ -37,9 +38,6 @@ def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str
     from .canal import CanalReader, time_zone
 
     err = Console(stderr=True)
-    if brokers and flavor == "canal":
-        raise click.UsageError("Canal messages carry no position of their own: read them with --from-file "
-                               "(one partition, in order); --brokers reads TiCDC's canal-json (--flavor ticdc)")
     try:
         zone = time_zone(time_zone_name)
         options = DebeziumCaptureOptions(
