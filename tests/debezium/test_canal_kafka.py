@@ -19,12 +19,12 @@ import pytest
 
 from ddlcore.changelog import read_changelog
 
-from tests.capture.support import run_capture
 from tests.servers.fixtures import mariadb  # noqa: F401
 
 from .canal_encoder import canal_messages, ticdc_messages
 from .test_debezium_kafka import produce
 from .test_debezium_mariadb import ROWS, TABLE, converted_rows
+from .workload import capture_workload
 
 #: a session the broker expires soon after a SIGKILLed consumer (which never leaves its group)
 KAFKA = {"session.timeout.ms": 1000, "heartbeat.interval.ms": 200}
@@ -45,27 +45,16 @@ DebeziumCapture(DebeziumCaptureOptions(out=a["out"], brokers=a["brokers"], topic
 def workload(mariadb, tmp_path_factory):  # noqa: F811
     """ddlcore's own capture of the Debezium tests' workload (every common type, an ALTER between
     rows) and 300 inserts of 5 rows into a second table, an update and a delete of many rows."""
-    db = f"cnl_{uuid.uuid4().hex[:10]}"
-    out = tmp_path_factory.mktemp("canal-own") / "out"
-    with mariadb.connect() as conn, conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE `{db}`")
-        cur.execute(f"USE `{db}`")
-        cur.execute(TABLE)
-        cur.execute("CREATE TABLE bulk (id int PRIMARY KEY, v varchar(20), amount decimal(10,2))")
-        run_capture(mariadb, out, snapshot="schema_only", include=(f"{db}.*",))
-        for sql in ROWS:
-            cur.execute(sql)
-            conn.commit()
+    def bulk(cur):
         for i in range(0, 1500, 5):
             cur.execute("INSERT INTO bulk SELECT seq, concat('v', seq), seq / 100 FROM seq_%s_to_%s", (i + 1, i + 5))
-            if i % 250 == 245:
-                conn.commit()
-        cur.execute("UPDATE bulk SET v = 'seven', amount = amount * 2 WHERE id % 7 = 0")
-        cur.execute("DELETE FROM bulk WHERE id % 11 = 0")
-        conn.commit()
-        run_capture(mariadb, out)
-        cur.execute(f"DROP DATABASE `{db}`")
-    return list(read_changelog(out / "changelog.jsonl"))
+
+    _, events, _ = capture_workload(
+        mariadb, tmp_path_factory.mktemp("canal-own") / "out",
+        [TABLE, "CREATE TABLE bulk (id int PRIMARY KEY, v varchar(20), amount decimal(10,2))"],
+        ROWS + [bulk, "UPDATE bulk SET v = 'seven', amount = amount * 2 WHERE id % 7 = 0",
+                "DELETE FROM bulk WHERE id % 11 = 0"])
+    return events
 
 
 def _body(path: Path) -> list[tuple]:

@@ -205,10 +205,11 @@ class CanalReader:
         return out
 
     def order_key(self, record: Record, arrival: int) -> tuple:
-        """Canal: ``(message number, row)``, from Kafka ``(offset, row)`` (``at_offset``).  TiCDC with ``commitTs``: ``(commitTs, 0 for DDL / 1
-        for rows, database, table, row index, CRC-32 of the row)`` — what a message is, not when it
-        arrived, so a redelivered message has the key of its first delivery (TiCDC keeps one change
-        per row key and transaction: two equal keys are one change)."""
+        """Canal: ``(message number, row)``, from Kafka ``(offset, row)`` (``at_offset``).  TiCDC
+        with ``commitTs``: ``(commitTs, 0 for DDL / 1 for rows, database, table, row index, CRC-32
+        of the row)`` — what a message is, not when it arrived, so a redelivered message has the
+        key of its first delivery (TiCDC keeps one change per row key and transaction: two equal
+        keys are one change)."""
         src = record.source
         if self.kind == "ticdc" and src.get("commit_ts") is not None:
             row = record.after if record.after is not None else record.before
