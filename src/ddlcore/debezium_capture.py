@@ -573,12 +573,21 @@ class DebeziumCapture(Capture):
             return
         table = self._table(tid)
         reasons = [quarantine] if quarantine else []
+        derive = getattr(self.connector, "schema_ddl", None)  # PostgreSQL without DDL: the message's schema
+        described = derive(rec, table) if derive is not None else None
+        if described is not None and described.statements:
+            for text in described.statements:
+                self._log.emit("ddl", position, rec.ts_ms, database=db, ddl=text)
+            if described.warning:
+                self._warn(described.warning)
+            table = self._table(tid)
         if table is None:
             label = ".".join(x for x in (db, tid.schema, name) if x)
             if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
                 raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")
-            reasons.append(f"table {label} is not in the schema history at {position}")
+            reasons.append(f"table {label} is not in the schema history at {position}"
+                           + (f": {described.reason}" if described is not None and described.reason else ""))
             self._unknown_rows += 1
             before, after = _plain(rec.before), _plain(rec.after)
         else:
