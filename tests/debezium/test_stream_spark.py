@@ -7,6 +7,12 @@
   what ``SELECT`` returned at that moment with that moment's Spark types (the oracle of
   tests/e2e/test_shop_end_to_end.py), and ``run_pipeline`` on the own capture gives the same
   tables.
+* Debezium PostgreSQL messages with the event trigger's DDL messages: a real PostgreSQL 15
+  workload recording the server's text after every statement; its WAL as Debezium messages
+  (test_debezium_postgres.py's encoder); ``ddlcore capture debezium`` then ``run_pipeline``: every
+  row equals the server's text of that moment, typed by that moment's schema (the oracle of
+  tests/pg_capture/test_end_to_end.py), and ``ddlcore capture postgres`` of the same workload
+  gives the same tables.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ import pytest
 
 from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 
-from tests.servers.fixtures import mariadb  # noqa: F401
+from tests.pg_capture.conftest import capdb  # noqa: F401
+from tests.servers.fixtures import mariadb, postgres  # noqa: F401
 
 from .canal_encoder import canal_messages
 from .workload import capture_workload
@@ -119,3 +126,83 @@ def test_canal_json_then_run_equals_select_and_the_own_capture(mariadb, spark, t
     check_moments(outputs["canal"], moments)
     assert [v for _, v, _, _ in outputs["canal"]] == [1, 1, 1, 2, 2, 2]  # the ALTER: a new version
     assert same_tables(outputs["canal"]) == same_tables(outputs["own"])
+
+
+# ---------------------------------------------------------------- Debezium PostgreSQL
+
+PG_STATEMENTS: list[tuple[str, str | None, tuple]] = [
+    ("CREATE TABLE items (id int PRIMARY KEY, name text, price numeric(10,2), tags text[], at timestamptz, "
+     "ok boolean, amount numeric, day date, raw bytea, tm time(3), ts timestamp, iv interval, tz timetz)", None, ()),
+    ("INSERT INTO items VALUES (1, 'a \"q\"', 12.50, '{x,y,NULL}', '2024-06-01 10:00:00.5+02', true, 1.2345, "
+     "'2024-02-29', '\\x00ff', '10:20:30.5', '2024-06-01 10:00:00.25', '1 year 2 mons 3 days 04:05:06.78', "
+     "'10:00:00.5+00'), (2, NULL, 0.01, '{}', '1999-12-31 23:59:59+00', false, -7, '1970-01-01', '\\x', "
+     "'00:00:00', '1999-12-31 23:59:59', '-5 days', '23:59:59+00')", "c", (1, 2)),
+    ("UPDATE items SET name = 'b', amount = 1e-20 WHERE id = 1", "u", (1,)),
+    ("ALTER TABLE items ADD COLUMN qty int, ALTER COLUMN price TYPE numeric(12,3)", None, ()),
+    ("INSERT INTO items (id, qty, price) VALUES (3, 3, 1.5)", "c", (3,)),
+    ("DELETE FROM items WHERE id = 2", "d", (2,)),
+]
+PG_COLUMNS = ("SELECT a.attname, c.data_type, c.udt_name, format_type(a.atttypid, a.atttypmod) "
+              "FROM pg_attribute a JOIN information_schema.columns c ON c.table_schema = 'public' "
+              "AND c.table_name = 'items' AND c.column_name = a.attname "
+              "WHERE a.attrelid = 'public.items'::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum")
+
+
+def pg_moments(db) -> list[tuple]:
+    """Run ``PG_STATEMENTS``; ``[(op, id, the server's text of the row or None, columns)]``."""
+    changes = []
+    for sql, op, keys in PG_STATEMENTS:
+        db.execute(sql)
+        if op is None:
+            continue
+        columns = [tuple(c) for c in db.select_text(PG_COLUMNS)]
+        rows = {int(r[0]): r for r in db.select_text("SELECT * FROM items")}
+        changes += [(op, k, rows.get(k) if op != "d" else None, columns) for k in keys]
+    return changes
+
+
+def check_pg_moments(rows: list[tuple], changes: list[tuple]) -> None:
+    from tests.pg_capture.test_end_to_end import expected_type, expected_value, field_value
+
+    assert [(r["_op"], r["id"]) for *_, r in rows] == [(op, k) for op, k, *_ in changes]
+    for (_schema, table, version, data, r), (op, key, row, columns) in zip(rows, changes):
+        where = f"{table} v{version} seq {r['_seq']} {op} id={key}"
+        assert data.names == [c[0] for c in columns], where
+        for field, (name, data_type, udt, fmt) in zip(data.fields, columns):
+            assert field.dataType == expected_type(data_type, udt, fmt), f"{where}: {name} {fmt}"
+        if op == "d":
+            continue
+        for field, (name, data_type, udt, fmt), text in zip(data.fields, columns, row):
+            have, want = field_value(r[field.name], field), expected_value(text, data_type, udt, fmt)
+            assert have == want, f"{where}: {name} {fmt}: got {have!r}, the server said {want!r}"
+            if want is not None:
+                assert type(have) is type(want), f"{where}: {name}: {type(have)} vs {type(want)}"
+
+
+def test_debezium_postgres_then_run_equals_select_and_the_own_capture(capdb, spark, tmp_path):  # noqa: F811
+    from ddlcore.spark.pipeline import run_pipeline
+
+    from tests.pg_capture.support import run_capture
+    from tests.pg_capture.test_end_to_end import read_output
+
+    from .test_debezium_postgres import debezium_messages
+
+    run_capture(capdb, tmp_path / "own")  # its slot, before the workload
+    with capdb.connect() as conn:
+        conn.execute("SELECT pg_create_logical_replication_slot('dbz', 'pgoutput')")
+    changes = pg_moments(capdb)
+    run_capture(capdb, tmp_path / "own")
+    src = tmp_path / "dbz.jsonl"
+    src.write_text("".join(json.dumps(m) + "\n" for m in debezium_messages(capdb, "dbz")))
+    stats = DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "dbz", from_files=(src,), progress=False)).run()
+    assert stats.quarantined == 0
+    outputs = {}
+    for name in ("dbz", "own"):
+        result = run_pipeline(tmp_path / name / "changelog.jsonl", tmp_path / f"lake-{name}", spark=spark,
+                              spark_options={"numeric_unconstrained": "string"})
+        assert result.quarantined == 0 and result.drift == [], (result.quarantine_reasons, result.drift)
+        outputs[name] = read_output(spark, tmp_path / f"lake-{name}", capdb.name)
+    check_pg_moments(outputs["dbz"], changes)
+    assert [v for *_, v, _, _ in outputs["dbz"]] == [1, 1, 1, 2, 2]  # the ALTER: a new version
+    strip = lambda rows: same_tables([(t, v, d, r) for _s, t, v, d, r in rows])  # noqa: E731
+    assert strip(outputs["dbz"]) == strip(outputs["own"])
