@@ -21,14 +21,14 @@ __all__ = ["canal_capture_command"]
 @click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers")
 @click.option("--topics", default=None, metavar="T1,...",
               help="topics to read (messages without _tidb.commitTs: one partition, its offsets are their positions)")
-@click.option("--group", default=None, metavar="ID", help="consumer group")
+@click.option("--group", default="ddlcore-capture-canal", show_default=True, metavar="ID", help="consumer group")
 @click.option("--parser-flavor", type=click.Choice(["mysql", "mariadb"]), default=None,
               help="the server the DDL comes from (default: mysql; --flavor ticdc reads TiDB's)")
 @click.option("--time-zone", "time_zone_name", default="UTC", show_default=True, metavar="ZONE",
               help="the zone TIMESTAMP values are written in (the server's, for Canal; the changefeed's, for TiCDC)")
 @output_options
 def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str | None, topics: str | None,
-                          group: str | None, parser_flavor: str | None, time_zone_name: str, out: str,
+                          group: str, parser_flavor: str | None, time_zone_name: str, out: str,
                           include: tuple[str, ...], exclude: tuple[str, ...], until_end: bool, no_progress: bool,
                           as_json: bool) -> None:
     """Capture Canal flat messages or TiCDC canal-json into DIR/changelog.jsonl, typed by the DDL

@@ -271,7 +271,8 @@ class PostgresConnector:
     #: what to say when a run reads rows but no DDL
     no_ddl_hint = ("Debezium's PostgreSQL connector carries no DDL; install ddlcore's event trigger "
                    "(ddlcore capture postgres --install) before the tables are created and let its messages "
-                   "through (message.prefix.include.list=ddlcore)")
+                   "through (message.prefix.include.list=ddlcore), or send the messages with their schemas "
+                   "(value.converter.schemas.enable=true) to type the rows by them")
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return None
