@@ -241,11 +241,14 @@ class _KafkaSource:
                 if self.o.until_end:
                     return
 
-    def commit(self) -> None:
+    def commit(self, held: dict[tuple[str, int], int] | None = None) -> None:
+        """Commit the offsets handed out, but not past ``held`` (``(topic, partition)`` → the
+        offset of the first message not written yet)."""
         from confluent_kafka import TopicPartition
 
         if self.pending:
-            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in self.pending.items()],
+            offsets = {k: min(o, (held or {}).get(k, o)) for k, o in self.pending.items()}
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
                                  asynchronous=False)
             self.pending = {}
 
@@ -426,15 +429,18 @@ class DebeziumCapture(Capture):
                 for batch in source.batches(self._stop.is_set):
                     records = []
                     for w, v, (topic, partition, offset) in batch:
+                        at = getattr(self.connector, "kafka_message", None)  # Canal: the offset is the position
+                        if at is not None:
+                            at(topic, partition, offset)
                         parsed = self._parse(w, v)
                         self._check_partitions(w, (topic, partition), parsed)
-                        at_offset = getattr(self.connector, "at_offset", None)  # Canal: the offset is the position
-                        records += [(w, r if at_offset is None else at_offset(r, topic, partition, offset))
-                                    for r in parsed]
+                        records += [(w, r) for r in parsed]
+                    release = getattr(self.connector, "release", None)  # TiCDC: up to the watermarks
+                    records, held = release(records) if release is not None else (records, {})
                     self._write(self._items(records), final=o.until_end, progress=progress)
                     self._log.checkpoint()
-                    if not self._stop.is_set():  # the whole batch is in the change log and its checkpoint
-                        source.commit()
+                    if not self._stop.is_set():  # the batch is in the change log and its checkpoint
+                        source.commit(held)
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
                 self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
                            f"quarantined and this run read no DDL: "

@@ -118,8 +118,8 @@ def canal_messages(events) -> list[dict]:
 def ticdc_messages(events, *, partitions: int = 1, watermark_every: int = 5) -> list[tuple[int, dict]]:
     """``(partition, message)`` of TiCDC canal-json with ``enable-tidb-extension``: rows hashed to
     a partition by primary key (TiCDC's ``index-value`` dispatcher), DDL and a watermark after
-    every ``watermark_every`` transactions sent to every partition; ``commitTs`` one per source
-    transaction (``tx``), increasing."""
+    every ``watermark_every`` transactions and at the end sent to every partition; ``commitTs``
+    one per source transaction (``tx``), increasing."""
     out: list[tuple[int, dict]] = []
     ts, last_tx, txs = 0, object(), 0
     for ev, table in _changes(events):
@@ -143,7 +143,9 @@ def ticdc_messages(events, *, partitions: int = 1, watermark_every: int = 5) -> 
         m["_tidb"] = {"commitTs": commit}
         key = (before or after)[table.primary_key[0]]
         out.append((zlib.crc32(str(key).encode()) % partitions, m))
-    return out
+    mark = message("TIDB_WATERMARK", None, database="", table="")
+    mark["_tidb"] = {"watermarkTs": _tso(ts)}  # everything sent
+    return out + [(p, mark) for p in range(partitions)]
 
 
 def _tso(n: int) -> int:

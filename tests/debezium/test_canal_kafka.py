@@ -164,3 +164,59 @@ def test_canal_from_two_partitions_is_refused_in_one_line(workload, kafka_broker
     assert "read one partition" in str(err.value)
     log = tmp_path / "k" / "changelog.jsonl"
     assert not log.exists() or all(e.op == "source" for e in read_changelog(log))
+
+
+def test_ticdc_rows_wait_for_the_watermark_of_every_partition(kafka_broker, tmp_path):
+    """A row of partition 0 above partition 1's watermark is held until partition 1's watermark
+    passes it, so a row partition 1 sends late with a lower commitTs is written before it: the
+    commitTs order, nothing out of order (without the watermarks the update was written in the
+    first batch, before partition 1's row arrived)."""
+    import threading
+    from pathlib import Path as _P
+
+    from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
+    from ddlcore_mysql.canal import CanalReader
+
+    from .canal_encoder import message
+
+    fix = [json.loads(x) for x in (_P(__file__).parent / "fixtures" / "ticdc_employee.jsonl").read_text().splitlines()]
+    ddl, c, u, d = fix
+    for m, ts in ((ddl, 3000), (c, 3001), (u, 3002), (d, 3003)):
+        m["_tidb"] = {"commitTs": ts}
+
+    def mark(ts):
+        m = message("TIDB_WATERMARK", None, database="", table="")
+        m["_tidb"] = {"watermarkTs": ts}
+        return m
+
+    topic = f"ticdc-wm-{uuid.uuid4().hex[:6]}"
+    produce_partitioned(kafka_broker, topic, [(0, ddl), (0, u), (0, mark(3002)), (1, ddl), (1, mark(3000))])
+    cap = DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "k", brokers=kafka_broker, topics=(topic,),
+                                                 group="g-wm", connector_impl=CanalReader("ticdc"), progress=False,
+                                                 poll_timeout=0.1, kafka_config=KAFKA))
+    runner = threading.Thread(target=cap.run)
+    runner.start()
+    log = tmp_path / "k" / "changelog.jsonl"
+
+    def ops() -> list[str]:
+        return [e.op for e in read_changelog(log)] if log.exists() else []
+
+    try:
+        deadline = time.monotonic() + 60
+        while "ddl" not in ops() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ops() == ["source", "ddl"]  # the update (3002) waits for partition 1's watermark
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": kafka_broker})
+        for p, m in ((1, c), (1, mark(3002)), (0, d), (0, mark(3003)), (1, mark(3003))):
+            producer.produce(topic, value=json.dumps(m).encode(), partition=p)
+        assert producer.flush(30) == 0
+        while len(ops()) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        cap.stop()
+        runner.join(60)
+    evs = list(read_changelog(log))
+    assert [(e.op, e.position) for e in evs[1:]] == [("ddl", "3000"), ("c", "3001"), ("u", "3002"), ("d", "3003")]
+    assert not any(e.quarantine for e in evs) and cap.stats.out_of_order == 0
