@@ -108,11 +108,18 @@ def converted_rows(events):
 
     hist = SchemaHistory.open(":memory:", dialect="mysql")
     out = []
+    converters: dict[tuple, RowConverter] = {}  # per table and DDL seen
+    ddl = 0
     for ev in events:
         if ev.op in ("source", "ddl"):
             hist.record(ev.to_json())
+            ddl += 1
             continue
-        conv = RowConverter(hist.table_at(TableId(ev.database, None, ev.table), ev.seq), dialect="mysql")
+        key = (ev.database, ev.table, ddl)
+        if key not in converters:
+            converters[key] = RowConverter(hist.table_at(TableId(ev.database, None, ev.table), ev.seq),
+                                           dialect="mysql")
+        conv = converters[key]
         out.append((ev.op, ev.position.split("#")[0], conv.convert(raw.decode_row(ev.before)),
                     conv.convert(raw.decode_row(ev.after)), ev.quarantine))
     hist.close()
