@@ -265,10 +265,11 @@ DERIVED = {
 }
 
 
-def test_without_the_trigger_rows_are_typed_by_debeziums_schema(postgres, tmp_path):  # noqa: F811
+def test_without_the_trigger_rows_are_typed_by_debeziums_schema(postgres, spark, tmp_path):  # noqa: F811
     """No event trigger, so no DDL: messages with schemas describe the table (CREATE TABLE, the
     marker comment, ALTER TABLE at the first row with the new column), every row typed by it
-    and equal to pgoutput's text; a warning once; messages without schemas: quarantined."""
+    and equal to pgoutput's text; a warning once; ``run_pipeline`` types them so (the marker in
+    each version's ``_schemas`` model); messages without schemas: quarantined."""
     from ddlcore.history import SchemaHistory
     from ddlcore.model import TableId
     from ddlcore_postgres.debezium_schema import MARKER
@@ -311,6 +312,7 @@ def test_without_the_trigger_rows_are_typed_by_debeziums_schema(postgres, tmp_pa
                 assert table.comment == MARKER and table.columns[-1].name == "qty"
             finally:
                 hist.close()
+        _pipeline_of_described(spark, tmp_path / "oTrue", tmp_path / "lake", db.name)
         src = tmp_path / "plain.jsonl"
         src.write_text("".join(json.dumps(m) + "\n" for m in plain))
         stats = DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "plain", from_files=(src,),
@@ -320,6 +322,28 @@ def test_without_the_trigger_rows_are_typed_by_debeziums_schema(postgres, tmp_pa
         assert all("the message has no schema to type it by" in r for r in reasons), reasons
     finally:
         drop_capture_db(db)
+
+
+def _pipeline_of_described(spark, log, lake, database: str) -> None:
+    """``run_pipeline`` of a log whose table is described by Debezium's schema: no quarantine,
+    the Spark types of the derived columns, the marker in both versions' models."""
+    from pyspark.sql import types as T
+
+    from ddlcore.spark.pipeline import run_pipeline
+    from ddlcore_postgres.debezium_schema import MARKER
+
+    result = run_pipeline(log / "changelog.jsonl", lake, spark=spark, spark_options={"numeric_unconstrained": "string"})
+    assert result.quarantined == 0, result.quarantine_reasons
+    # v1 the CREATE TABLE, v2 its COMMENT at the same position (before any row), v3 the ALTER
+    models = [json.loads(p.read_text())["model"] for p in sorted((lake / "_schemas").glob(f"{database}.public.*"))]
+    assert [m.get("comment") for m in models] == [None, MARKER, MARKER]
+    table_dir = lake / database / "public" / "items"
+    assert sorted(p.name for p in table_dir.glob("schema_version=*")) == ["schema_version=2", "schema_version=3"]
+    df = spark.read.parquet(str(table_dir / "schema_version=3"))
+    types = {f.name: f.dataType for f in df.schema.fields}
+    assert (types["price"], types["at"], types["tags"], types["qty"], types["amount"]) == (
+        T.DecimalType(10, 2), T.TimestampType(), T.ArrayType(T.StringType(), True), T.IntegerType(), T.StringType())
+    assert [(r["_op"], r["id"], r["qty"]) for r in df.orderBy("_seq").collect()] == [("c", 2, 3), ("d", 1, None)]
 
 
 # ---------------------------------------------------------------- hypothesis: every type, both ways
