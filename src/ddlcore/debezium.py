@@ -245,6 +245,15 @@ class DebeziumConnector(Protocol):
       records of other Kafka partitions (absent: always; binlog coordinates and LSNs do), and
       ``partition_hint``: what to configure when it does not (the capture refuses such records
       from a second partition).
+    * optional, Kafka: ``kafka_message(topic, partition, offset)``: the position of the message
+      parsed next (Canal: offsets are the order); ``release(records) -> (records, held)``: the
+      ``(where, record)`` pairs that may be written now, the rest kept for a later batch, and
+      ``{(topic, partition): offset}`` not to commit past (TiCDC's watermarks).
+    * optional: ``schema_ddl(record, table)``: for a row whose table no DDL described (``table``
+      ``None``) or described by the messages themselves, an object with ``statements`` (DDL
+      recorded at the row's position first), ``warning`` and ``reason`` (added to the
+      quarantine reason when nothing can be described); ``None`` to leave the row as it is
+      (PostgreSQL without ddlcore's trigger: ``ddlcore_postgres.debezium_schema``).
     * ``decode_row(table, values, fields, settings, image)``: ``(raw values in ordinal order,
       losses [(column name, loss)])`` of the ``before`` or ``after`` image; raises
       ``ValueError`` naming the column for a value that does not fit.

@@ -234,9 +234,9 @@ _KEY = attrgetter("key")
 
 
 class _KafkaSource:
-    """Batches ``[(where, value, (topic, partition))]`` of a consumer group's topics, each batch ending when every
-    assigned partition reached its end (or ``max_wait`` passed with messages); ``commit()``
-    commits the offsets of what was handed out."""
+    """Batches ``[(where, value, (topic, partition, offset))]`` of a consumer group's topics, each batch ending
+    when every assigned partition reached its end; ``commit()`` commits the offsets of what was
+    handed out (call it only once all of that is in the change log and its checkpoint)."""
 
     def __init__(self, o: DebeziumCaptureOptions):
         try:
@@ -251,10 +251,10 @@ class _KafkaSource:
         self.consumer.subscribe([f"^{o.topic_pattern}"] if o.topic_pattern else list(o.topics))
         self.pending: dict[tuple[str, int], int] = {}
 
-    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int]]]]:
+    def batches(self, stop: Callable[[], bool]) -> Iterator[list[tuple[str, Any, tuple[str, int, int]]]]:
         from confluent_kafka import KafkaError
 
-        batch: list[tuple[str, Any, tuple[str, int]]] = []
+        batch: list[tuple[str, Any, tuple[str, int, int]]] = []
         eof: set[tuple[str, int]] = set()
         while not stop():
             msg = self.consumer.poll(self.o.poll_timeout)
@@ -269,7 +269,8 @@ class _KafkaSource:
                 self.pending[(msg.topic(), msg.partition())] = msg.offset() + 1
                 data = msg.value()
                 try:
-                    batch.append((where, loads(data) if data else None, (msg.topic(), msg.partition())))
+                    batch.append((where, loads(data) if data else None,
+                                  (msg.topic(), msg.partition(), msg.offset())))
                 except ValueError as exc:
                     raise DebeziumError(f"{where}: not JSON: {exc}") from None
             if assigned and assigned <= eof:
@@ -278,11 +279,14 @@ class _KafkaSource:
                 if self.o.until_end:
                     return
 
-    def commit(self) -> None:
+    def commit(self, held: dict[tuple[str, int], int] | None = None) -> None:
+        """Commit the offsets handed out, but not past ``held`` (``(topic, partition)`` → the
+        offset of the first message not written yet)."""
         from confluent_kafka import TopicPartition
 
         if self.pending:
-            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in self.pending.items()],
+            offsets = {k: min(o, (held or {}).get(k, o)) for k, o in self.pending.items()}
+            self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
                                  asynchronous=False)
             self.pending = {}
 
@@ -502,17 +506,26 @@ class DebeziumCapture(Capture):
                     del items  # freed while collection is off: none of it is left for the next one to walk
             else:
                 source = _KafkaSource(o)
-                self._log.on_checkpoint = lambda _cp: source.commit()
                 for batch in source.batches(self._stop.is_set):
                     with gc_paused():
                         items = []
-                        for w, v, part in batch:
+                        for w, v, (topic, partition, offset) in batch:
+                            at = getattr(self.connector, "kafka_message", None)  # Canal: the offset is the position
+                            if at is not None:
+                                at(topic, partition, offset)
                             parsed = self._parse(v, w)
-                            self._check_partitions(w, part, parsed)
+                            self._check_partitions(w, (topic, partition), parsed)
                             items += [_Item(None, w, 0, r) for r in parsed]
+                        held: dict = {}
+                        release = getattr(self.connector, "release", None)  # TiCDC: up to the watermarks
+                        if release is not None:
+                            ready, held = release([(i.src, i.record) for i in items])
+                            items = [_Item(None, w, 0, r) for w, r in ready]
                         self._write(self._items(items), final=o.until_end, progress=progress)
                         del items, batch
                     self._log.checkpoint()
+                    if not self._stop.is_set():  # the batch is in the change log and its checkpoint
+                        source.commit(held)
             if self._unknown_rows and not self.stats.ops.get("ddl") and self.connector is not None:
                 self._warn(f"{self._unknown_rows} row(s) of tables the schema history never described were "
                            f"quarantined and this run read no DDL: "
@@ -681,12 +694,21 @@ class DebeziumCapture(Capture):
             self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
         reasons = [quarantine] if quarantine else []
+        derive = getattr(self.connector, "schema_ddl", None)  # PostgreSQL without DDL: the message's schema
+        described = derive(rec, table) if derive is not None else None
+        if described is not None and described.statements:
+            for text in described.statements:
+                self._log.emit("ddl", position, rec.ts_ms, database=db, ddl=text)
+            if described.warning:
+                self._warn(described.warning)
+            captured, table, encode = self._route(tid)[1:]
         if table is None:
             label = ".".join(x for x in (db, tid.schema, name) if x)
             if self._first_ddl_key is not None and tuple(item.key) < tuple(self._first_ddl_key):
                 raise DebeziumError(f"{item.where}: a row of {label} at {position} precedes the schema history, "
                                     f"which starts at {self._history_first()}: the history does not cover it")
-            reasons.append(f"table {label} is not in the schema history at {position}")
+            reasons.append(f"table {label} is not in the schema history at {position}"
+                           + (f": {described.reason}" if described is not None and described.reason else ""))
             self._unknown_rows += 1
             before, after = _plain(rec.before), _plain(rec.after)
         else:

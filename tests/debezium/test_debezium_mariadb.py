@@ -20,10 +20,10 @@ from ddlcore.debezium_capture import DebeziumCapture, DebeziumCaptureOptions
 from ddlcore.history import SchemaHistory
 from ddlcore.model import TableId
 
-from tests.capture.support import run_capture
 from tests.servers.fixtures import mariadb  # noqa: F401
 
 from .encoder import encode
+from .workload import capture_workload
 
 TABLE = """CREATE TABLE t (id int PRIMARY KEY, ti tinyint, ub bigint unsigned, d decimal(20,4), sd decimal(7,2),
   f float, dbl double, vc varchar(20), bin varbinary(8), e enum('a','b','c'), s set('x','y','z'), b1 bit(1),
@@ -54,23 +54,14 @@ SETTINGS = [
 @pytest.fixture(scope="module")
 def own(mariadb, tmp_path_factory):  # noqa: F811
     """The workload and ddlcore's own capture of it."""
-    import uuid
-
-    db = f"dbz_{uuid.uuid4().hex[:10]}"
     out = tmp_path_factory.mktemp("own") / "out"
-    with mariadb.connect() as conn, conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE `{db}`")
-        cur.execute(f"USE `{db}`")
-        cur.execute(TABLE)
-        run_capture(mariadb, out, snapshot="schema_only", include=(f"{db}.*",))
-        for sql in ROWS:
-            cur.execute(sql)
-            conn.commit()
-        run_capture(mariadb, out)
+
+    def select(cur):
         cur.execute("SELECT id, ub, d, sd, vc, extra, e, dt, dtm, dtm0, tm FROM t ORDER BY id")
-        selected = cur.fetchall()
-        cur.execute(f"DROP DATABASE `{db}`")
-    return db, out, list(read_changelog(out / "changelog.jsonl")), selected
+        return cur.fetchall()
+
+    db, events, selected = capture_workload(mariadb, out, [TABLE], ROWS, finish=select)
+    return db, out, events, selected
 
 
 def _text(value, col):
@@ -117,11 +108,18 @@ def converted_rows(events):
 
     hist = SchemaHistory.open(":memory:", dialect="mysql")
     out = []
+    converters: dict[tuple, RowConverter] = {}  # per table and DDL seen
+    ddl = 0
     for ev in events:
         if ev.op in ("source", "ddl"):
             hist.record(ev.to_json())
+            ddl += 1
             continue
-        conv = RowConverter(hist.table_at(TableId(ev.database, None, ev.table), ev.seq), dialect="mysql")
+        key = (ev.database, ev.table, ddl)
+        if key not in converters:
+            converters[key] = RowConverter(hist.table_at(TableId(ev.database, None, ev.table), ev.seq),
+                                           dialect="mysql")
+        conv = converters[key]
         out.append((ev.op, ev.position.split("#")[0], conv.convert(raw.decode_row(ev.before)),
                     conv.convert(raw.decode_row(ev.after)), ev.quarantine))
     hist.close()

@@ -104,9 +104,58 @@ def _slot(db, name: str) -> None:
         conn.execute("SELECT pg_create_logical_replication_slot(%s, 'pgoutput')", (name,))
 
 
-def debezium_messages(db, slot: str) -> list[dict]:
+#: type oid → (Connect type, logical name, source type name) (Debezium PostgreSQL connector, "Data type
+#: mappings", default settings with interval.handling.mode=string)
+_FIELDS = {20: ("int64", None, "INT8"), 21: ("int16", None, "INT2"), 23: ("int32", None, "INT4"),
+           16: ("boolean", None, "BOOL"), 25: ("string", None, "TEXT"), 1043: ("string", None, "VARCHAR"),
+           1184: ("string", "io.debezium.time.ZonedTimestamp", "TIMESTAMPTZ"),
+           1082: ("int32", "io.debezium.time.Date", "DATE"), 17: ("bytes", None, "BYTEA"),
+           1009: ("array", None, "_TEXT"), 1266: ("string", "io.debezium.time.ZonedTime", "TIMETZ"),
+           1186: ("string", "io.debezium.time.Interval", "INTERVAL")}
+
+
+def connect_field(name: str, type_oid: int, typmod: int, propagate: bool) -> dict:
+    """The Connect field schema Debezium writes for a column (with ``column.propagate.source.type``:
+    the ``__debezium.source.column.*`` parameters)."""
+    params: dict = {}
+    if type_oid == 1700:
+        if typmod >= 0:
+            p, sc = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
+            kind, logical, source = "bytes", "org.apache.kafka.connect.data.Decimal", "NUMERIC"
+            params = {"scale": str(sc), "connect.decimal.precision": str(p)}
+            extra = {"length": str(p), "scale": str(sc)}
+        else:
+            kind, logical, source = "struct", "io.debezium.data.VariableScaleDecimal", "NUMERIC"
+            extra = {"length": "131089", "scale": "0"}
+    elif type_oid in (1083, 1114):
+        micro = not 0 <= typmod <= 3
+        kind = "int64" if micro or type_oid == 1114 else "int32"
+        unit = {1083: ("Time", "MicroTime"), 1114: ("Timestamp", "MicroTimestamp")}[type_oid][micro]
+        logical, source = f"io.debezium.time.{unit}", {1083: "TIME", 1114: "TIMESTAMP"}[type_oid]
+        extra = {"length": str(typmod if typmod >= 0 else 6)}
+    else:
+        kind, logical, source = _FIELDS[type_oid]
+        extra = {"length": str(typmod - 4)} if type_oid == 1043 and typmod >= 0 else {}
+    if propagate:
+        params.update({"__debezium.source.column.type": source,
+                       **{f"__debezium.source.column.{k}": v for k, v in extra.items()}})
+    out = {"type": kind, "optional": True, "field": name}
+    if logical:
+        out["name"] = logical
+    if params:
+        out["parameters"] = params
+    if kind == "array":
+        out["items"] = {"type": "string", "optional": True}
+    return out
+
+
+def debezium_messages(db, slot: str, *, schemas: bool = False, propagate: bool = False,
+                      texts: list | None = None) -> list[dict]:
+    """The slot's changes as Debezium's PostgreSQL connector messages (``schemas``: with their
+    Connect schema, ``{"schema", "payload"}``); ``texts`` gets ``(op, before, after)`` of each
+    row as pgoutput's text."""
     with db.connect() as conn:
-        rows = conn.execute("SELECT lsn::text, data FROM pg_logical_slot_get_binary_changes(%s, NULL, NULL, "
+        rows = conn.execute("SELECT lsn::text, data FROM pg_logical_slot_peek_binary_changes(%s, NULL, NULL, "
                             "'proto_version', '1', 'publication_names', 'pub', 'messages', 'true')",
                             (slot,)).fetchall()
     relations: dict[int, po.Relation] = {}
@@ -137,8 +186,18 @@ def debezium_messages(db, slot: str) -> list[dict]:
             if isinstance(m, po.Delete) and m.old_kind == "K":  # the key only: Debezium leaves the rest out
                 before = {c.name: before[c.name] for c in rel.columns if c.key}
             op = {po.Insert: "c", po.Update: "u", po.Delete: "d"}[type(m)]
-            out.append({"op": op, "before": before, "after": image(getattr(m, "new", None)),
-                        "source": {**src, "schema": rel.namespace, "table": rel.name}})
+            msg = {"op": op, "before": before, "after": image(getattr(m, "new", None)),
+                   "source": {**src, "schema": rel.namespace, "table": rel.name}}
+            if texts is not None:
+                texts.append((op, *(None if t is None else [v.decode() if isinstance(v, bytes) else v for v in t]
+                                    for t in (getattr(m, "old", None), getattr(m, "new", None)))))
+            if schemas:
+                row = {"type": "struct", "optional": True,
+                       "fields": [connect_field(c.name, c.type_oid, c.typmod, propagate) for c in rel.columns]}
+                msg = {"schema": {"type": "struct", "fields": [{**row, "field": "before"}, {**row, "field": "after"},
+                                                               {"type": "struct", "field": "source"}]},
+                       "payload": msg}
+            out.append(msg)
     return out
 
 
@@ -191,6 +250,100 @@ def test_real_postgres_wal_as_debezium_equals_the_own_capture(capdb, tmp_path): 
     got, want = body(events(tmp_path / "dbz")), body(events(own))
     assert [g[0] for g in got] == ["ddl", "c", "u", "ddl", "c", "d"]
     assert got == want
+
+
+# ---------------------------------------------------------------- without the trigger
+
+#: the WORKLOAD's table as its field schemas describe it: without / with column.propagate.source.type
+DERIVED = {
+    False: ('CREATE TABLE "public"."items" ("id" integer, "name" text, "price" numeric(10,2), "tags" text[], '
+            '"at" timestamptz, "ok" boolean, "amount" numeric, "day" date, "raw" bytea, "tm" time(3), '
+            '"ts" timestamp, "iv" interval, "tz" timetz)'),
+    True: ('CREATE TABLE "public"."items" ("id" int4, "name" text, "price" numeric(10,2), "tags" text[], '
+           '"at" timestamptz, "ok" bool, "amount" numeric, "day" date, "raw" bytea, "tm" time, "ts" timestamp, '
+           '"iv" interval, "tz" timetz)'),
+}
+
+
+def test_without_the_trigger_rows_are_typed_by_debeziums_schema(postgres, spark, tmp_path):  # noqa: F811
+    """No event trigger, so no DDL: messages with schemas describe the table (CREATE TABLE, the
+    marker comment, ALTER TABLE at the first row with the new column), every row typed by it
+    and equal to pgoutput's text; a warning once; ``run_pipeline`` types them so (the marker in
+    each version's ``_schemas`` model); messages without schemas: quarantined."""
+    from ddlcore.history import SchemaHistory
+    from ddlcore.model import TableId
+    from ddlcore_postgres.debezium_schema import MARKER
+
+    from tests.pg_capture.support import create_capture_db, drop_capture_db, row_text
+
+    db = create_capture_db(postgres, install=False)
+    try:
+        _slot(db, "dbz")
+        db.execute(*WORKLOAD)
+        texts: list = []
+        plain = debezium_messages(db, "dbz", texts=texts)
+        for propagate in (False, True):
+            src = tmp_path / f"s{propagate}.jsonl"
+            msgs = debezium_messages(db, "dbz", schemas=True, propagate=propagate)
+            src.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+            warnings: list[str] = []
+            out = tmp_path / f"o{propagate}"
+            DebeziumCapture(DebeziumCaptureOptions(out=out, from_files=(src,), progress=False),
+                            on_warning=warnings.append).run()
+            evs = events(out)
+            assert [e["op"] for e in evs] == ["source", "ddl", "ddl", "c", "u", "ddl", "c", "d"]
+            assert evs[1]["ddl"] == DERIVED[propagate]
+            assert evs[2]["ddl"] == "COMMENT ON TABLE \"public\".\"items\" IS '" + MARKER.replace("'", "''") + "'"
+            qty = "int4" if propagate else "integer"
+            assert evs[5]["ddl"] == f'ALTER TABLE "public"."items" ADD COLUMN "qty" {qty}'
+            assert evs[1]["position"] == evs[3]["position"] and evs[5]["position"] == evs[6]["position"]
+            rows = [e for e in evs if e["op"] in ("c", "u", "d")]
+            assert not any(e.get("quarantine") for e in rows), [e.get("quarantine") for e in rows]
+            for e, (op, _before, after) in zip(rows, texts):
+                if op == "d":
+                    assert row_text(e["before"][0]) == "1" and e["before"][1] == {"$absent": True}
+                else:
+                    assert [row_text(v) for v in e["after"]] == after, op
+            assert [w for w in warnings if "typed by Debezium's field schemas alone" in w] == warnings
+            assert len(warnings) == 1 and warnings[0].startswith("public.items: no DDL describes it")
+            hist = SchemaHistory.open(out / "history.sqlite")
+            try:
+                table = hist.table_at(TableId(db.name, "public", "items"), evs[-1]["seq"])
+                assert table.comment == MARKER and table.columns[-1].name == "qty"
+            finally:
+                hist.close()
+        _pipeline_of_described(spark, tmp_path / "oTrue", tmp_path / "lake", db.name)
+        src = tmp_path / "plain.jsonl"
+        src.write_text("".join(json.dumps(m) + "\n" for m in plain))
+        stats = DebeziumCapture(DebeziumCaptureOptions(out=tmp_path / "plain", from_files=(src,),
+                                                       progress=False)).run()
+        reasons = [e.get("quarantine") for e in events(tmp_path / "plain") if e["op"] in ("c", "u", "d")]
+        assert stats.quarantined == len(reasons) == 4
+        assert all("the message has no schema to type it by" in r for r in reasons), reasons
+    finally:
+        drop_capture_db(db)
+
+
+def _pipeline_of_described(spark, log, lake, database: str) -> None:
+    """``run_pipeline`` of a log whose table is described by Debezium's schema: no quarantine,
+    the Spark types of the derived columns, the marker in both versions' models."""
+    from pyspark.sql import types as T
+
+    from ddlcore.spark.pipeline import run_pipeline
+    from ddlcore_postgres.debezium_schema import MARKER
+
+    result = run_pipeline(log / "changelog.jsonl", lake, spark=spark, spark_options={"numeric_unconstrained": "string"})
+    assert result.quarantined == 0, result.quarantine_reasons
+    # v1 the CREATE TABLE, v2 its COMMENT at the same position (before any row), v3 the ALTER
+    models = [json.loads(p.read_text())["model"] for p in sorted((lake / "_schemas").glob(f"{database}.public.*"))]
+    assert [m.get("comment") for m in models] == [None, MARKER, MARKER]
+    table_dir = lake / database / "public" / "items"
+    assert sorted(p.name for p in table_dir.glob("schema_version=*")) == ["schema_version=2", "schema_version=3"]
+    df = spark.read.parquet(str(table_dir / "schema_version=3"))
+    types = {f.name: f.dataType for f in df.schema.fields}
+    assert (types["price"], types["at"], types["tags"], types["qty"], types["amount"]) == (
+        T.DecimalType(10, 2), T.TimestampType(), T.ArrayType(T.StringType(), True), T.IntegerType(), T.StringType())
+    assert [(r["_op"], r["id"], r["qty"]) for r in df.orderBy("_seq").collect()] == [("c", 2, 3), ("d", 1, None)]
 
 
 # ---------------------------------------------------------------- hypothesis: every type, both ways

@@ -18,13 +18,16 @@ The formats:
   binary columns as ISO-8859-1 text (one character per byte).
 * **TiCDC canal-json** (github.com/pingcap/tiflow ``pkg/sink/codec/canal/canal_json_message.go``):
   the same fields; ``old`` holds the whole before image; with ``enable-tidb-extension`` each
-  message has ``_tidb.commitTs`` and ``TIDB_WATERMARK`` messages mark progress (skipped); the DDL
-  is TiDB's (the ``tidb`` flavour of the MySQL parser).
+  message has ``_tidb.commitTs`` and ``TIDB_WATERMARK`` messages (``_tidb.watermarkTs``, sent to
+  every partition) say that everything at or below it was sent to that partition (``release``
+  holds rows above the lowest watermark of the partitions read); the DDL is TiDB's (the ``tidb``
+  flavour of the MySQL parser).
 
-**Order.** Canal: the order of the messages (one Kafka partition: Canal sends DDL to partition 0
-and may hash rows to others — read one partition, or several only with a total order, which Canal
-does not give).  TiCDC with the extension: by ``commitTs``, then what the record is (``order_key``);
-a record at or below the last one written is a redelivery (the capture's duplicate rule).
+**Order.** Canal: the order of the messages; from Kafka their offsets (one Kafka partition: Canal
+sends DDL to partition 0 and may hash rows to others — read one partition, or several only with a
+total order, which Canal does not give).  TiCDC with the extension: by ``commitTs``, then what the
+record is (``order_key``); a record at or below the last one written is a redelivery (the
+capture's duplicate rule).
 Records ordered by arrival only (``total_order`` false) from a second Kafka partition stop the
 capture.
 """
@@ -157,6 +160,10 @@ class CanalReader:
         self.zone = time_zone
         self.default_flavor = "tidb" if flavor == "ticdc" else "mysql"
         self._n = 0
+        self._at: tuple[str, int, int] | None = None  # the Kafka message being parsed
+        self._partitions: set[tuple[str, int]] = set()
+        self._marks: dict[tuple[str, int], int] = {}  # the last TIDB_WATERMARK of each partition
+        self._held: list[tuple[str, Record]] = []
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return self.default_flavor
@@ -179,8 +186,14 @@ class CanalReader:
         tidb = value.get("_tidb") or {}
         source = {"db": value.get("database") or None, "table": value.get("table") or None,
                   "commit_ts": tidb.get("commitTs"), "n": self._n, "id": value.get("id")}
+        if self._at is not None:
+            source["kafka_at"] = self._at
+            if tidb.get("commitTs") is None or self.kind != "ticdc":  # ordered by arrival: the offset
+                source.update(offset=self._at[2], kafka=f"{self._at[0]}[{self._at[1]}]@{self._at[2]}")
         ts = value.get("es")
         if kind == "TIDB_WATERMARK":
+            if self._at is not None and tidb.get("watermarkTs") is not None:
+                self._marks[self._at[:2]] = int(tidb["watermarkTs"])
             return [Record("skip", note="TiCDC watermark")]
         if value["isDdl"]:
             return [Record("ddl", source=source, ts_ms=ts, ddl=value.get("sql") or "", database=source["db"])]
@@ -205,17 +218,51 @@ class CanalReader:
         return out
 
     def order_key(self, record: Record, arrival: int) -> tuple:
-        """Canal: ``(message number, row)``.  TiCDC with ``commitTs``: ``(commitTs, 0 for DDL / 1
-        for rows, database, table, row index, CRC-32 of the row)`` — what a message is, not when it
-        arrived, so a redelivered message has the key of its first delivery (TiCDC keeps one change
-        per row key and transaction: two equal keys are one change)."""
+        """Canal: ``(message number, row)``, from Kafka ``(offset, row)`` (``kafka_message``).  TiCDC
+        with ``commitTs``: ``(commitTs, 0 for DDL / 1 for rows, database, table, row index, CRC-32
+        of the row)`` — what a message is, not when it arrived, so a redelivered message has the
+        key of its first delivery (TiCDC keeps one change per row key and transaction: two equal
+        keys are one change)."""
         src = record.source
         if self.kind == "ticdc" and src.get("commit_ts") is not None:
             row = record.after if record.after is not None else record.before
             digest = zlib.crc32(json.dumps(row, sort_keys=True).encode()) if row is not None else 0
             return (int(src["commit_ts"]), 0 if record.kind == "ddl" else 1, src.get("db") or "",
                     src.get("table") or "", src.get("row") or 0, record.op or "", digest)
+        if src.get("offset") is not None:
+            return (src["offset"], src.get("row") or 0)
         return (src.get("n") or 0, src.get("row") or 0)
+
+    def kafka_message(self, topic: str, partition: int, offset: int) -> None:
+        """Kafka only: the message ``parse`` reads next is ``topic[partition]@offset``.  A record
+        ordered by arrival (``total_order`` false) takes the offset as its order and position (one
+        partition only: the capture refuses a second), so a resumed capture drops what it wrote
+        before by it; a ``TIDB_WATERMARK`` is that partition's watermark (``release``)."""
+        self._at = (topic, partition, offset)
+        self._partitions.add((topic, partition))
+
+    def release(self, records: list[tuple[str, Record]]) -> tuple[list[tuple[str, Record]], dict]:
+        """Kafka, TiCDC: of the records held so far and ``records``, those that may be written —
+        every one with a ``commitTs`` at or below the lowest watermark of the partitions read
+        (TiCDC sends a watermark to every partition once it has sent everything below it there,
+        so nothing lower can still come) — and ``{(topic, partition): offset}`` of the first
+        record held in each partition (its offset must not be committed).  Until every partition
+        read has sent a watermark (or without the extension) nothing is held."""
+        pending, self._held = self._held + records, []
+        known = [self._marks.get(p) for p in self._partitions]
+        if not known or None in known:
+            return pending, {}
+        bound = min(known)
+        ready = []
+        first: dict[tuple[str, int], int] = {}
+        for where, rec in pending:
+            ts, at = rec.source.get("commit_ts"), rec.source.get("kafka_at")
+            if ts is not None and at is not None and int(ts) > bound:
+                self._held.append((where, rec))
+                first[at[:2]] = min(at[2], first.get(at[:2], at[2]))
+            else:
+                ready.append((where, rec))
+        return ready, first
 
     #: what to do when ``total_order`` refuses a second Kafka partition
     partition_hint = ("read one partition (TiCDC: a topic of one partition, or a dispatcher to one partition) or "
@@ -231,6 +278,8 @@ class CanalReader:
         src = record.source
         if src.get("commit_ts") is not None:
             return str(src["commit_ts"])
+        if src.get("kafka") is not None:
+            return src["kafka"] + (f"#{src['row']}" if src.get("row") else "")
         return f"message {src.get('n')}" + (f"#{src['row']}" if src.get("row") else "")
 
     def table_id(self, record: Record) -> TableId:

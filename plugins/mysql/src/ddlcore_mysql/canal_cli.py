@@ -18,15 +18,19 @@ __all__ = ["canal_capture_command"]
               metavar="PATH", help="JSON Lines of message values (repeatable), in the order they were sent")
 @click.option("--flavor", type=click.Choice(["canal", "ticdc"]), default="canal", show_default=True,
               help="Canal flat messages, or TiCDC canal-json (enable-tidb-extension for commitTs)")
-@click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers (--flavor ticdc)")
-@click.option("--topics", default=None, metavar="T1,...", help="topics to read (--flavor ticdc)")
-@click.option("--group", default=None, metavar="ID", help="consumer group")
+@click.option("--brokers", default=None, metavar="HOST:PORT[,...]", help="Kafka bootstrap servers")
+@click.option("--topics", default=None, metavar="T1,...",
+              help="topics to read (messages without _tidb.commitTs: one partition, its offsets are their positions)")
+@click.option("--group", default="ddlcore-capture-canal", show_default=True, metavar="ID", help="consumer group")
+@click.option("--parser-flavor", type=click.Choice(["mysql", "mariadb"]), default=None,
+              help="the server the DDL comes from (default: mysql; --flavor ticdc reads TiDB's)")
 @click.option("--time-zone", "time_zone_name", default="UTC", show_default=True, metavar="ZONE",
               help="the zone TIMESTAMP values are written in (the server's, for Canal; the changefeed's, for TiCDC)")
 @output_options
 def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str | None, topics: str | None,
-                          group: str | None, time_zone_name: str, out: str, include: tuple[str, ...],
-                          exclude: tuple[str, ...], until_end: bool, no_progress: bool, as_json: bool) -> None:
+                          group: str, parser_flavor: str | None, time_zone_name: str, out: str,
+                          include: tuple[str, ...], exclude: tuple[str, ...], until_end: bool, no_progress: bool,
+                          as_json: bool) -> None:
     """Capture Canal flat messages or TiCDC canal-json into DIR/changelog.jsonl, typed by the DDL
     the stream carries (isDdl + sql), each row by the DDL in force at its position."""
     from rich.console import Console
@@ -37,16 +41,15 @@ def canal_capture_command(from_files: tuple[str, ...], flavor: str, brokers: str
     from .canal import CanalReader, time_zone
 
     err = Console(stderr=True)
-    if brokers and flavor == "canal":
-        raise click.UsageError("Canal messages carry no position of their own: read them with --from-file "
-                               "(one partition, in order); --brokers reads TiCDC's canal-json (--flavor ticdc)")
+    if parser_flavor and flavor == "ticdc":
+        raise click.UsageError("--parser-flavor is for Canal's messages; TiCDC's DDL is read as TiDB's")
     try:
         zone = time_zone(time_zone_name)
         options = DebeziumCaptureOptions(
             out=out, from_files=tuple(from_files), brokers=brokers,
             topics=tuple(t for t in (topics or "").split(",") if t), group=group,
-            connector_impl=CanalReader(flavor, zone), include=include, exclude=exclude, until_end=until_end,
-            progress=not no_progress)
+            connector_impl=CanalReader(flavor, zone), flavor=parser_flavor, include=include, exclude=exclude,
+            until_end=until_end, progress=not no_progress)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     cap = DebeziumCapture(options, on_warning=warning_printer(err))

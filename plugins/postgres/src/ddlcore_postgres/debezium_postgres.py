@@ -11,8 +11,10 @@ decoding message with prefix ``ddlcore`` (``pg_logical_emit_message``); Debezium
 messages through as ``op: "m"`` events (``message.prefix``, ``message.content`` base64;
 include them with ``message.prefix.include.list=ddlcore``).  They become ``ddl`` events with
 the command's text, search path and catalog description, in order with the rows.  Without the
-trigger nothing says when a table changed: rows of tables the stream never described are
-quarantined ("not in the schema history").
+trigger nothing says when a table changed: rows of a table no DDL described are typed by the
+messages' own field schemas when they have them (``debezium_schema``: a ``CREATE TABLE`` /
+``ALTER TABLE`` derived from them, the table marked by its comment), else quarantined ("not in
+the schema history ... no schema to type it by").
 
 **Order.** ``source.sequence`` is ``[last commit LSN, LSN]`` (Debezium's documented ordering
 pair); the key is ``(last commit LSN, LSN, phase, n)``: snapshot rows (phase 1, ``n`` the
@@ -269,7 +271,8 @@ class PostgresConnector:
     #: what to say when a run reads rows but no DDL
     no_ddl_hint = ("Debezium's PostgreSQL connector carries no DDL; install ddlcore's event trigger "
                    "(ddlcore capture postgres --install) before the tables are created and let its messages "
-                   "through (message.prefix.include.list=ddlcore)")
+                   "through (message.prefix.include.list=ddlcore), or send the messages with their schemas "
+                   "(value.converter.schemas.enable=true) to type the rows by them")
 
     def flavor(self, source: dict[str, Any]) -> str | None:
         return None
@@ -318,6 +321,13 @@ class PostgresConnector:
         if doc.catalog is not None:
             out["catalog"] = doc.catalog
         return out
+
+    def schema_ddl(self, record: Record, table: Any) -> Any:
+        """DDL describing a table no DDL described by its messages' field schemas
+        (``debezium_schema.schema_ddl``)."""
+        from .debezium_schema import schema_ddl
+
+        return schema_ddl(record, table)
 
     def value_text(self, value: Any, col: Column, field: FieldSchema | None, s: DebeziumSettings) -> Any:
         """pgoutput's text of one Debezium value of ``col`` (``None`` for null, ``ddlcore.raw.ABSENT``
