@@ -153,7 +153,7 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     try:
-        with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
+        with logs.jvm_launch(log_file, quiet=not verbose and logs.level_from_env() is None):
             spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
     except Exception as exc:  # noqa: BLE001 - no JVM (Java missing, a bad --conf): one line, the log named
         raise click.ClickException(f"Spark did not start: {type(exc).__name__}: "

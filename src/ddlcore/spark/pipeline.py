@@ -1547,22 +1547,9 @@ def _label(v: dict, db: bool = True) -> str:
     return ".".join(parts + [v["table"]])
 
 
-def _short_reason(reason: str) -> str:
-    """The quarantine summary's key: the reason up to its first colon for the reasons that go
-    on with details (conversion errors, DDL errors, blocked tables, statements)."""
-    for head in ("cannot convert", "DDL could", "statement-format DML", "capture", "malformed"):
-        if reason.startswith(head):
-            return reason.split(": ", 1)[0]
-    m = re.match(r"(schema unknown since seq \d+)", reason)
-    if m:
-        return m.group(1)
-    m = re.match(r"(.+?:\d+): (malformed .*)", reason)
-    if m:
-        return m.group(2).split(": ", 1)[0]
-    return reason
+from ..reasons import short_reason  # noqa: E402  (ddlcore status groups the quarantine by it too)
 
-
-short_reason = _short_reason  # public: ``ddlcore status`` groups the quarantine by it too
+_short_reason = short_reason
 
 
 def _meta_collision(table) -> bool:
