@@ -36,7 +36,8 @@ from .errors import DdlCoreError
 from .reasons import short_reason
 from .runlock import LOCK_PATH, probe
 
-__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "last_event_before"]
+__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "output_lag",
+           "last_event_before"]
 
 #: the lock file a running ``ddlcore run`` holds (``flock``, exclusive) on its output, relative
 #: to ``OUT`` (``ddlcore.runlock``, shared with ``ddlcore.spark.outlock``: no pyspark loaded)
@@ -215,6 +216,19 @@ def _local(out: str | Path) -> Path:
     if not (path / "_state").is_dir():
         raise StatusError(f"{path}: not a ddlcore run output (no _state/ directory)")
     return path
+
+
+def output_lag(out: str | Path) -> dict[str, Any]:
+    """The part of ``output_status`` a follower shows after each batch, cheaply (no tables, no
+    quarantine): ``{"committed_seq", "capture_seq", "events", "seconds"}`` (``lag`` of the
+    module docstring; ``capture_seq``, ``events`` and ``seconds`` are ``None`` without a
+    capture).  Raises ``StatusError`` as ``output_status`` does."""
+    path = _local(out)
+    inputs = _read_json(path / "_state" / "inputs.json") or {}
+    committed = _committed(path, inputs)
+    capture = _capture(list((inputs.get("files") or {}).keys()))
+    return {"committed_seq": committed["seq"], "capture_seq": None if capture is None else capture["seq"],
+            **_lag(committed, capture)}
 
 
 def output_status(out: str | Path) -> OutputStatus:

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..stopsignals import FollowAbandoned, install_signals
 from .fs import is_uri
 from .pipeline import RunResult, run_pipeline, spark_session
 
@@ -37,11 +37,6 @@ __all__ = ["follow", "FollowStats", "FollowAbandoned", "install_signals", "batch
 
 #: seconds between two looks at the change log when nothing changed
 DEFAULT_INTERVAL = 5.0
-
-
-class FollowAbandoned(BaseException):
-    """Raised in the main thread by a second SIGTERM/SIGINT: the batch in flight is abandoned
-    (a ``BaseException``, as ``KeyboardInterrupt``: no ``except Exception`` swallows it)."""
 
 
 @dataclass
@@ -65,26 +60,6 @@ class FollowStats:
         self.quarantined += result.quarantined
         self.last_seq = result.last_seq
         self.seconds.append(result.seconds)
-
-
-def install_signals(stop: threading.Event) -> Callable[[], None]:
-    """SIGTERM and SIGINT set ``stop`` (the batch in flight is finished); a second one raises
-    ``FollowAbandoned``.  Returns the function that puts the previous handlers back."""
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-
-    def handler(signum, frame) -> None:
-        if stop.is_set():
-            raise FollowAbandoned(f"signal {signum}")
-        stop.set()
-
-    for s in previous:
-        signal.signal(s, handler)
-
-    def restore() -> None:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-    return restore
 
 
 def _capture_checkpoint(directory: Path) -> dict[str, Any] | None:
@@ -236,30 +211,4 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     finally:
         restore()
         fs.close()
-    return stats
-
-
-def batch_line(result: RunResult) -> str:
-    """One line per committed batch: ``batch: seq A → B, E events, R rows, Q quarantined, S s``."""
-    return (f"batch: seq {result.previous_seq} → {result.last_seq}, {result.events:,} events, {result.rows:,} rows, "
-            f"{result.quarantined:,} quarantined, {result.seconds:.1f} s")
-
-
-def follow_command(changelog, out, *, status=None, **options: Any) -> FollowStats:
-    """``ddlcore run --follow``: ``follow`` with the signals handled, a line per batch on
-    stdout and the end on stderr; ``status``: a ``rich`` status whose text shows the phase."""
-    import click
-
-    def say(msg: str) -> None:
-        if status is not None:
-            status.update(msg)
-
-    def batch(result: RunResult) -> None:
-        click.echo(batch_line(result))
-        say(f"following {changelog}: committed seq {result.last_seq}; waiting for more")
-
-    stats = follow(changelog, out, on_batch=batch, progress=say, handle_signals=True, **options)
-    click.echo(f"stopped following {changelog}: {stats.batches} batch(es), {stats.rows:,} rows, "
-               f"committed seq {stats.last_seq}" + ("; the batch in flight was abandoned" if stats.abandoned else ""),
-               err=True)
     return stats
