@@ -5,6 +5,7 @@ beside a real capture, SIGKILLed and SIGTERMed: ``tests/e2e/test_follow_servers.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -127,3 +128,60 @@ def test_follow_options_without_follow_or_with_a_replay_are_usage_errors(tmp_pat
     res = CliRunner().invoke(main, ["run", "--changelog", str(tmp_path), "--out", str(tmp_path / "o"), *args])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_choose_files_takes_whole_files_in_seq_order_within_the_span():
+    from ddlcore.spark.filebatch import choose_files
+
+    ranges = [("c.jsonl", (31, 60)), ("a.jsonl", (1, 10)), ("b.jsonl.gz", (11, 30)), ("empty.jsonl", None),
+              ("d.parquet", (61, 65))]
+    assert choose_files(ranges, None, 30) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz"}, True)
+    assert choose_files(ranges, 30, 20) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz", "c.jsonl"}, True)  # one file > N
+    assert choose_files(ranges, 30, 35) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz", "c.jsonl", "d.parquet"}, False)
+    assert choose_files(ranges, 65, 5) == ({n for n, _ in ranges}, False)
+
+
+@pytest.mark.parametrize("where", ["local", "viewfs"])
+def test_a_directory_of_files_is_followed_in_batches_of_whole_files(spark, tmp_path, request, where):
+    """--max-batch-events over a directory of change-log files that is not a capture's (local,
+    or a URI of another filesystem): each batch ends at the end of a file, holds at most N
+    events unless it is one file, and the end equals one batch run."""
+    import gzip
+
+    gen = CaptureDir(tmp_path / "gen", alter_every=30)
+    gen.grow(70)
+    lines = gen.log.read_bytes().splitlines(keepends=True)
+    cuts = [0, 12, 20, 45, 50, 62, len(lines)]  # file 3 (25 events) is more than a batch
+    if where == "local":
+        logdir = uri = tmp_path / "logs"
+        logdir.mkdir()
+    else:
+        uri, logdir, _cwd = request.getfixturevalue("mounted")
+    out, ends = tmp_path / "out", []
+    for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        data = b"".join(lines[a:b])
+        name = f"part-{i}.jsonl" + (".gz" if i == 4 else "")
+        (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+        ends.append(json.loads(lines[b - 1])["seq"])
+        if i == 2:  # the rest lands while the follower runs; each file put whole (mv)
+            stop, batches, box = threading.Event(), [], {}
+            thread = threading.Thread(target=lambda: box.update(stats=follow(
+                uri, out, spark=spark, interval=0.2, max_batch_events=15, stop=stop, on_batch=batches.append)))
+        os.replace(tmp_path / name, logdir / name)
+        if i == 2:
+            thread.start()
+    try:
+        _wait(lambda: checkpoint(out) == ends[-1] or not thread.is_alive(), "the follower to read every file")
+    finally:
+        stop.set()
+        thread.join(HANG)
+    assert "stats" in box, "the follower failed"
+    assert [r.previous_seq for r in batches[1:]] == [r.last_seq for r in batches[:-1]]
+    assert all(r.last_seq in ends for r in batches), ([r.last_seq for r in batches], ends)  # whole files
+    for r in batches:  # within N events, or a single file
+        assert r.last_seq - (r.previous_seq or 0) <= 15 or ends.index(r.last_seq) == \
+            (0 if r.previous_seq is None else ends.index(r.previous_seq) + 1), (r.previous_seq, r.last_seq)
+    assert len(batches) >= 4
+    ref = tmp_path / "ref"
+    pl.run_pipeline(logdir, ref, spark=spark)
+    assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)

@@ -113,7 +113,8 @@ def _changelog_arg(ctx, param, value):
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
               help="with --follow: seconds between two looks at the change log")
 @click.option("--max-batch-events", type=click.IntRange(min=1), default=None, metavar="N",
-              help="with --follow: at most N events of a capture's directory per batch")
+              help="with --follow: at most N events per batch (a directory of files: whole files, "
+                   "one at least)")
 @click.option("--format", "output_format", type=click.Choice(["parquet", "iceberg"]), default="parquet",
               show_default=True, help="parquet: a directory per table version; iceberg: also an Iceberg "
                                       "changes table per source table (docs/tables.md)")

@@ -10,7 +10,10 @@ change log changed since the last one (its files' sizes and modification times, 
 capture's ``checkpoint.json``), at most every ``interval`` seconds; with ``max_batch_events``
 a capture's log is read ``max_batch_events`` events at a time (the batch's end is the end of
 the line of its last seq, found by a binary search over the file's lines, and never past the
-capture's checkpoint).  Must not know: how a batch is read, converted or committed.
+capture's checkpoint); a directory of other change-log files (local or a URI) is read in
+batches of whole files, in seq order, within ``max_batch_events`` seqs
+(``ddlcore.spark.filebatch``: a file is never split, the crash protocol records what was
+consumed per file).  Must not know: how a batch is read, converted or committed.
 
 Stopping: ``stop`` (an ``Event``; ``install_signals`` sets it on SIGTERM and SIGINT) ends the
 loop after the batch in flight is committed; a second signal abandons that batch
@@ -143,7 +146,8 @@ def _committed_seq(spark, out: str) -> int | None:
     return None if text is None else json.loads(text).get("last_seq")
 
 
-def _batch_limit(spark, changelog: Path, out: str, max_events: int | None) -> tuple[tuple[int, int] | None, bool]:
+def _batch_limit(spark, changelog: Path, out: str,
+                 max_events: int | None) -> tuple[tuple[int, int] | None, bool]:
     """``(batch_end, more)``: the ``(seq, bytes)`` a batch of at most ``max_events`` events of a
     capture's directory ends at (``None``: no limit), and whether events past it are final."""
     if not max_events or not changelog.is_dir():
@@ -157,6 +161,26 @@ def _batch_limit(spark, changelog: Path, out: str, max_events: int | None) -> tu
         return None, False
     end = batch_end(changelog / "changelog.jsonl", int(cp["changelog_bytes"]), target)
     return ((target, end), True) if end is not None else (None, False)
+
+
+def _next_batch(spark, changelog: str | os.PathLike, out: str, max_events: int | None) -> tuple[dict[str, Any], bool]:
+    """``(run_pipeline's bounds, more)`` of the next batch: ``batch_end`` for a capture's
+    directory (``_batch_limit``), ``batch_files`` for another directory of change-log files
+    (whole files: ``ddlcore.spark.filebatch``), nothing without ``max_events`` or for a file;
+    ``more``: events past the batch are there to read at once."""
+    from .filebatch import file_batch
+
+    if not max_events:
+        return {}, False
+    local = None if is_uri(changelog) else Path(changelog)
+    if local is not None and not local.is_dir():
+        return {}, False
+    if local is not None and _capture_checkpoint(local) is not None:
+        limit, more = _batch_limit(spark, local, out, max_events)
+        return {"batch_end": limit}, more
+    names, more = file_batch(spark, local if local is not None else str(changelog), _committed_seq(spark, out),
+                             max_events)
+    return {"batch_files": names}, more
 
 
 def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: float = DEFAULT_INTERVAL,
@@ -178,7 +202,6 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     stop = stop or threading.Event()
     spark = spark or spark_session(master, conf=spark_conf)
     out = str(out)
-    local_log = Path(changelog) if not is_uri(changelog) else None
     stats = FollowStats()
     restore = install_signals(stop) if handle_signals else (lambda: None)
     fs = OutputFS(spark, out)
@@ -190,11 +213,10 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
             while not stop.is_set():
                 sig = _signature(changelog)
                 if sig is None or sig != seen or more:
-                    limit, more = (_batch_limit(spark, local_log, out, max_batch_events) if local_log
-                                   else (None, False))
+                    bounds, more = _next_batch(spark, changelog, out, max_batch_events)
                     try:
-                        result = run_pipeline(changelog, out, spark=spark, take_lock=False, batch_end=limit,
-                                              progress=progress, **run_options)
+                        result = run_pipeline(changelog, out, spark=spark, take_lock=False, progress=progress,
+                                              **bounds, **run_options)
                     except FollowAbandoned:
                         stats.abandoned = True
                         break

@@ -116,9 +116,10 @@ def _log_dir(out: str | os.PathLike | None) -> Path:
 def configure(out: str | os.PathLike | None, *, verbose: bool = False, command: str = "run",
               conf: Mapping[str, str] | None = None) -> Path | None:
     """Write the log4j2 configuration of the module docstring for the JVM this process is about
-    to start (``jvm_launch`` gives it to the JVM: ``config_file``), logging to a new file under ``out`` (a local output directory; for another
-    filesystem or none, the temporary directory's ``ddlcore-logs``).  Returns the log file, or
-    ``None`` when the JVM runs already or the user configured log4j (nothing changed).  Raises
+    to start (``config_file``; ``jvm_launch`` gives it to the JVM), logging to a new file under
+    ``out`` (a local output directory; for another filesystem or none, the temporary
+    directory's ``ddlcore-logs``).  Returns the log file, or ``None`` when the JVM runs already
+    or the user configured log4j (nothing written).  The environment is not changed.  Raises
     ``ValueError`` for a ``DDLCORE_SPARK_LOG`` that is not a level.  Call it before the Spark
     session is made."""
     level = level_from_env()
