@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ddlcore.runlock import probe
 from tests.pipeline.growing import checkpoint, rows_by_version
 
 REPO = Path(__file__).resolve().parents[2]
@@ -201,6 +202,10 @@ def follow_under_interruptions(*, spark, tmp: Path, start_capture: Callable[[Pat
                  f"the follower to commit seq {target}", CATCH_UP, note)
         assert follower.proc.poll() is None, f"the follower ended; {note}\n{log.read_text()[-3000:]}"
         caught = time.monotonic() - caught
+        # the last follower may have started after the last commit: stopped once it follows
+        # (it holds the output's lock), past the interpreter's start (docs/operations.md)
+        wait_for(lambda: probe(out).pid == follower.proc.pid and probe(out).held or follower.proc.poll() is not None,
+                 "the last follower to hold the output's lock", HANG, note)
         follower.stop(note)
         print(f"caught up in {caught:.1f} s after the last capture checkpoint (seq {target})")
     finally:

@@ -5,9 +5,9 @@ Owns: what the follower prints.  On a terminal (standard error is one: ``rich``'
 ``Console.is_terminal``), a live line (``rich``'s status) saying what the follower does now —
 the batch number, the last batch's events per second, the committed seq and the lag behind
 the capture's checkpoint in events and seconds (``ddlcore.status.output_lag``); where standard
-output is not a terminal (piped, a file, a journal), one plain line per committed batch
-(``batch_line``).  The end is one line on standard error.  Must not know: how a batch runs
-(``ddlcore.spark.follow``).
+output or standard error is not a terminal (piped, a file, a journal), one plain line per
+committed batch on standard output (``batch_line``).  The end is one line on standard error.
+Must not know: how a batch runs (``ddlcore.spark.follow``).
 
 Signals: SIGTERM and SIGINT are handled from the moment ``ddlcore run`` reads its command line
 (``ddlcore.stopsignals``; ``ddlcore run`` calls ``early_stop`` first), before pyspark is
@@ -107,7 +107,7 @@ def follow_main(changelog, out: str, *, stop: threading.Event, start_spark: Call
     from ..spark.follow import follow
 
     console = Console(stderr=True)
-    plain = None if sys.stdout.isatty() else sys.stdout
+    plain = None if sys.stdout.isatty() and console.is_terminal else sys.stdout  # no live line: plain lines
     with console.status("starting Spark") as status:
         spark = start_spark()
         progress = FollowProgress(changelog, live=status if console.is_terminal else None, plain=plain,
