@@ -74,15 +74,14 @@ def test_a_follower_commits_batches_as_the_log_grows_and_holds_the_lock(spark, t
         assert outlock.holder(out)["command"] == "ddlcore run --follow"
         with pytest.raises(outlock.OutputLocked, match="ddlcore run --follow, pid"):
             pl.run_pipeline(cap.dir, out, spark=spark)
-        for _ in range(3):
-            cap.grow(20)  # more than a batch takes: two batches
-            _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "a batch of the new events")
+        cap.grow(20)  # more than a batch takes: two batches
+        _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "a batch of the new events")
     finally:
         stop.set()
         thread.join(HANG)
     assert "error" not in box, box.get("error")
     stats = box["stats"]
-    assert stats.batches == len(batches) >= 7 and not stats.abandoned
+    assert stats.batches == len(batches) >= 3 and not stats.abandoned
     assert all(r.events <= 15 for r in batches)  # --max-batch-events
     assert [r.previous_seq for r in batches[1:]] == [r.last_seq for r in batches[:-1]]  # one commit each, in order
     assert outlock.holder(out) is None
