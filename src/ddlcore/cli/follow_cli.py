@@ -36,9 +36,12 @@ def early_stop() -> tuple[threading.Event, Callable[[], None]]:
 
 
 def lag_text(lag: dict[str, Any] | None) -> str:
-    """``lag 12 events, 0.5 s`` (``ddlcore.status.output_lag``); ``lag unknown`` without a
-    capture checkpoint to compare with."""
-    if not lag or lag.get("events") is None:
+    """``lag 12 events, 0.5 s`` (``ddlcore.status.output_lag``); ``lag unknown`` when it was not
+    read (an output that is not local, a state file being replaced), with the reason when there
+    is no capture checkpoint to compare with."""
+    if not lag:
+        return "lag unknown"
+    if lag.get("events") is None:
         return "lag unknown (no capture checkpoint)"
     seconds = lag.get("seconds")
     return f"lag {lag['events']:,} events" + (f", {seconds:.1f} s" if seconds is not None else "")
