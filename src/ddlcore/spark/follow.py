@@ -191,7 +191,9 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     """Follow ``changelog`` into ``out`` until ``stop`` is set (module docstring): a batch
     (``run_pipeline`` with ``run_options``: ``dialect``, ``history``, ``strict``,
     ``spark_options``, ``concurrent_jobs``) whenever the log changed, looking every
-    ``interval`` seconds; ``on_batch`` is given each committed batch's ``RunResult``;
+    ``interval`` seconds; ``max_batch_events``: the bound of a batch (``_next_batch``: events of
+    a capture's directory, whole files of another directory; none for a single file);
+    ``on_batch`` is given each committed batch's ``RunResult``;
     ``handle_signals``: SIGTERM/SIGINT stop the loop (``install_signals``, once the Spark
     session is made: PySpark's context installs its own SIGINT handler).  Raises
     what ``run_pipeline`` raises (``OutputLocked`` when another run holds ``out``; a batch that
