@@ -110,20 +110,19 @@ class Follower:
 
 
 def interruptions(rng: random.Random, rounds: int) -> list[tuple[signal.Signals, str, float]]:
-    """``rounds`` interruptions ``(signal, when, seconds)``, at least one SIGKILL and one SIGTERM:
-    ``when`` is ``start`` (``seconds``, 1 to 5, after the follower started: while its JVM
-    starts) or ``batch`` (``seconds``, 0 to 2, after a batch of this follower was committed: in
-    the next batch or between two).  (Not earlier than 1 s: a signal before ``ddlcore run`` has
-    read its command line — the interpreter's start, about 0.3 s — ends it as the signal's
-    default does.)"""
+    """``rounds`` interruptions ``(signal, when, seconds)`` in a random order, at least one
+    SIGKILL and one SIGTERM, at least one at each ``when``: ``start`` (``seconds``, 1 to 5,
+    after the follower started: while its JVM starts) and ``batch`` (``seconds``, 0 to 2, after
+    a batch of this follower was committed: in the next batch or between two).  (Not earlier
+    than 1 s: a signal before ``ddlcore run`` has read its command line — the interpreter's
+    start, about 0.3 s — ends it as the signal's default does.)"""
     kinds = [signal.SIGKILL, signal.SIGTERM] + [rng.choice([signal.SIGKILL, signal.SIGTERM])
                                                 for _ in range(rounds - 2)]
+    whens = ["start", "batch"] + [rng.choice(["start", "batch"]) for _ in range(rounds - 2)]
     rng.shuffle(kinds)
-    plan = []
-    for kind in kinds:
-        when = rng.choice(["start", "batch", "batch"])
-        plan.append((kind, when, rng.uniform(1.0, 5.0) if when == "start" else rng.uniform(0.0, 2.0)))
-    return plan
+    rng.shuffle(whens)
+    return [(kind, when, rng.uniform(1.0, 5.0) if when == "start" else rng.uniform(0.0, 2.0))
+            for kind, when in zip(kinds, whens)]
 
 
 def batches_logged(log: Path) -> int:
