@@ -25,7 +25,6 @@ not how long ago anything ran.  Must not know: Spark, any dialect or capture by 
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -34,13 +33,15 @@ from typing import Any
 from urllib.parse import urlparse
 
 from .errors import DdlCoreError
+from .reasons import short_reason
+from .runlock import LOCK_PATH, probe
 
-__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "last_event_before"]
+__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "output_lag",
+           "last_event_before"]
 
 #: the lock file a running ``ddlcore run`` holds (``flock``, exclusive) on its output, relative
-#: to ``OUT``: ``ddlcore.spark.outlock.LOCK_PATH`` (not imported: status loads no pyspark; a test
-#: holds the two equal)
-OUTPUT_LOCK_NAME = "_state/.run.lock"
+#: to ``OUT`` (``ddlcore.runlock``, shared with ``ddlcore.spark.outlock``: no pyspark loaded)
+OUTPUT_LOCK_NAME = LOCK_PATH
 #: the capture's change-log file and checkpoint (``ddlcore.capture.CHANGELOG_NAME`` /
 #: ``CHECKPOINT_NAME``; not imported, so that status loads nothing of the capture machinery)
 _CAPTURE_LOG, _CAPTURE_CHECKPOINT = "changelog.jsonl", "checkpoint.json"
@@ -117,41 +118,11 @@ def last_event_before(path: Path, nbytes: int) -> dict[str, Any] | None:
 
 
 def output_lock(out: Path) -> dict[str, Any]:
-    """Whether a process holds ``OUT/OUTPUT_LOCK_NAME`` now: ``{"path", "held", "pid"}``.  Tested
-    with a shared non-blocking ``flock`` on a read-only descriptor (released at once; the file
-    is never created): refused means another process holds it exclusively.  ``pid``: the
-    holder's pid as the file records it, if any (``None`` otherwise)."""
-    import fcntl
-
-    path = out / OUTPUT_LOCK_NAME
-    got: dict[str, Any] = {"path": str(path), "held": False, "pid": None}
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return got
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        except OSError:
-            got["held"] = True
-        got["pid"] = _holder_pid(os.pread(fd, 1 << 16, 0))
-    finally:
-        os.close(fd)
-    return got
-
-
-def _holder_pid(data: bytes) -> int | None:
-    """The pid a lock file names: its holder record's ``pid`` (JSON, ``ddlcore.spark.outlock``),
-    else a number as its first word; ``None`` when it names none."""
-    text = data.decode("utf-8", "replace")
-    try:
-        record = json.loads(text)
-    except ValueError:
-        words = text.split()
-        return int(words[0]) if words and words[0].isdigit() else None
-    pid = record.get("pid") if isinstance(record, dict) else None
-    return pid if isinstance(pid, int) else None
+    """Whether a process holds ``OUT/OUTPUT_LOCK_NAME`` now: ``{"path", "held", "pid"}``
+    (``ddlcore.runlock.probe``: a shared non-blocking ``flock``, released at once; the file is
+    never created).  ``pid``: the holder's pid as the file records it (``None`` otherwise)."""
+    seen = probe(out)
+    return {"path": str(seen.path), "held": seen.held, "pid": seen.pid}
 
 
 def _committed(out: Path, inputs: dict[str, Any]) -> dict[str, Any]:
@@ -221,8 +192,6 @@ def _tables(out: Path) -> list[dict[str, Any]]:
 
 
 def _quarantine(out: Path) -> dict[str, Any]:
-    from .spark.pipeline import short_reason
-
     reasons: Counter = Counter()
     for path in sorted((out / "_quarantine").glob("*.json")):
         try:
@@ -247,6 +216,19 @@ def _local(out: str | Path) -> Path:
     if not (path / "_state").is_dir():
         raise StatusError(f"{path}: not a ddlcore run output (no _state/ directory)")
     return path
+
+
+def output_lag(out: str | Path) -> dict[str, Any]:
+    """The part of ``output_status`` a follower shows after each batch, cheaply (no tables, no
+    quarantine): ``{"committed_seq", "capture_seq", "events", "seconds"}`` (``lag`` of the
+    module docstring; ``capture_seq``, ``events`` and ``seconds`` are ``None`` without a
+    capture).  Raises ``StatusError`` as ``output_status`` does."""
+    path = _local(out)
+    inputs = _read_json(path / "_state" / "inputs.json") or {}
+    committed = _committed(path, inputs)
+    capture = _capture(list((inputs.get("files") or {}).keys()))
+    return {"committed_seq": committed["seq"], "capture_seq": None if capture is None else capture["seq"],
+            **_lag(committed, capture)}
 
 
 def output_status(out: str | Path) -> OutputStatus:

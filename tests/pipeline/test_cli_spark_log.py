@@ -72,10 +72,35 @@ def test_the_console_threshold_follows_the_flags(tmp_path, monkeypatch):
     for verbose, level, console in ((False, "", "OFF"), (True, "", "WARN"), (False, "debug", "DEBUG")):
         monkeypatch.setenv(logs.ENV_LEVEL, level)
         f = logs.configure(tmp_path / f"o{console}", verbose=verbose)
-        cfg = Path(os.environ["LOG4J_CONFIGURATION_FILE"]).read_text()
+        cfg = logs.config_file(f).read_text()
         assert f.parent == tmp_path / f"o{console}" / "_logs"
         assert f"appender.console.filter.threshold.level = {console}\n" in cfg
-        monkeypatch.delenv("LOG4J_CONFIGURATION_FILE")
     monkeypatch.setenv(logs.ENV_LEVEL, "loud")
     with pytest.raises(ValueError, match="DDLCORE_SPARK_LOG=LOUD: expected one of OFF"):
         logs.configure(tmp_path / "x")
+
+
+def test_the_log4j_configuration_is_given_to_the_jvm_launch_only(tmp_path, monkeypatch):
+    """configure() leaves the environment alone; jvm_launch() names the configuration to a
+    process started inside it (as PySpark's spark-submit) and puts the environment back."""
+    from pyspark import SparkContext
+
+    from ddlcore.spark import logs
+
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.delenv("LOG4J_CONFIGURATION_FILE", raising=False)
+    monkeypatch.delenv(logs.ENV_LEVEL, raising=False)
+    before = dict(os.environ)
+    f = logs.configure(tmp_path / "o")
+    assert dict(os.environ) == before
+    probe = [sys.executable, "-c", "import os, sys; print(os.environ.get('LOG4J_CONFIGURATION_FILE'))"]
+    with logs.jvm_launch(f, quiet=False):
+        inside = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+    assert inside == str(logs.config_file(f)) and dict(os.environ) == before
+    monkeypatch.setenv("LOG4J_CONFIGURATION_FILE", "/etc/mine.xml")  # a value of the caller's is restored
+    with logs.jvm_launch(f, quiet=True):
+        assert os.environ["LOG4J_CONFIGURATION_FILE"] == str(logs.config_file(f))
+        os.write(2, b"jvm stderr line\n")
+    assert os.environ["LOG4J_CONFIGURATION_FILE"] == "/etc/mine.xml"
+    assert "jvm stderr line" in f.read_text()

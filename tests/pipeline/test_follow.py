@@ -1,15 +1,14 @@
 """``ddlcore run --follow`` (``ddlcore.spark.follow``, docs/operations.md): batches as a
 capture's directory grows, each one ordinary commit; bounded by ``--max-batch-events``; the
-output's lock held; SIGKILL and SIGTERM of the follower, then a restart, end with the output
-of one uninterrupted batch run over the whole log."""
+output's lock held; a second signal abandons the batch in flight.  The follower as a process
+beside a real capture, SIGKILLed and SIGTERMed: ``tests/e2e/test_follow_servers.py``."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -75,63 +74,17 @@ def test_a_follower_commits_batches_as_the_log_grows_and_holds_the_lock(spark, t
         assert outlock.holder(out)["command"] == "ddlcore run --follow"
         with pytest.raises(outlock.OutputLocked, match="ddlcore run --follow, pid"):
             pl.run_pipeline(cap.dir, out, spark=spark)
-        for _ in range(3):
-            cap.grow(20)  # more than a batch takes: two batches
-            _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "a batch of the new events")
+        cap.grow(20)  # more than a batch takes: two batches
+        _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "a batch of the new events")
     finally:
         stop.set()
         thread.join(HANG)
     assert "error" not in box, box.get("error")
     stats = box["stats"]
-    assert stats.batches == len(batches) >= 7 and not stats.abandoned
+    assert stats.batches == len(batches) >= 3 and not stats.abandoned
     assert all(r.events <= 15 for r in batches)  # --max-batch-events
     assert [r.previous_seq for r in batches[1:]] == [r.last_seq for r in batches[:-1]]  # one commit each, in order
     assert outlock.holder(out) is None
-    ref = _reference(spark, cap, tmp_path)
-    assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
-
-
-def _follower(cap: CaptureDir, out: Path, log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "ddlcore.cli", "run", "--follow", "--interval", "0.3",
-                             "--max-batch-events", "40", "--changelog", str(cap.dir), "--out", str(out),
-                             "--conf", "spark.driver.memory=512m", "--concurrent-jobs", "1"],
-                            stdout=open(log, "a"), stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-
-def test_a_follower_killed_and_stopped_then_restarted_ends_with_the_batch_output(spark, tmp_path):
-    """SIGKILL (driver and JVM: its process group) while the log grows, a restart, SIGTERM
-    (exit 0), a restart that catches up (in this process): every seq once, the output of one
-    batch run."""
-    cap = CaptureDir(tmp_path / "cap", alter_every=70)
-    cap.grow(30)
-    out, log = tmp_path / "out", tmp_path / "follower.txt"
-    growing = threading.Event()
-    grower = cap.grow_for(seconds=HANG, every=0.3, n=6, stop=growing)
-    try:
-        proc = _follower(cap, out, log)
-        _wait(lambda: (checkpoint(out) or 0) > 0 or proc.poll() is not None, "the first batch")
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(HANG)
-        proc = _follower(cap, out, log)
-        first = checkpoint(out)
-        _wait(lambda: (checkpoint(out) or 0) > first or proc.poll() is not None, "a batch after the restart")
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(HANG) == 0, log.read_text()
-    finally:
-        growing.set()
-    grower.join(HANG)
-    text = log.read_text()
-    assert "stopped following" in text and "Traceback" not in text, text
-    stop = threading.Event()  # the last restart in this process (a JVM less): until it caught up
-    last = threading.Thread(target=follow, args=(cap.dir, out),
-                            kwargs={"spark": spark, "interval": 0.2, "max_batch_events": 40, "stop": stop})
-    last.start()
-    try:
-        _wait(lambda: checkpoint(out) == cap.seq or not last.is_alive(), "the follower to catch up")
-    finally:
-        stop.set()
-        last.join(HANG)
     ref = _reference(spark, cap, tmp_path)
     assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
 
@@ -174,3 +127,60 @@ def test_follow_options_without_follow_or_with_a_replay_are_usage_errors(tmp_pat
     res = CliRunner().invoke(main, ["run", "--changelog", str(tmp_path), "--out", str(tmp_path / "o"), *args])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_choose_files_takes_whole_files_in_seq_order_within_the_span():
+    from ddlcore.spark.filebatch import choose_files
+
+    ranges = [("c.jsonl", (31, 60)), ("a.jsonl", (1, 10)), ("b.jsonl.gz", (11, 30)), ("empty.jsonl", None),
+              ("d.parquet", (61, 65))]
+    assert choose_files(ranges, None, 30) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz"}, True)
+    assert choose_files(ranges, 30, 20) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz", "c.jsonl"}, True)  # one file > N
+    assert choose_files(ranges, 30, 35) == ({"empty.jsonl", "a.jsonl", "b.jsonl.gz", "c.jsonl", "d.parquet"}, False)
+    assert choose_files(ranges, 65, 5) == ({n for n, _ in ranges}, False)
+
+
+@pytest.mark.parametrize("where", ["local", "viewfs"])
+def test_a_directory_of_files_is_followed_in_batches_of_whole_files(spark, tmp_path, request, where):
+    """--max-batch-events over a directory of change-log files that is not a capture's (local,
+    or a URI of another filesystem): each batch ends at the end of a file, holds at most N
+    events unless it is one file, and the end equals one batch run."""
+    import gzip
+
+    gen = CaptureDir(tmp_path / "gen", alter_every=30)
+    gen.grow(70)
+    lines = gen.log.read_bytes().splitlines(keepends=True)
+    cuts = [0, 12, 20, 45, 50, 62, len(lines)]  # file 3 (25 events) is more than a batch
+    if where == "local":
+        logdir = uri = tmp_path / "logs"
+        logdir.mkdir()
+    else:
+        uri, logdir, _cwd = request.getfixturevalue("mounted")
+    out, ends = tmp_path / "out", []
+    for i, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        data = b"".join(lines[a:b])
+        name = f"part-{i}.jsonl" + (".gz" if i == 4 else "")
+        (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+        ends.append(json.loads(lines[b - 1])["seq"])
+        if i == 2:  # the rest lands while the follower runs; each file put whole (mv)
+            stop, batches, box = threading.Event(), [], {}
+            thread = threading.Thread(target=lambda: box.update(stats=follow(
+                uri, out, spark=spark, interval=0.2, max_batch_events=15, stop=stop, on_batch=batches.append)))
+        os.replace(tmp_path / name, logdir / name)
+        if i == 2:
+            thread.start()
+    try:
+        _wait(lambda: checkpoint(out) == ends[-1] or not thread.is_alive(), "the follower to read every file")
+    finally:
+        stop.set()
+        thread.join(HANG)
+    assert "stats" in box, "the follower failed"
+    assert [r.previous_seq for r in batches[1:]] == [r.last_seq for r in batches[:-1]]
+    assert all(r.last_seq in ends for r in batches), ([r.last_seq for r in batches], ends)  # whole files
+    for r in batches:  # within N events, or a single file
+        assert r.last_seq - (r.previous_seq or 0) <= 15 or ends.index(r.last_seq) == \
+            (0 if r.previous_seq is None else ends.index(r.previous_seq) + 1), (r.previous_seq, r.last_seq)
+    assert len(batches) >= 4
+    ref = tmp_path / "ref"
+    pl.run_pipeline(logdir, ref, spark=spark)
+    assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)

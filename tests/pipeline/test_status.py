@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ddlcore.spark import outlock
-from ddlcore.status import OUTPUT_LOCK_NAME, StatusError, output_status
+from ddlcore.status import OUTPUT_LOCK_NAME, StatusError, output_lag, output_status
 
 REPO = Path(__file__).resolve().parents[2]
 LOG = REPO / "examples" / "pg_shop" / "changelog.jsonl"
@@ -52,6 +52,7 @@ def test_status_reports_the_commit_the_capture_the_lag_tables_quarantine_and_loc
     assert st["capture"]["directory"] == str(cap) and st["capture"]["seq"] == 47
     assert st["capture"]["position"] == events[46]["position"]
     assert st["lag"] == {"events": 17, "seconds": round((events[46]["ts"] - events[29]["ts"]) / 1000, 3)}
+    assert output_lag(out) == {"committed_seq": 30, "capture_seq": 47, **st["lag"]}  # a follower's live line
     assert st["quarantine"] == {"total": 0, "reasons": {}} and st["lock"]["held"] is False
 
     run_pipeline(cap, out, spark=spark, spark_options=opts)

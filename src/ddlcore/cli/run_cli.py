@@ -113,7 +113,8 @@ def _changelog_arg(ctx, param, value):
 @click.option("--interval", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
               help="with --follow: seconds between two looks at the change log")
 @click.option("--max-batch-events", type=click.IntRange(min=1), default=None, metavar="N",
-              help="with --follow: at most N events of a capture's directory per batch")
+              help="with --follow: at most N events per batch (a directory of files: whole files, "
+                   "one at least)")
 @click.option("--format", "output_format", type=click.Choice(["parquet", "iceberg"]), default="parquet",
               show_default=True, help="parquet: a directory per table version; iceberg: also an Iceberg "
                                       "changes table per source table (docs/tables.md)")
@@ -130,6 +131,21 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
     next.  Events that cannot be interpreted go to OUT/_quarantine with the reason (with
     --strict the run stops, exit status 1, naming the first).  With --follow the run goes on
     in batches as the log grows (docs/operations.md)."""
+    params = dict(locals())
+    if follow:  # SIGTERM/SIGINT stop a follower from now on, before pyspark is imported (exit status 0)
+        from .follow_cli import early_stop
+
+        stop, restore = early_stop()
+    try:
+        _run(**params, stop=stop if follow else None)
+    finally:
+        if follow:
+            restore()
+
+
+def _run(*, changelog, out, dialect, history, master, spark_conf, strict, spark_options, concurrent_jobs,
+         replay_quarantine, follow, interval, max_batch_events, output_format, catalog, verbose, stop) -> None:
+    """``run_cmd``'s work (its parameters; ``stop``: a follower's stop event, ``early_stop``)."""
     from ..errors import DdlCoreError
     from ..spark import logs
     from ..spark.pipeline import PipelineError, check_run_options, run_pipeline, spark_session
@@ -152,31 +168,36 @@ def run_cmd(changelog: Path | str, out: str, dialect: str | None, history: Path 
         log_file = logs.configure(out, verbose=verbose, conf=conf)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    try:
-        with logs.jvm_stderr(log_file, quiet=not verbose and logs.level_from_env() is None):
-            spark = spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
-    except Exception as exc:  # noqa: BLE001 - no JVM (Java missing, a bad --conf): one line, the log named
-        raise click.ClickException(f"Spark did not start: {type(exc).__name__}: "
-                                   f"{one_line(str(exc)).split('; ')[0]}{_see(log_file)}") from exc
+
+    def start_spark():
+        try:
+            with logs.jvm_launch(log_file, quiet=not verbose and logs.level_from_env() is None):
+                return spark_session(master, conf=conf)  # the JVM keeps the log file as its stderr
+        except Exception as exc:  # noqa: BLE001 - no JVM (Java missing, a bad --conf): one line, the log named
+            raise click.ClickException(f"Spark did not start: {type(exc).__name__}: "
+                                       f"{one_line(str(exc)).split('; ')[0]}{_see(log_file)}") from exc
+
+    def fail(exc: BaseException) -> None:
+        prefix = "stopped: " if isinstance(exc, PipelineError) else ""
+        raise click.ClickException(f"{prefix}{one_line(str(exc))}{_see(log_file)}") from None
+
+    if follow:
+        from .follow_cli import follow_main
+
+        follow_main(changelog, out, stop=stop, start_spark=start_spark, on_error=fail, interval=interval,
+                    max_batch_events=max_batch_events, dialect=dialect, history=history, strict=strict,
+                    spark_options=opts, concurrent_jobs=concurrent_jobs, output_format=output_format,
+                    catalog=catalog)
+        return
+    spark = start_spark()
     with console.status("starting Spark") as status:
         try:
-            if follow:
-                from ..spark.follow import follow_command
-
-                follow_command(changelog, out, interval=interval, max_batch_events=max_batch_events, spark=spark,
-                               status=status, dialect=dialect, history=history, strict=strict,
-                               spark_options=opts, concurrent_jobs=concurrent_jobs,
-                               output_format=output_format, catalog=catalog)
-                return
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
                                   output_format=output_format, catalog=catalog,
                                   progress=lambda msg: status.update(msg))
-        except PipelineError as exc:
-            status.stop()
-            raise click.ClickException(f"stopped: {one_line(str(exc))}{_see(log_file)}") from None
         except DdlCoreError as exc:
             status.stop()
-            raise click.ClickException(f"{one_line(str(exc))}{_see(log_file)}") from None
+            fail(exc)
     render_summary(Console(), result, out)

@@ -10,7 +10,10 @@ change log changed since the last one (its files' sizes and modification times, 
 capture's ``checkpoint.json``), at most every ``interval`` seconds; with ``max_batch_events``
 a capture's log is read ``max_batch_events`` events at a time (the batch's end is the end of
 the line of its last seq, found by a binary search over the file's lines, and never past the
-capture's checkpoint).  Must not know: how a batch is read, converted or committed.
+capture's checkpoint); a directory of other change-log files (local or a URI) is read in
+batches of whole files, in seq order, within ``max_batch_events`` seqs
+(``ddlcore.spark.filebatch``: a file is never split, the crash protocol records what was
+consumed per file).  Must not know: how a batch is read, converted or committed.
 
 Stopping: ``stop`` (an ``Event``; ``install_signals`` sets it on SIGTERM and SIGINT) ends the
 loop after the batch in flight is committed; a second signal abandons that batch
@@ -24,12 +27,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..stopsignals import FollowAbandoned, install_signals
 from .fs import is_uri
 from .pipeline import RunResult, run_pipeline, spark_session
 
@@ -37,11 +40,6 @@ __all__ = ["follow", "FollowStats", "FollowAbandoned", "install_signals", "batch
 
 #: seconds between two looks at the change log when nothing changed
 DEFAULT_INTERVAL = 5.0
-
-
-class FollowAbandoned(BaseException):
-    """Raised in the main thread by a second SIGTERM/SIGINT: the batch in flight is abandoned
-    (a ``BaseException``, as ``KeyboardInterrupt``: no ``except Exception`` swallows it)."""
 
 
 @dataclass
@@ -65,26 +63,6 @@ class FollowStats:
         self.quarantined += result.quarantined
         self.last_seq = result.last_seq
         self.seconds.append(result.seconds)
-
-
-def install_signals(stop: threading.Event) -> Callable[[], None]:
-    """SIGTERM and SIGINT set ``stop`` (the batch in flight is finished); a second one raises
-    ``FollowAbandoned``.  Returns the function that puts the previous handlers back."""
-    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-
-    def handler(signum, frame) -> None:
-        if stop.is_set():
-            raise FollowAbandoned(f"signal {signum}")
-        stop.set()
-
-    for s in previous:
-        signal.signal(s, handler)
-
-    def restore() -> None:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-    return restore
 
 
 def _capture_checkpoint(directory: Path) -> dict[str, Any] | None:
@@ -168,7 +146,8 @@ def _committed_seq(spark, out: str) -> int | None:
     return None if text is None else json.loads(text).get("last_seq")
 
 
-def _batch_limit(spark, changelog: Path, out: str, max_events: int | None) -> tuple[tuple[int, int] | None, bool]:
+def _batch_limit(spark, changelog: Path, out: str,
+                 max_events: int | None) -> tuple[tuple[int, int] | None, bool]:
     """``(batch_end, more)``: the ``(seq, bytes)`` a batch of at most ``max_events`` events of a
     capture's directory ends at (``None``: no limit), and whether events past it are final."""
     if not max_events or not changelog.is_dir():
@@ -184,6 +163,26 @@ def _batch_limit(spark, changelog: Path, out: str, max_events: int | None) -> tu
     return ((target, end), True) if end is not None else (None, False)
 
 
+def _next_batch(spark, changelog: str | os.PathLike, out: str, max_events: int | None) -> tuple[dict[str, Any], bool]:
+    """``(run_pipeline's bounds, more)`` of the next batch: ``batch_end`` for a capture's
+    directory (``_batch_limit``), ``batch_files`` for another directory of change-log files
+    (whole files: ``ddlcore.spark.filebatch``), nothing without ``max_events`` or for a file;
+    ``more``: events past the batch are there to read at once."""
+    from .filebatch import file_batch
+
+    if not max_events:
+        return {}, False
+    local = None if is_uri(changelog) else Path(changelog)
+    if local is not None and not local.is_dir():
+        return {}, False
+    if local is not None and _capture_checkpoint(local) is not None:
+        limit, more = _batch_limit(spark, local, out, max_events)
+        return {"batch_end": limit}, more
+    names, more = file_batch(spark, local if local is not None else str(changelog), _committed_seq(spark, out),
+                             max_events)
+    return {"batch_files": names}, more
+
+
 def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: float = DEFAULT_INTERVAL,
            max_batch_events: int | None = None, stop: threading.Event | None = None, spark=None,
            master: str | None = None, spark_conf: dict[str, str] | None = None,
@@ -192,7 +191,9 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     """Follow ``changelog`` into ``out`` until ``stop`` is set (module docstring): a batch
     (``run_pipeline`` with ``run_options``: ``dialect``, ``history``, ``strict``,
     ``spark_options``, ``concurrent_jobs``) whenever the log changed, looking every
-    ``interval`` seconds; ``on_batch`` is given each committed batch's ``RunResult``;
+    ``interval`` seconds; ``max_batch_events``: the bound of a batch (``_next_batch``: events of
+    a capture's directory, whole files of another directory; none for a single file);
+    ``on_batch`` is given each committed batch's ``RunResult``;
     ``handle_signals``: SIGTERM/SIGINT stop the loop (``install_signals``, once the Spark
     session is made: PySpark's context installs its own SIGINT handler).  Raises
     what ``run_pipeline`` raises (``OutputLocked`` when another run holds ``out``; a batch that
@@ -203,7 +204,6 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     stop = stop or threading.Event()
     spark = spark or spark_session(master, conf=spark_conf)
     out = str(out)
-    local_log = Path(changelog) if not is_uri(changelog) else None
     stats = FollowStats()
     restore = install_signals(stop) if handle_signals else (lambda: None)
     fs = OutputFS(spark, out)
@@ -215,11 +215,10 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
             while not stop.is_set():
                 sig = _signature(changelog)
                 if sig is None or sig != seen or more:
-                    limit, more = (_batch_limit(spark, local_log, out, max_batch_events) if local_log
-                                   else (None, False))
+                    bounds, more = _next_batch(spark, changelog, out, max_batch_events)
                     try:
-                        result = run_pipeline(changelog, out, spark=spark, take_lock=False, batch_end=limit,
-                                              progress=progress, **run_options)
+                        result = run_pipeline(changelog, out, spark=spark, take_lock=False, progress=progress,
+                                              **bounds, **run_options)
                     except FollowAbandoned:
                         stats.abandoned = True
                         break
@@ -236,30 +235,4 @@ def follow(changelog: str | os.PathLike, out: str | os.PathLike, *, interval: fl
     finally:
         restore()
         fs.close()
-    return stats
-
-
-def batch_line(result: RunResult) -> str:
-    """One line per committed batch: ``batch: seq A → B, E events, R rows, Q quarantined, S s``."""
-    return (f"batch: seq {result.previous_seq} → {result.last_seq}, {result.events:,} events, {result.rows:,} rows, "
-            f"{result.quarantined:,} quarantined, {result.seconds:.1f} s")
-
-
-def follow_command(changelog, out, *, status=None, **options: Any) -> FollowStats:
-    """``ddlcore run --follow``: ``follow`` with the signals handled, a line per batch on
-    stdout and the end on stderr; ``status``: a ``rich`` status whose text shows the phase."""
-    import click
-
-    def say(msg: str) -> None:
-        if status is not None:
-            status.update(msg)
-
-    def batch(result: RunResult) -> None:
-        click.echo(batch_line(result))
-        say(f"following {changelog}: committed seq {result.last_seq}; waiting for more")
-
-    stats = follow(changelog, out, on_batch=batch, progress=say, handle_signals=True, **options)
-    click.echo(f"stopped following {changelog}: {stats.batches} batch(es), {stats.rows:,} rows, "
-               f"committed seq {stats.last_seq}" + ("; the batch in flight was abandoned" if stats.abandoned else ""),
-               err=True)
     return stats

@@ -9,14 +9,17 @@ see whether this process runs a JVM already).
 
 How: log4j 2 reads its configuration file from the ``LOG4J_CONFIGURATION_FILE`` environment
 variable (log4j 2 manual, "Configuration: automatic configuration" and "System properties": every
-``log4j2.*`` property may be given as an environment variable ``LOG4J_*``), which the JVM that
-PySpark launches inherits; Spark keeps a configuration it did not make (``Logging.scala``: only a
+``log4j2.*`` property may be given as an environment variable ``LOG4J_*``).  ``jvm_launch`` sets
+it only while the JVM is launched (PySpark's ``launch_gateway`` hands ``spark-submit`` a copy of
+this process's environment) and puts the previous value back afterwards, so a library caller's
+environment — and any JVM it starts later, a cluster's daemons included — is untouched.  Spark
+keeps a configuration it did not make (``Logging.scala``: only a
 default-configured log4j gets Spark's ``log4j2-defaults.properties``). The terminal's
 appender is a file appender on ``/dev/stderr``, not a console appender: Spark puts a ``WARN``
 threshold of its own on every console appender of a PySpark driver (``SparkShellLoggingFilter``),
 which would hide what ``DDLCORE_SPARK_LOG=INFO`` asks for.  What the JVM writes to its standard
 error outside log4j (its own warnings, a stack trace printed directly) goes to the same file:
-the JVM is started with its standard error on the file (``jvm_stderr``).  Nothing is changed when
+the JVM is started with its standard error on the file (``jvm_launch``).  Nothing is changed when
 the JVM runs already (``spark-submit``, a session made earlier in the process) or when the user
 configured log4j (the variable, or ``-Dlog4j2.configurationFile`` in ``spark.driver.extraJavaOptions``).
 """
@@ -31,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping
 
-__all__ = ["configure", "jvm_stderr", "root_level", "LEVELS", "ENV_LEVEL", "LOG_DIR"]
+__all__ = ["configure", "jvm_launch", "config_file", "root_level", "LEVELS", "ENV_LEVEL", "LOG_DIR"]
 
 #: log4j's levels, the values ``DDLCORE_SPARK_LOG`` accepts
 LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
@@ -112,10 +115,11 @@ def _log_dir(out: str | os.PathLike | None) -> Path:
 
 def configure(out: str | os.PathLike | None, *, verbose: bool = False, command: str = "run",
               conf: Mapping[str, str] | None = None) -> Path | None:
-    """Give the JVM this process is about to start the log4j2 configuration of the module
-    docstring, logging to a new file under ``out`` (a local output directory; for another
-    filesystem or none, the temporary directory's ``ddlcore-logs``).  Returns the log file, or
-    ``None`` when the JVM runs already or the user configured log4j (nothing changed).  Raises
+    """Write the log4j2 configuration of the module docstring for the JVM this process is about
+    to start (``config_file``; ``jvm_launch`` gives it to the JVM), logging to a new file under
+    ``out`` (a local output directory; for another filesystem or none, the temporary
+    directory's ``ddlcore-logs``).  Returns the log file, or ``None`` when the JVM runs already
+    or the user configured log4j (nothing written).  The environment is not changed.  Raises
     ``ValueError`` for a ``DDLCORE_SPARK_LOG`` that is not a level.  Call it before the Spark
     session is made."""
     level = level_from_env()
@@ -135,18 +139,40 @@ def configure(out: str | os.PathLike | None, *, verbose: bool = False, command: 
     if level is None or LEVELS.index(level) <= LEVELS.index("INFO"):
         for i, (name, lvl) in enumerate(sorted(_QUIET.items())):
             text += f"logger.q{i}.name = {name}\nlogger.q{i}.level = {lvl}\n"
-    cfg = log_file.with_suffix(".log4j2.properties")
-    cfg.write_text(text)
-    os.environ[_ENV_FILE] = str(cfg)
+    config_file(log_file).write_text(text)
     return log_file
 
 
+def config_file(log_file: Path) -> Path:
+    """The log4j2 configuration ``configure`` wrote for ``log_file``."""
+    return log_file.with_suffix(".log4j2.properties")
+
+
 @contextmanager
-def jvm_stderr(log_file: Path | None, *, quiet: bool = True) -> Iterator[None]:
-    """While the block runs, this process's standard error (file descriptor 2) is ``log_file``
-    (appended to), so that a JVM started in the block keeps it as its standard error; restored
-    afterwards.  Nothing happens without a ``log_file`` or when not ``quiet``."""
-    if log_file is None or not quiet:
+def jvm_launch(log_file: Path | None, *, quiet: bool = True) -> Iterator[None]:
+    """Around the start of the JVM (the Spark session): ``LOG4J_CONFIGURATION_FILE`` names
+    ``configure``'s configuration for ``log_file``, and when ``quiet`` this process's standard
+    error (file descriptor 2) is ``log_file`` (appended to), so that the JVM keeps it as its
+    standard error; both are put back afterwards (the variable removed, or its previous value
+    restored).  Nothing happens without a ``log_file``."""
+    if log_file is None:
+        yield
+        return
+    previous = os.environ.get(_ENV_FILE)
+    os.environ[_ENV_FILE] = str(config_file(log_file))
+    try:
+        with _stderr_to(log_file if quiet else None):
+            yield
+    finally:
+        if previous is None:
+            os.environ.pop(_ENV_FILE, None)
+        else:
+            os.environ[_ENV_FILE] = previous
+
+
+@contextmanager
+def _stderr_to(log_file: Path | None) -> Iterator[None]:
+    if log_file is None:
         yield
         return
     sys.stderr.flush()

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..runlock import LOCK_PATH, parse_record, probe
 from .pipeline import PipelineError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["OutputLock", "OutputLocked", "LOCK_PATH", "holder", "HEARTBEAT_SECONDS", "STALE_SECONDS"]
 
-#: the lock file, relative to the output (hidden: Spark's and Hadoop's readers skip it)
-LOCK_PATH = "_state/.run.lock"
 #: a lock on a non-local filesystem is renewed this often (seconds) ...
 HEARTBEAT_SECONDS = 10.0
 #: ... and another host's lock not renewed for this long is a killed run's (seconds)
@@ -76,14 +75,6 @@ def _record(command: str) -> dict[str, Any]:
         user = None
     return {"pid": os.getpid(), "host": socket.gethostname(), "user": user, "command": command,
             "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-
-
-def _parse(text: str | bytes | None) -> dict[str, Any]:
-    try:
-        data = json.loads(text or "")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _pid_alive(pid: Any) -> bool:
@@ -140,7 +131,7 @@ class OutputLock:
             self._stop.set()
             if self._beat is not None:
                 self._beat.join()
-            if _parse(self.fs.read_text(LOCK_PATH)) == self._remote:  # still ours
+            if parse_record(self.fs.read_text(LOCK_PATH)) == self._remote:  # still ours
                 self.fs.delete(LOCK_PATH)
             self._remote = None
 
@@ -156,7 +147,7 @@ class OutputLock:
             except Py4JJavaError:
                 if not self.fs.exists(LOCK_PATH):
                     raise
-                found = _parse(self.fs.read_text(LOCK_PATH))
+                found = parse_record(self.fs.read_text(LOCK_PATH))
                 if self._live(found):
                     raise OutputLocked(self.fs.uri, found) from None
                 self.fs.delete(LOCK_PATH)  # a killed run's lock
@@ -167,7 +158,7 @@ class OutputLock:
             finally:
                 stream.close()
             return record
-        raise OutputLocked(self.fs.uri, _parse(self.fs.read_text(LOCK_PATH)))
+        raise OutputLocked(self.fs.uri, parse_record(self.fs.read_text(LOCK_PATH)))
 
     def _live(self, found: dict[str, Any]) -> bool:
         """Whether the lock file's holder ``found`` may still run (see the module docstring)."""
@@ -206,7 +197,7 @@ def _flock(path: Path, out: str, record: dict[str, Any]) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            found = _parse(os.pread(fd, 1 << 16, 0))
+            found = parse_record(os.pread(fd, 1 << 16, 0))
             os.close(fd)
             tries += 1
             if tries < _PROBE_TRIES:
@@ -227,20 +218,6 @@ def _flock(path: Path, out: str, record: dict[str, Any]) -> int:
 
 def holder(out: str | os.PathLike) -> dict[str, Any] | None:
     """The record of the run holding the lock of the local output ``out`` (a path), ``None``
-    when no run holds it (the lock is probed, not taken for longer than the probe)."""
-    import fcntl
-
-    path = Path(out) / LOCK_PATH
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return _parse(os.pread(fd, 1 << 16, 0))
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    when no run holds it (``ddlcore.runlock.probe``: probed, not taken)."""
+    seen = probe(out)
+    return seen.record if seen.held else None

@@ -939,7 +939,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
                  replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
                  take_lock: bool = True, batch_end: tuple[int, int] | None = None,
-                 output_format: str = "parquet", catalog: str | None = None) -> RunResult:
+                 output_format: str = "parquet", catalog: str | None = None,
+                 batch_files: frozenset[str] | None = None) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
@@ -960,7 +961,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     (``ddlcore.spark.outlock``; ``False`` only for a caller that holds it, as ``run --follow``);
     ``batch_end``: ``(seq, bytes)`` — a capture's log is read only up to this seq, whose line
     ends at this byte of its ``changelog.jsonl``, as if its checkpoint were there (a batch of
-    ``run --follow --max-batch-events``: ``ddlcore.spark.follow.batch_end``).
+    ``run --follow --max-batch-events``: ``ddlcore.spark.follow.batch_end``); ``batch_files``:
+    the names of the files of a change-log directory to read, the others left out (a batch of
+    whole files: ``ddlcore.spark.filebatch``).
     The previous run's commit is rolled forward before the options and the log's identity are
     checked against those the output was written with.
 
@@ -985,7 +988,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         changelog = Path(_plain_path(str(changelog)))
         if not changelog.exists():
             raise FileNotFoundError(f"change log not found: {changelog}")
-        inputs = _inputs(changelog)
+        inputs = _only_files(_inputs(changelog), batch_files)
         bound = getattr(inputs, "bound", None)
         if bound is not None and batch_end is not None and batch_end[0] < bound.seq:
             inputs.bound = bound = replace(bound, seq=batch_end[0], durable_bytes=min(batch_end[1], bound.durable_bytes))
@@ -1000,7 +1003,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     spark = spark or spark_session(master, conf=spark_conf)
     if remote_log:
         try:
-            inputs = _remote_inputs(spark, str(changelog))
+            inputs = _only_files(_remote_inputs(spark, str(changelog)), batch_files)
         except Py4JJavaError as exc:
             raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
     try:
@@ -1059,6 +1062,15 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if lock is not None:
             lock.release()
         fs.close()
+
+
+def _only_files(inputs, names: frozenset[str] | None):
+    """``inputs`` without the files whose names are not in ``names`` (``None``: all kept)."""
+    if names is None:
+        return inputs
+    kept = _Inputs(tuple([f for f in files if f.rstrip("/").rsplit("/", 1)[-1] in names] for files in inputs))
+    kept.bound = getattr(inputs, "bound", None)
+    return kept
 
 
 def _java_error(exc) -> str:
@@ -1547,22 +1559,9 @@ def _label(v: dict, db: bool = True) -> str:
     return ".".join(parts + [v["table"]])
 
 
-def _short_reason(reason: str) -> str:
-    """The quarantine summary's key: the reason up to its first colon for the reasons that go
-    on with details (conversion errors, DDL errors, blocked tables, statements)."""
-    for head in ("cannot convert", "DDL could", "statement-format DML", "capture", "malformed"):
-        if reason.startswith(head):
-            return reason.split(": ", 1)[0]
-    m = re.match(r"(schema unknown since seq \d+)", reason)
-    if m:
-        return m.group(1)
-    m = re.match(r"(.+?:\d+): (malformed .*)", reason)
-    if m:
-        return m.group(2).split(": ", 1)[0]
-    return reason
+from ..reasons import short_reason  # noqa: E402  (ddlcore status groups the quarantine by it too)
 
-
-short_reason = _short_reason  # public: ``ddlcore status`` groups the quarantine by it too
+_short_reason = short_reason
 
 
 def _meta_collision(table) -> bool:
