@@ -27,7 +27,7 @@ from typing import Any
 from ..model import Table, TableId
 from ..spark.layout import version_dir
 from . import naming
-from .fields import Lineage, build_fields, lineages
+from .fields import Lineage, build_fields, column_order, lineages
 
 __all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR",
            "DEFAULT_CATALOG"]
@@ -138,6 +138,7 @@ class IcebergSink:
                 "previous": [list(naming.changes_name(t)) for t in lin.names[:-1]],
                 "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
                 "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs, "current": current,
+                "order": [f.name for f in column_order(lin)],
             })
         return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
                 "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}

@@ -110,6 +110,29 @@ def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field], nested
                     u.delete_column((nested, _tmp(f.key)))
 
 
+def _reorder(tx: Any, names: list[str] | None, nested: tuple[str, ...] = ()) -> None:
+    """Move the first ``len(names)`` top-level fields (and those of each struct in ``nested``)
+    into the order ``names`` (``fields.column_order``: an added column at the source's
+    ``AFTER`` / ``FIRST`` position); fields already in place are not moved."""
+    if not names:
+        return
+    schema = tx.table_metadata.schema()
+    for parent in ((),) + tuple((n,) for n in nested):
+        kind = schema.as_struct() if not parent else schema.find_field(parent[0]).field_type
+        have = [f.name for f in kind.fields if f.name in names]
+        if have == names:
+            continue
+        with tx.update_schema() as u:
+            for i, name in enumerate(names):
+                if have[i] != name:
+                    if i == 0:
+                        u.move_first(parent + (name,))
+                    else:
+                        u.move_after(parent + (name,), parent + (names[i - 1],))
+                    have.remove(name)
+                    have.insert(i, name)
+
+
 def _mapped(field: Any, names: list[str]) -> dict[str, Any]:
     """The name-mapping entry of a schema field: ``names``, and its nested fields by the names
     Spark gives them in Parquet (``element``; ``key`` / ``value``; struct fields by name)."""
@@ -230,6 +253,7 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
         tx = table.transaction()
         old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
     _evolve(tx, old, fields)
+    _reorder(tx, entry.get("order"), (BEFORE,))
     mapping, declared = _name_mapping(tx.table_metadata, old, fields)
     files = _data_files(load_file_io({}, tx.table_metadata.location), fs, entry["dirs"], run_id)
     props = {NAME_MAPPING: mapping, PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")),
