@@ -93,7 +93,8 @@ def test_a_follower_commits_batches_as_the_log_grows_and_holds_the_lock(spark, t
 
 def _follower(cap: CaptureDir, out: Path, log: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ddlcore.cli", "run", "--follow", "--interval", "0.3",
-                             "--max-batch-events", "40", "--changelog", str(cap.dir), "--out", str(out),
+                             "--max-batch-events", "40", "--dialect", "mysql", "--changelog", str(cap.dir),
+                             "--out", str(out),
                              "--conf", "spark.driver.memory=512m", "--concurrent-jobs", "1"],
                             stdout=open(log, "a"), stderr=subprocess.STDOUT, start_new_session=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
