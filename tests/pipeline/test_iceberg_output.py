@@ -364,3 +364,24 @@ def test_drop_table_empties_the_current_state_and_a_recreated_table_starts_afres
     assert got == [([(1, 10, "w1", 2, []), (2, 20, "w2", 3, [])], "false"), ([], "true"),
                    ([(7, 70, "n7", 62, [])], "false")]
     assert _spark_current(spark, out, "shop.u") == got[-1][0]
+
+
+def test_duckdb_iceberg_scan_reads_both_tables_and_time_travels(two_runs):
+    """DuckDB's own ``iceberg_scan`` (its ``iceberg`` extension: tests/duckdb_iceberg.py) on the
+    metadata files: the same rows and columns as pyiceberg, the first snapshot's schema."""
+    from tests.duckdb_iceberg import iceberg_scan, metadata_file
+
+    cat = _catalog(two_runs)
+    changes = cat.load_table(("shop", "t2__changes"))
+    meta = metadata_file(changes)
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{meta}') ORDER BY _seq")
+    assert cols == [f.name for f in changes.schema().fields]
+    assert sorted(tuple(dict(zip(cols, r))[c] for c in COLS) for r in rows) == EXPECTED
+    first = changes.snapshots()[0].snapshot_id
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{meta}', snapshot_from_id={first}) ORDER BY _seq")
+    assert cols[:4] == ["id", "b", "c", "tags"]
+    assert [(r[cols.index("_seq")], r[0], r[1], r[2]) for r in rows] == [(2, 1, None, "c1"), (4, 2, 20, "c2")]
+    current = cat.load_table(("shop", "t2"))
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{metadata_file(current)}')")
+    assert cols == [f.name for f in current.schema().fields]
+    assert sorted(rows) == _current_rows(current)
