@@ -234,6 +234,17 @@ def _find(catalog: Any, entry: dict[str, Any]) -> Any:
     return None
 
 
+def _create(catalog: Any, ident: tuple[str, ...], schema: Any, location: str) -> Any:
+    """The transaction creating table ``ident``.  ``pyiceberg`` (0.12) stages a new table only
+    under a one-level namespace (``Catalog._create_staged_table`` refuses ``(db, schema, t)``:
+    "hierarchical namespaces are not supported") although its catalogs hold such tables: a
+    PostgreSQL table's is created empty first (a roll-forward finds it without ``ddlcore.run``
+    and commits into it)."""
+    if len(ident) <= 2:
+        return catalog.create_table_transaction(ident, schema, location=location)
+    return catalog.create_table(ident, schema, location=location).transaction()
+
+
 def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
     """One table's transaction (module docstring)."""
     from pyiceberg.io import load_file_io
@@ -247,7 +258,7 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(), location=_uri(location))
+        tx = _create(catalog, ident, _schema(), _uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -291,7 +302,7 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(CURRENT_FIELDS), location=_uri(location))
+        tx = _create(catalog, ident, _schema(CURRENT_FIELDS), _uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
