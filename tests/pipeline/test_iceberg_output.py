@@ -385,3 +385,52 @@ def test_duckdb_iceberg_scan_reads_both_tables_and_time_travels(two_runs):
     cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{metadata_file(current)}')")
     assert cols == [f.name for f in current.schema().fields]
     assert sorted(rows) == _current_rows(current)
+
+
+#: a table renamed onto the name of a dropped table, a column renamed onto a dropped column's name
+ONTO_DROPPED = [
+    event(1, op="ddl", database="shop", ddl="CREATE TABLE t (id INT PRIMARY KEY, a INT)"),
+    event(2, op="c", database="shop", table="t", after=[1, 11]),
+    event(3, op="ddl", database="shop", ddl="DROP TABLE t"),
+    event(4, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, x VARCHAR(5), a INT)"),
+    event(5, op="c", database="shop", table="u", after=[2, "x5", 55]),
+]
+ONTO_DROPPED_2 = [
+    event(6, op="ddl", database="shop", ddl="ALTER TABLE u DROP COLUMN a"),
+    event(7, op="ddl", database="shop", ddl="ALTER TABLE u RENAME COLUMN x TO a"),
+    event(8, op="ddl", database="shop", ddl="RENAME TABLE u TO t"),
+    event(9, op="c", database="shop", table="t", after=[3, "a9"]),
+    event(10, op="u", database="shop", table="t", before=[2, "x5"], after=[2, "a10"]),
+]
+
+
+def test_a_table_renamed_onto_a_dropped_tables_name_moves_the_dropped_one_aside(spark, tmp_path):
+    """``RENAME TABLE u TO t`` after ``DROP TABLE t``: ``t``'s tables now hold ``u``'s rows; the
+    dropped ``t``'s two tables are kept under ``t__dropped<seq>`` (its DROP's seq), readable.
+    ``x`` renamed onto the dropped ``a``'s name: ``a`` shows ``x``'s values only."""
+    import ddlcore
+
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, ONTO_DROPPED)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    _write(log, ONTO_DROPPED + ONTO_DROPPED_2)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    cat = _catalog(out)
+    assert sorted(cat.list_tables(("shop",))) == [("shop", "t"), ("shop", "t__changes"), ("shop", "t__dropped3"),
+                                                  ("shop", "t__dropped3__changes")]
+    changes = cat.load_table(("shop", "t__changes"))
+    assert [f.name for f in changes.schema().fields][:2] == ["id", "a"]
+    assert sorted((r["_seq"], r["id"], r["a"]) for r in changes.scan().to_arrow().to_pylist()) == \
+        [(5, 2, "x5"), (9, 3, "a9"), (10, 2, "a10")]  # 55 belonged to the dropped a: never under a
+    assert sorted((r["id"], r["a"], r["_seq"]) for r in cat.load_table(("shop", "t")).scan().to_arrow().to_pylist()) \
+        == [(2, "a10", 10), (3, "a9", 9)]
+    old = cat.load_table(("shop", "t__dropped3__changes"))
+    assert old.properties["ddlcore.dropped"] == "true"
+    assert [r["_seq"] for r in old.scan().to_arrow().to_pylist()] == [2]  # (its fields end with the DROP)
+    assert cat.load_table(("shop", "t__dropped3")).scan().to_arrow().num_rows == 0  # emptied by the DROP
+    assert sorted((r["id"], r["a"]) for r in ddlcore.read_table(spark, out, "shop.t", current=True).collect()) == \
+        [(2, "a10"), (3, "a9")]
+    # ddlcore tables: the dropped t under its moved-aside names, the renamed one under t
+    from ddlcore.sinks.listing import list_tables
+    facts = sorted((f.iceberg, f.dropped, f.current_rows) for f in list_tables(out))
+    assert facts == [("shop.t__changes", False, 2), ("shop.t__dropped3__changes", True, 0)]

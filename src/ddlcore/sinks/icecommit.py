@@ -353,7 +353,15 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
     catalog = open_catalog(plan["catalog"])
     for ns in sorted({tuple(e["identifier"][:-1]) for e in plan["tables"]}):  # first, one by one: not atomic
         catalog.create_namespace_if_not_exists(ns)
+    # first, one by one: the dropped tables whose names a rename gives to another table move aside
+    for entry in plan["tables"]:
+        if entry.get("move_current"):
+            _commit_both(catalog, plan, entry, fs)
+            if entry.get("current") is None:
+                _find(catalog, {"identifier": entry["move_current"][1], "previous": entry["move_current"][0],
+                                "lineage": entry["lineage"]})
     # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
     with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
-        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]]:
+        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]
+                     if not entry.get("move_current")]:
             done.result()  # the first error, as raised
