@@ -57,7 +57,8 @@ def _lineage(out: Path, table: str, as_of_seq: int | None) -> tuple[Lineage, dic
         found = [lin for lin in lineages(hist.all_versions()) if any(str(n) == str(tid) for n in lin.names)]
     if not found:
         raise ReadError(f"{out}: no table {table} in the history")
-    lin = found[-1]
+    # the lineage that had the name last (a dropped table's name may have been taken by a rename)
+    lin = max(found, key=lambda x: max(v.valid_from_seq for v in x.versions if str(v.table_id) == str(tid)))
     if as_of_seq is not None:
         lin = Lineage(versions=[v for v in lin.versions if v.valid_from_seq <= as_of_seq])
         lin.names = [v.table_id for v in lin.versions if v.table is not None]
