@@ -7,6 +7,10 @@ PLUGINS := $(wildcard plugins/*/pyproject.toml)
 GRAMMARS := $(wildcard grammars/*/*.g4)
 PROTOS  := $(wildcard plugins/*/proto/*.proto)
 COMMA   := ,
+# DuckDB's iceberg extension for the iceberg_scan test (tests/duckdb_iceberg.py): PyPI ships it
+# only for DuckDB 1.4.4, a version of its own beside the project's DuckDB
+DUCKDB_ICEBERG := $(VENV)/duckdb-iceberg
+DUCKDB_ICEBERG_PKGS := duckdb==1.4.4 duckdb-ext-avro==1.4.4.20260205 duckdb-ext-iceberg==1.4.4.20260205
 
 .PHONY: venv test test-fast demo grammar bench clean
 
@@ -17,11 +21,15 @@ $(STAMP): pyproject.toml $(PLUGINS) $(GRAMMARS) $(PROTOS)
 	$(BIN)/python -m pip install -q -e '.[spark,iceberg,test]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[capture$(if $(findstring /mysql/,$(p)),$(COMMA)tidb)]')
 	touch $@
 
-venv: $(STAMP)
+$(DUCKDB_ICEBERG)/.installed: Makefile | $(STAMP)
+	$(BIN)/python -m pip install -q --upgrade --target $(DUCKDB_ICEBERG) $(DUCKDB_ICEBERG_PKGS)
+	touch $@
+
+venv: $(STAMP) $(DUCKDB_ICEBERG)/.installed
 
 # The whole suite.  Tests that need MariaDB start their own server (installed with apt-get
 # when missing and running as root).  HYPOTHESIS_PROFILE=dev runs the longer profile.
-test: $(STAMP)
+test: $(STAMP) $(DUCKDB_ICEBERG)/.installed
 	$(BIN)/python -m pytest -q --durations=15
 
 # What needs no database server, broker or Spark (markers set by tests/conftest.py): a quick

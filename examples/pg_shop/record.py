@@ -9,7 +9,11 @@ script.  Needs root or an installed PostgreSQL 15, and ``ddlcore-postgres[captur
 
     .venv/bin/python examples/pg_shop/record.py [--out PATH]
 
-Recordings differ only in commit times, LSNs, xids, the epoch and the server's identity.
+Every ``ts`` is then pinned (``pin_clock``): PostgreSQL stamps commits with its own clock (a
+session cannot set it, unlike MariaDB's ``SET timestamp`` in examples/shop/record.py), so the
+recorded times are shifted to begin at ``START_MS`` (2024-06-10 06:13:20 UTC, the workload's
+day and the shop example's first moment), keeping their order and the gaps between them.
+Recordings then differ only in LSNs, xids, the epoch, the server's identity and those gaps.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -25,6 +30,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 DATABASE = "shop"
+#: ms since the epoch: the pinned ``ts`` of the first event (2024-06-10 06:13:20 UTC)
+START_MS = 1_718_000_000_000
+_TS = re.compile(rb'^(\{"seq":\d+,"position":"[^"]*","ts":)(\d+)(,)')
 
 
 def _load(name: str, path: Path):
@@ -83,11 +91,25 @@ def record_changelog(out: Path) -> dict:
     return {"snapshot_run": first.to_json(), "stream_run": second.to_json(), "row_changes": len(changes)}
 
 
+def pin_clock(path: Path, start_ms: int = START_MS) -> None:
+    """Shift every event's ``ts`` in the change log at ``path`` by one amount so that the first
+    is ``start_ms``; nothing else in a line changes.  Raises ``ValueError`` for a line without
+    a leading ``seq`` / ``position`` / ``ts``."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    found = [_TS.match(line) for line in lines]
+    if not all(found):
+        raise ValueError(f"{path}: line {found.index(None) + 1} does not begin with seq, position, ts")
+    shift = start_ms - int(found[0].group(2))
+    path.write_bytes(b"".join(m.group(1) + str(int(m.group(2)) + shift).encode() + line[m.end(2):]
+                              for m, line in zip(found, lines)))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=HERE / "changelog.jsonl")
     args = ap.parse_args(argv)
     summary = record_changelog(args.out)
+    pin_clock(args.out)
     lines = args.out.read_text(encoding="utf-8").splitlines()
     ops: dict[str, int] = {}
     for line in lines:

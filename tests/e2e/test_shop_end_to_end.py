@@ -36,6 +36,48 @@ from ddlcore.spark.pipeline import run_pipeline  # noqa: E402
 from ddlcore_mysql.capture import CaptureOptions, ConnectionSettings, MySqlCapture  # noqa: E402
 
 W = load_workload()
+#: the workload's tables and those of ``extras``: primary-key column, table renames (old, new)
+PRIMARY_KEYS = {**W.PRIMARY_KEYS, "gone": "id", "fresh": "id"}
+RENAMES = [*W.RENAMES, ("fresh", "gone")]
+#: keys of the rows of the dropped ``gone`` (its rows are in its moved-aside Iceberg tables)
+DROPPED_GONE_KEYS = {1}
+
+
+def extras(conn, record) -> None:
+    """After the shop workload: a column renamed onto a dropped column's name, and a table
+    renamed onto a dropped table's name (``gone``)."""
+    def change(table: str, op: str, pk: Any, sql: str) -> None:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+        record(table, op, pk, _select_row(conn, table, pk))
+
+    def ddl(sql: str) -> None:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+
+    ddl("CREATE TABLE gone (id INT PRIMARY KEY, a INT)")
+    change("gone", "c", 1, "INSERT INTO gone VALUES (1, 11)")
+    ddl("DROP TABLE gone")
+    ddl("CREATE TABLE fresh (id INT PRIMARY KEY, x VARCHAR(5), a INT)")
+    change("fresh", "c", 10, "INSERT INTO fresh VALUES (10, 'x10', 100)")
+    ddl("ALTER TABLE fresh DROP COLUMN a")
+    ddl("ALTER TABLE fresh RENAME COLUMN x TO a")  # onto the dropped column's name
+    change("fresh", "c", 11, "INSERT INTO fresh VALUES (11, 'x11')")
+    ddl("RENAME TABLE fresh TO gone")  # onto the dropped table's name
+    change("gone", "u", 10, "UPDATE gone SET a = 'u10' WHERE id = 10")
+    change("gone", "c", 12, "INSERT INTO gone VALUES (12, 'x12')")
+
+
+def _select_row(conn, table: str, pk: Any) -> dict | None:
+    rows = [r for r in _select_all(conn, table) if r[PRIMARY_KEYS[table]] == pk]
+    return rows[0] if rows else None
+
+
+def _select_all(conn, table: str) -> list[dict]:
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT * FROM `{W.DATABASE}`.`{table}` ORDER BY `{PRIMARY_KEYS[table]}`")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,7 +204,7 @@ def final_state(conn, expected: Expected) -> dict[str, tuple[list[dict], list[tu
     with conn.cursor() as cur:
         cur.execute(f"SHOW TABLES FROM `{W.DATABASE}`")
         tables = [r[0] for r in cur.fetchall()]
-    return {t: (W.select_all(conn, t), expected.columns(t)) for t in tables}
+    return {t: (_select_all(conn, t), expected.columns(t)) for t in tables}
 
 
 def record_shop(metadata: str, out: Path) -> Expected:
@@ -174,6 +216,7 @@ def record_shop(metadata: str, out: Path) -> Expected:
         W.setup(conn, expected.record)
         warnings = _capture(server, out)
         W.run(conn, expected.record)
+        extras(conn, expected.record)
         expected.final = final_state(conn, expected)  # the workload's session: its time zone
         warnings += _capture(server, out)
         conn.close()
@@ -260,7 +303,7 @@ def test_shop_rows_in_parquet_equal_what_the_server_returned(metadata, spark, tm
 
     output = read_output(spark, out)
     assert set(output) == set(expected.changes) | set(expected.snapshot)
-    pk_of = W.PRIMARY_KEYS
+    pk_of = PRIMARY_KEYS
 
     # -- the snapshot: one "r" row per row setup left, equal to it --------------------------------
     for table, want in expected.snapshot.items():
@@ -277,7 +320,7 @@ def test_shop_rows_in_parquet_equal_what_the_server_returned(metadata, spark, tm
 
     # -- the stream: op by op, in seq order, per table name ---------------------------------------
     last: dict[tuple[str, Any], tuple] = {}          # (lineage, pk) → (row, columns) last seen
-    lineage = {new: old for old, new in W.RENAMES}
+    lineage = {new: old for old, new in RENAMES}
     for table, want in expected.snapshot.items():
         for pk, (_op, _key, row, columns) in want.items():
             last[(table, pk)] = (row, columns)
@@ -320,23 +363,24 @@ def check_iceberg(spark, log: Path, out: Path, expected: Expected, output: dict)
     run_pipeline(log, out, spark=spark, output_format="iceberg")
     cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out / CATALOG_FILE}",
                         "warehouse": f"file://{out / WAREHOUSE_DIR}"})
-    lineage = {old: new for old, new in W.RENAMES}
+    lineage = {old: new for old, new in RENAMES}
     for table, (rows, columns) in expected.final.items():
-        seqs = sorted(r["_seq"] for name in output if lineage.get(name, name) == table for _v, _s, r in output[name])
+        seqs = sorted(r["_seq"] for name in output if lineage.get(name, name) == table for _v, _s, r in output[name]
+                      if not (table == "gone" and as_key(r["id"]) in DROPPED_GONE_KEYS))
         ice = cat.load_table((W.DATABASE, f"{table}__changes")).scan(selected_fields=("_seq",)).to_arrow()
         assert sorted(ice["_seq"].to_pylist()) == seqs, f"{table}: the changes table's row events"
         cur = ddlcore.read_table(spark, out, f"{W.DATABASE}.{table}", current=True)
         assert cur.columns == [c[0] for c in columns] + ["_seq", "_unknown"], table
         types = {f.name: f.dataType for f in cur.schema.fields}
-        got = {as_key(r[W.PRIMARY_KEYS[table]]): r.asDict() for r in cur.collect()}
+        got = {as_key(r[PRIMARY_KEYS[table]]): r.asDict() for r in cur.collect()}
         # the current-state Iceberg table: the same columns, keys and last events
         stored = cat.load_table((W.DATABASE, table)).scan().to_arrow()
         assert stored.column_names == cur.columns, table
-        assert sorted((str(as_key(r[W.PRIMARY_KEYS[table]])), r["_seq"]) for r in stored.to_pylist()) == \
+        assert sorted((str(as_key(r[PRIMARY_KEYS[table]])), r["_seq"]) for r in stored.to_pylist()) == \
             sorted((str(k), v["_seq"]) for k, v in got.items()), table
-        assert sorted(map(str, got)) == sorted(str(as_key(r[W.PRIMARY_KEYS[table]])) for r in rows), table
+        assert sorted(map(str, got)) == sorted(str(as_key(r[PRIMARY_KEYS[table]])) for r in rows), table
         for row in rows:
-            have = got[as_key(row[W.PRIMARY_KEYS[table]])]
+            have = got[as_key(row[PRIMARY_KEYS[table]])]
             assert have["_unknown"] == [], (table, have)
             for name, data_type, column_type in columns:
                 # the Iceberg type of the server type's Spark type (tinyint → int: Iceberg has no narrower)

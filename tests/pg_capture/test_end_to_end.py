@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import struct
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,10 @@ def expected_value(text: str | None, data_type: str, udt: str, fmt: str) -> Any:
         return None if items is None else [expected_value(x, "", udt[1:], fmt) for x in items]
     if udt in ("int2", "int4", "int8"):
         return int(text)
+    if udt == "float8":
+        return float(text)
+    if udt == "float4":  # Spark's FloatType collects the float32 value as a Python float
+        return struct.unpack("f", struct.pack("f", float(text)))[0]
     if udt == "numeric":
         return Decimal(text) if fmt.startswith("numeric(") else text
     if udt == "bool":

@@ -62,6 +62,10 @@ def test_the_bundled_change_log_is_valid_and_complete():
     assert evs[0].op == "source" and evs[0].source["dialect"] == "postgres"
     ops = Counter(e.op for e in evs)
     assert ops == Counter({"ddl": 18, "u": 9, "r": 8, "c": 6, "d": 4, "t": 1, "source": 1})
+    # commit times pinned by examples/pg_shop/record.py (pin_clock): the workload's day, the
+    # recorded gaps kept, in order
+    ts = [e.ts for e in evs]
+    assert ts[0] == 1_718_000_000_000 and ts == sorted(ts) and ts[-1] - ts[0] < 60_000, (ts[0], ts[-1])
     renames = [r for e in evs if e.catalog for r in e.catalog.get("renamed", ())]
     assert [(r["from"]["schema"], r["from"]["name"], r["to"]["schema"], r["to"]["name"]) for r in renames] == [
         ("public", "orders", "public", "purchases"), ("public", "purchases", "archive", "purchases")]

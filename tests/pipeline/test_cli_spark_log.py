@@ -37,7 +37,8 @@ def run(*args, env=None) -> subprocess.CompletedProcess:
 
 def test_a_failed_run_is_one_line_and_spark_logs_to_the_output(tmp_path, bad_log):
     out = tmp_path / "out"
-    r = run("run", "--strict", "--changelog", bad_log, "--out", out, env={"DDLCORE_SPARK_LOG": ""})
+    r = run("run", "--strict", "--dialect", "mysql", "--changelog", bad_log, "--out", out,
+            env={"DDLCORE_SPARK_LOG": ""})
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1, r.stderr
@@ -51,7 +52,7 @@ def test_a_failed_run_is_one_line_and_spark_logs_to_the_output(tmp_path, bad_log
 
 
 def test_verbose_and_the_level_variable_bring_spark_back_to_the_terminal(tmp_path, bad_log):
-    r = run("run", "-v", "--strict", "--changelog", bad_log, "--out", tmp_path / "out",
+    r = run("run", "-v", "--strict", "--dialect", "mysql", "--changelog", bad_log, "--out", tmp_path / "out",
             env={"DDLCORE_SPARK_LOG": "INFO"})
     assert r.returncode == 1
     lines = r.stderr.splitlines()

@@ -287,7 +287,8 @@ def test_master_url_run_equals_the_local_run_and_executors_need_no_ddlcore(clust
     cluster.wait_ready()
     apps_before = cluster.executors_per_worker()
     # the output as a URI: the driver's side goes through Hadoop's FileSystem, the executors write to it
-    _run([str(BIN / "ddlcore"), "run", "--changelog", str(log), "--out", (tmp_path / "out").as_uri(),
+    _run([str(BIN / "ddlcore"), "run", "--dialect", "mysql", "--changelog", str(log),
+          "--out", (tmp_path / "out").as_uri(),
           "--master", cluster.url, *_conf_args()], env, "ddlcore run --master")
     assert snapshot(tmp_path / "out") == expected
     # the job ran on the cluster: an executor on each worker, and each ran tasks
@@ -306,7 +307,8 @@ def test_spark_submit_run_equals_the_local_run(cluster, clean_python, local_outp
     apps_before = cluster.executors_per_worker()
     _run([str(Path(cluster.env["SPARK_HOME"]) / "bin" / "spark-submit"), "--master", cluster.url,
           "--conf", f"spark.pyspark.python={wrapper}", "--conf", f"spark.pyspark.driver.python={sys.executable}",
-          *_conf_args(), submit, "run", "--changelog", str(log), "--out", str(tmp_path / "out")],
+          *_conf_args(), submit, "run", "--dialect", "mysql", "--changelog", str(log), "--out",
+          str(tmp_path / "out")],
          cluster.env, "spark-submit ddlcore run")
     assert snapshot(tmp_path / "out") == expected
     assert [n - b for n, b in zip(cluster.executors_per_worker(), apps_before)] == [1, 1]

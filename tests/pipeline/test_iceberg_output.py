@@ -73,7 +73,10 @@ def test_changes_table_follows_the_ddl(two_runs):
     t = cat.load_table(("shop", "t2__changes"))
     assert _rows(t.scan().to_arrow()) == EXPECTED
     schema = t.schema()
-    assert [f.name for f in schema.fields][:6] == ["id", "c__string_v4", "tags", "bb", "c", "a"]
+    # the source's order (b was added AFTER id), the retired c right before the c replacing it
+    assert [f.name for f in schema.fields][:6] == ["id", "bb", "c__string_v4", "c", "tags", "a"]
+    assert [f.name for f in schema.find_field("_before").field_type.fields] == \
+        ["id", "bb", "c__string_v4", "c", "tags", "a"]
     assert str(schema.find_field("id").field_type) == "long"  # widened in place
     assert schema.find_field("tags").doc == "set('x','y')"  # the native type travels
     props = t.properties
@@ -89,7 +92,7 @@ def test_time_travel_shows_the_first_runs_schema_and_rows(two_runs):
     first, second = t.snapshots()
     assert first.summary["ddlcore.last-seq"] == "4" and second.summary["ddlcore.last-seq"] == "10"
     old = t.scan(snapshot_id=first.snapshot_id).to_arrow()
-    assert old.column_names[:4] == ["id", "c", "tags", "b"]
+    assert old.column_names[:4] == ["id", "b", "c", "tags"]
     assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.to_pylist()) == [(2, 1, None, "c1"),
                                                                                       (4, 2, 20, "c2")]
 
@@ -176,7 +179,7 @@ def test_read_table_current_state_and_as_of_seq(spark, two_runs):
     assert sorted(tuple(r) for r in cur.collect()) == [(1, None, None, ["x", "y"], None, 2, ["c"]),
                                                        (2, 21, None, ["y"], None, 6, ["c"])]
     old = ddlcore.read_table(spark, two_runs, "shop.t", as_of_seq=4)
-    assert old.columns[:4] == ["id", "c", "tags", "b"]
+    assert old.columns[:4] == ["id", "b", "c", "tags"]
     assert sorted((r["_seq"], r["id"], r["b"], r["c"]) for r in old.collect()) == [(2, 1, None, "c1"),
                                                                                    (4, 2, 20, "c2")]
 
@@ -361,3 +364,73 @@ def test_drop_table_empties_the_current_state_and_a_recreated_table_starts_afres
     assert got == [([(1, 10, "w1", 2, []), (2, 20, "w2", 3, [])], "false"), ([], "true"),
                    ([(7, 70, "n7", 62, [])], "false")]
     assert _spark_current(spark, out, "shop.u") == got[-1][0]
+
+
+def test_duckdb_iceberg_scan_reads_both_tables_and_time_travels(two_runs):
+    """DuckDB's own ``iceberg_scan`` (its ``iceberg`` extension: tests/duckdb_iceberg.py) on the
+    metadata files: the same rows and columns as pyiceberg, the first snapshot's schema."""
+    from tests.duckdb_iceberg import iceberg_scan, metadata_file
+
+    cat = _catalog(two_runs)
+    changes = cat.load_table(("shop", "t2__changes"))
+    meta = metadata_file(changes)
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{meta}') ORDER BY _seq")
+    assert cols == [f.name for f in changes.schema().fields]
+    assert sorted(tuple(dict(zip(cols, r))[c] for c in COLS) for r in rows) == EXPECTED
+    first = changes.snapshots()[0].snapshot_id
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{meta}', snapshot_from_id={first}) ORDER BY _seq")
+    assert cols[:4] == ["id", "b", "c", "tags"]
+    assert [(r[cols.index("_seq")], r[0], r[1], r[2]) for r in rows] == [(2, 1, None, "c1"), (4, 2, 20, "c2")]
+    current = cat.load_table(("shop", "t2"))
+    cols, rows = iceberg_scan(f"SELECT * FROM iceberg_scan('{metadata_file(current)}')")
+    assert cols == [f.name for f in current.schema().fields]
+    assert sorted(rows) == _current_rows(current)
+
+
+#: a table renamed onto the name of a dropped table, a column renamed onto a dropped column's name
+ONTO_DROPPED = [
+    event(1, op="ddl", database="shop", ddl="CREATE TABLE t (id INT PRIMARY KEY, a INT)"),
+    event(2, op="c", database="shop", table="t", after=[1, 11]),
+    event(3, op="ddl", database="shop", ddl="DROP TABLE t"),
+    event(4, op="ddl", database="shop", ddl="CREATE TABLE u (id INT PRIMARY KEY, x VARCHAR(5), a INT)"),
+    event(5, op="c", database="shop", table="u", after=[2, "x5", 55]),
+]
+ONTO_DROPPED_2 = [
+    event(6, op="ddl", database="shop", ddl="ALTER TABLE u DROP COLUMN a"),
+    event(7, op="ddl", database="shop", ddl="ALTER TABLE u RENAME COLUMN x TO a"),
+    event(8, op="ddl", database="shop", ddl="RENAME TABLE u TO t"),
+    event(9, op="c", database="shop", table="t", after=[3, "a9"]),
+    event(10, op="u", database="shop", table="t", before=[2, "x5"], after=[2, "a10"]),
+]
+
+
+def test_a_table_renamed_onto_a_dropped_tables_name_moves_the_dropped_one_aside(spark, tmp_path):
+    """``RENAME TABLE u TO t`` after ``DROP TABLE t``: ``t``'s tables now hold ``u``'s rows; the
+    dropped ``t``'s two tables are kept under ``t__dropped<seq>`` (its DROP's seq), readable.
+    ``x`` renamed onto the dropped ``a``'s name: ``a`` shows ``x``'s values only."""
+    import ddlcore
+
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, ONTO_DROPPED)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    _write(log, ONTO_DROPPED + ONTO_DROPPED_2)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    cat = _catalog(out)
+    assert sorted(cat.list_tables(("shop",))) == [("shop", "t"), ("shop", "t__changes"), ("shop", "t__dropped3"),
+                                                  ("shop", "t__dropped3__changes")]
+    changes = cat.load_table(("shop", "t__changes"))
+    assert [f.name for f in changes.schema().fields][:2] == ["id", "a"]
+    assert sorted((r["_seq"], r["id"], r["a"]) for r in changes.scan().to_arrow().to_pylist()) == \
+        [(5, 2, "x5"), (9, 3, "a9"), (10, 2, "a10")]  # 55 belonged to the dropped a: never under a
+    assert sorted((r["id"], r["a"], r["_seq"]) for r in cat.load_table(("shop", "t")).scan().to_arrow().to_pylist()) \
+        == [(2, "a10", 10), (3, "a9", 9)]
+    old = cat.load_table(("shop", "t__dropped3__changes"))
+    assert old.properties["ddlcore.dropped"] == "true"
+    assert [r["_seq"] for r in old.scan().to_arrow().to_pylist()] == [2]  # (its fields end with the DROP)
+    assert cat.load_table(("shop", "t__dropped3")).scan().to_arrow().num_rows == 0  # emptied by the DROP
+    assert sorted((r["id"], r["a"]) for r in ddlcore.read_table(spark, out, "shop.t", current=True).collect()) == \
+        [(2, "a10"), (3, "a9")]
+    # ddlcore tables: the dropped t under its moved-aside names, the renamed one under t
+    from ddlcore.sinks.listing import list_tables
+    facts = sorted((f.iceberg, f.dropped, f.current_rows) for f in list_tables(out))
+    assert facts == [("shop.t__changes", False, 2), ("shop.t__dropped3__changes", True, 0)]

@@ -135,10 +135,19 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
     log = shop_log(tmp_path)
     log.row("c", "ghost", after=[1])
     path = log.write()
-    ok = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o1")])
+    # a log without a source event names no dialect: ddlcore run asks for --dialect (no guess)
+    unnamed = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o0")])
+    assert unnamed.exit_code == 1 and len(unnamed.output.strip().splitlines()) == 1, unnamed.output
+    assert "--dialect: the change log has no source event naming its dialect" in unnamed.output
+    ok = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o1"),
+                                   "--dialect", "mysql"])
     assert ok.exit_code == 0, ok.output
     assert "quarantined: 1" in ok.output and "orders" in ok.output
-    strict = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o2"), "--strict"])
+    # the output records the dialect: a later run of it needs no --dialect
+    again = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o1")])
+    assert again.exit_code == 0, again.output
+    strict = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o2"), "--strict",
+                                       "--dialect", "mysql"])
     assert strict.exit_code == 1 and "event seq 8" in strict.output
 
 

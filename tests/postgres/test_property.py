@@ -482,3 +482,25 @@ def test_generated_alter_sequence_model_equals_postgres_after_every_statement(po
                 assert t.next_column_id > max((c.column_id for c in t.columns), default=0)
     accepted = sum(not line.startswith("-- refused") for line in log)
     event(f"ALTER statements accepted: {min(accepted, 4)}{'+' if accepted >= 4 else ''}")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("domain", ["varchar(20)", "integer"])
+def test_retype_of_an_array_column_to_a_domain_over_a_scalar_has_no_array_dimensions(postgres, oracle_db, domain):
+    """Found by ``test_generated_alter_sequence...``: ``ALTER COLUMN c TYPE <domain>`` on a
+    ``text[]`` column; the server's ``attndims`` is then 0 (the domain is no array), the model
+    kept 1."""
+    using = "" if domain.startswith("varchar") else " USING cardinality(c)"
+    statements = [f"CREATE DOMAIN dom AS {domain}", "CREATE TABLE t (id integer, c text[])",
+                  f"ALTER TABLE t ALTER COLUMN c TYPE dom{using}"]
+    parser = ddlcore.get_dialect("postgres").parser(database=oracle_db)
+    tables = parser.new_tables()
+    with postgres.connect(oracle_db) as conn:
+        _reset(conn)
+        for text in statements:
+            conn.execute(text)
+            parser.apply(text, tables)
+        diffs = _server_diffs(conn, oracle_db, tables)
+    assert not diffs, "\n".join(diffs)
+    (table,) = tables
+    assert table.column("c").array_dimensions == 0 and table.column("c").domain_name == "dom"

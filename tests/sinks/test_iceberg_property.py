@@ -37,7 +37,7 @@ class LocalFS:
         self.root = root
 
     def exists(self, rel: str = "") -> bool:
-        return (self.root / rel).exists()
+        return (self.root / rel.lstrip("/")).exists()  # the sink joins an empty staging dir as "/<dir>"
 
     def local(self, rel: str = "") -> str:
         return str(self.root / rel)
@@ -64,7 +64,8 @@ def histories(draw):
         op = draw(st.sampled_from(ops))
         if op == "add":
             n = draw(st.sampled_from(free))
-            stmts.append(f"ALTER TABLE t ADD COLUMN {n} INT")
+            where = draw(st.sampled_from(["", " FIRST"] + [f" AFTER {c}" for c in ["id", *sorted(cols)]]))
+            stmts.append(f"ALTER TABLE t ADD COLUMN {n} INT{where}")
             cols[n] = "INT"
         elif op == "drop":
             n = draw(st.sampled_from(sorted(cols)))
@@ -141,6 +142,10 @@ def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split
     assert sorted(r["_seq"] for r in got) == [s for s, _ in rows]
     by_seq = dict(rows)
     last = epochs[hist.versions("d.t")[-1].version]
+    # the source's column order (ADD ... FIRST / AFTER x at its place); retired fields between
+    schema = cat.load_table(("d", "t__changes")).schema()
+    shown = [f.name for f in schema.fields if f.name in {c.name for c in final.columns}]
+    assert shown == [c.name for c in final.columns], (events, [f.name for f in schema.fields])
     for r in got:
         at = epochs[version_of[r["_seq"]]]
         for c in final.columns:

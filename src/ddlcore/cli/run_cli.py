@@ -94,7 +94,8 @@ def _changelog_arg(ctx, param, value):
 @click.option("--out", required=True, metavar="DIR|URI",
               help="output directory: a path, or a Hadoop URI (file://, hdfs://, s3a://, ...)")
 @click.option("--dialect", default=None,
-              help="dialect of the DDL events (default: the one the change log's source event names, else mysql)")
+              help="dialect of the DDL events (default: the one the change log's source event or the output "
+                   "names; required when neither does)")
 @click.option("--history", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="schema history store (default OUT/_history.sqlite)")
 @click.option("--master", default=None, help="Spark master URL (default local[*], or spark-submit's)")
@@ -187,7 +188,7 @@ def _run(*, changelog, out, dialect, history, master, spark_conf, strict, spark_
         follow_main(changelog, out, stop=stop, start_spark=start_spark, on_error=fail, interval=interval,
                     max_batch_events=max_batch_events, dialect=dialect, history=history, strict=strict,
                     spark_options=opts, concurrent_jobs=concurrent_jobs, output_format=output_format,
-                    catalog=catalog)
+                    catalog=catalog, dialect_required=True)
         return
     spark = start_spark()
     with console.status("starting Spark") as status:
@@ -195,7 +196,7 @@ def _run(*, changelog, out, dialect, history, master, spark_conf, strict, spark_
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
-                                  output_format=output_format, catalog=catalog,
+                                  output_format=output_format, catalog=catalog, dialect_required=True,
                                   progress=lambda msg: status.update(msg))
         except DdlCoreError as exc:
             status.stop()

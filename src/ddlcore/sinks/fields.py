@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from .icetypes import spec_text, widens
 
-__all__ = ["Field", "Lineage", "lineages", "build_fields"]
+__all__ = ["Field", "Lineage", "lineages", "build_fields", "column_order"]
 
 
 @dataclass
@@ -199,6 +199,29 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
         lin.physical[(str(v.table_id), v.version)] = names
         lin.keys[(str(v.table_id), v.version)] = keys
     return lin
+
+
+def column_order(lin: Lineage) -> list[Field]:
+    """The alive fields of ``lin`` in the order the changes table shows them (docs/tables.md,
+    "Schema evolution"): the current source columns in the source's order (an ``ADD COLUMN ...
+    AFTER x`` / ``FIRST`` at its place), each retired field of a retype right before the field
+    that replaced it (oldest first), a retired field whose successor is gone at the end."""
+    last = [v for v in lin.versions if v.table is not None]
+    keys = lin.keys[(str(last[-1].table_id), last[-1].version)].values() if last else ()
+    order = [lin.fields[k] for k in keys if lin.fields[k].alive]
+    successor = {f.replaces: f.key for f in lin.fields.values() if f.replaces is not None}
+    placed = {f.key for f in order}
+    retired = [f for f in lin.fields.values() if f.alive and f.key not in placed]
+    tail: list[Field] = []
+    for f in reversed(retired):  # newest first: a chain c_v2 <- c_v4 <- c reads c_v2, c_v4, c
+        nxt = successor.get(f.key)
+        if nxt in placed:
+            at = next(i for i, g in enumerate(order) if g.key == nxt)
+            order.insert(at, f)
+            placed.add(f.key)
+        else:
+            tail.insert(0, f)
+    return order + tail
 
 
 def _physical(name: str, key: str, owner: dict[str, str]) -> str:

@@ -27,10 +27,10 @@ from typing import Any
 from ..model import Table, TableId
 from ..spark.layout import version_dir
 from . import naming
-from .fields import Lineage, build_fields, lineages
+from .fields import Lineage, build_fields, column_order, lineages
 
-__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "CATALOG_FILE", "WAREHOUSE_DIR",
-           "DEFAULT_CATALOG"]
+__all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "retired_lineages",
+           "table_identifiers", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
 
 CATALOG_FILE = "_catalog.sqlite"
 WAREHOUSE_DIR = "_iceberg"
@@ -119,6 +119,7 @@ class IcebergSink:
         """The commit's Iceberg part: per lineage touched by this run (rows staged, or a
         version after ``previous_seq``), its identifiers, fields and staged version dirs."""
         tables = []
+        retired = retired_lineages(self.lineages)
         for lin in self.lineages:
             dirs = []
             for v in lin.versions:
@@ -131,16 +132,58 @@ class IcebergSink:
                     dirs.append(d)
             changed = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
             current = self.current.get(lin.lineage_id)
-            if not dirs and not changed and current is None:
+            drop, taken = retired.get(lin.lineage_id, (None, None))
+            moving = taken is not None and (previous_seq is None or taken > previous_seq)
+            if not dirs and not changed and current is None and not moving:
                 continue
-            tables.append({
+            entry = {
                 "identifier": list(naming.changes_name(lin.table_id)),
                 "previous": [list(naming.changes_name(t)) for t in lin.names[:-1]],
                 "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
                 "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs, "current": current,
-            })
+                "order": [f.name for f in column_order(lin)],
+            }
+            if drop is not None:
+                _move_aside(entry, lin, drop)
+            tables.append(entry)
         return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
                 "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}
+
+
+def retired_lineages(lins: list[Lineage]) -> dict[str, tuple[int, int]]:
+    """The dropped lineages whose name a later lineage takes (``RENAME TABLE u TO t`` after
+    ``DROP TABLE t``): lineage id → (the seq of its DROP, the seq the name was taken at).  Their
+    Iceberg tables move aside (``naming.dropped_names``), so each name is one lineage's."""
+    out: dict[str, tuple[int, int]] = {}
+    for lin in lins:
+        if lin.versions[-1].table is not None:  # (``lin.dropped`` is set by ``build_fields`` only)
+            continue
+        name, drop = str(lin.table_id), lin.versions[-1].valid_from_seq
+        taken = [v.valid_from_seq for other in lins if other is not lin for v in other.versions
+                 if v.table is not None and str(v.table_id) == name and v.valid_from_seq > drop]
+        if taken:
+            out[lin.lineage_id] = (drop, min(taken))
+    return out
+
+
+def table_identifiers(lin: Lineage, retired: dict[str, tuple[int, int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The Iceberg identifiers (changes, current state) of lineage ``lin`` now; ``retired``:
+    ``retired_lineages`` of the output's lineages."""
+    if lin.lineage_id in retired:
+        return naming.dropped_names(lin.table_id, retired[lin.lineage_id][0])
+    return naming.changes_name(lin.table_id), naming.current_name(lin.table_id)
+
+
+def _move_aside(entry: dict[str, Any], lin: Lineage, drop: int) -> None:
+    """A retired lineage's plan entry under its ``__dropped<seq>`` identifiers; its earlier
+    names (the source name among them) are where the commit finds its tables to move."""
+    changes, current = naming.dropped_names(lin.table_id, drop)
+    entry["identifier"] = list(changes)
+    entry["previous"] = [list(naming.changes_name(t)) for t in lin.names]
+    entry["move_current"] = [[list(naming.current_name(t)) for t in lin.names], list(current)]
+    if entry["current"] is not None:
+        entry["current"] = {**entry["current"], "identifier": list(current),
+                            "previous": [list(naming.current_name(t)) for t in lin.names]}
 
 
 def spark_type_specs(table: Table, dialect: str | None, spark_options: dict[str, Any] | None) -> list[Any]:

@@ -110,6 +110,29 @@ def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field], nested
                     u.delete_column((nested, _tmp(f.key)))
 
 
+def _reorder(tx: Any, names: list[str] | None, nested: tuple[str, ...] = ()) -> None:
+    """Move the first ``len(names)`` top-level fields (and those of each struct in ``nested``)
+    into the order ``names`` (``fields.column_order``: an added column at the source's
+    ``AFTER`` / ``FIRST`` position); fields already in place are not moved."""
+    if not names:
+        return
+    schema = tx.table_metadata.schema()
+    for parent in ((),) + tuple((n,) for n in nested):
+        kind = schema.as_struct() if not parent else schema.find_field(parent[0]).field_type
+        have = [f.name for f in kind.fields if f.name in names]
+        if have == names:
+            continue
+        with tx.update_schema() as u:
+            for i, name in enumerate(names):
+                if have[i] != name:
+                    if i == 0:
+                        u.move_first(parent + (name,))
+                    else:
+                        u.move_after(parent + (name,), parent + (names[i - 1],))
+                    have.remove(name)
+                    have.insert(i, name)
+
+
 def _mapped(field: Any, names: list[str]) -> dict[str, Any]:
     """The name-mapping entry of a schema field: ``names``, and its nested fields by the names
     Spark gives them in Parquet (``element``; ``key`` / ``value``; struct fields by name)."""
@@ -211,6 +234,17 @@ def _find(catalog: Any, entry: dict[str, Any]) -> Any:
     return None
 
 
+def _create(catalog: Any, ident: tuple[str, ...], schema: Any, location: str) -> Any:
+    """The transaction creating table ``ident``.  ``pyiceberg`` (0.12) stages a new table only
+    under a one-level namespace (``Catalog._create_staged_table`` refuses ``(db, schema, t)``:
+    "hierarchical namespaces are not supported") although its catalogs hold such tables: a
+    PostgreSQL table's is created empty first (a roll-forward finds it without ``ddlcore.run``
+    and commits into it)."""
+    if len(ident) <= 2:
+        return catalog.create_table_transaction(ident, schema, location=location)
+    return catalog.create_table(ident, schema, location=location).transaction()
+
+
 def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
     """One table's transaction (module docstring)."""
     from pyiceberg.io import load_file_io
@@ -224,12 +258,13 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(), location=_uri(location))
+        tx = _create(catalog, ident, _schema(), _uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
         old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
     _evolve(tx, old, fields)
+    _reorder(tx, entry.get("order"), (BEFORE,))
     mapping, declared = _name_mapping(tx.table_metadata, old, fields)
     files = _data_files(load_file_io({}, tx.table_metadata.location), fs, entry["dirs"], run_id)
     props = {NAME_MAPPING: mapping, PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")),
@@ -267,7 +302,7 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(CURRENT_FIELDS), location=_uri(location))
+        tx = _create(catalog, ident, _schema(CURRENT_FIELDS), _uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -318,7 +353,15 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
     catalog = open_catalog(plan["catalog"])
     for ns in sorted({tuple(e["identifier"][:-1]) for e in plan["tables"]}):  # first, one by one: not atomic
         catalog.create_namespace_if_not_exists(ns)
+    # first, one by one: the dropped tables whose names a rename gives to another table move aside
+    for entry in plan["tables"]:
+        if entry.get("move_current"):
+            _commit_both(catalog, plan, entry, fs)
+            if entry.get("current") is None:
+                _find(catalog, {"identifier": entry["move_current"][1], "previous": entry["move_current"][0],
+                                "lineage": entry["lineage"]})
     # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
     with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
-        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]]:
+        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]
+                     if not entry.get("move_current")]:
             done.result()  # the first error, as raised

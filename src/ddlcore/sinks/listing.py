@@ -73,14 +73,12 @@ def _row_stats(out: Path, versions: list[Any]) -> tuple[int, int | None]:
     return rows, last
 
 
-def _current_rows(catalog: Any, lin: Any) -> int | None:
-    """Rows of the lineage's current-state table (0: no snapshot; ``None``: no such table)."""
+def _current_rows(catalog: Any, ident: tuple[str, ...]) -> int | None:
+    """Rows of the current-state table ``ident`` (0: no snapshot; ``None``: no such table)."""
     from pyiceberg.exceptions import NoSuchTableError
 
-    from . import naming
-
     try:
-        table = catalog.load_table(naming.current_name(lin.table_id))
+        table = catalog.load_table(ident)
     except NoSuchTableError:
         return None
     snap = table.current_snapshot()
@@ -100,7 +98,7 @@ def list_tables(out: str | Path) -> list[TableFacts]:
     """The facts of every source table in the output ``out`` (a local directory), sorted by
     name."""
     from ..history import SchemaHistory
-    from . import naming
+    from .iceberg import retired_lineages, table_identifiers
 
     out = Path(out)
     info_path = out / "_state" / "log.json"
@@ -109,13 +107,15 @@ def list_tables(out: str | Path) -> list[TableFacts]:
     with SchemaHistory.open(out / "_history.sqlite") as hist:
         lins = lineages(hist.all_versions())
     catalog = _embedded_catalog(out, info)
+    retired = retired_lineages(lins)
     facts = []
     for lin in lins:
         rows, last = _row_stats(out, lin.versions)
         names = {str(n) for n in lin.names}
         live = [v for v in lin.versions if v.table is not None]
-        ice = ".".join(naming.changes_name(lin.table_id)) if info.get("format") == "iceberg" else None
+        changes, current = table_identifiers(lin, retired)
+        ice = ".".join(changes) if info.get("format") == "iceberg" else None
         facts.append(TableFacts(str(lin.table_id), live[-1].version if live else 0, lin.versions[-1].table is None,
                                 rows, last, sum(quarantine.get(n, 0) for n in names), ice,
-                                None if catalog is None else _current_rows(catalog, lin)))
+                                None if catalog is None else _current_rows(catalog, current)))
     return sorted(facts, key=lambda f: f.table)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..model import TableId
 from ..spark.layout import version_dir
-from .fields import Lineage, build_fields, lineages
+from .fields import Lineage, build_fields, column_order, lineages
 from .iceberg import spark_type_specs
 from .serverside import conversion_known, default_of
 
@@ -57,7 +57,8 @@ def _lineage(out: Path, table: str, as_of_seq: int | None) -> tuple[Lineage, dic
         found = [lin for lin in lineages(hist.all_versions()) if any(str(n) == str(tid) for n in lin.names)]
     if not found:
         raise ReadError(f"{out}: no table {table} in the history")
-    lin = found[-1]
+    # the lineage that had the name last (a dropped table's name may have been taken by a rename)
+    lin = max(found, key=lambda x: max(v.valid_from_seq for v in x.versions if str(v.table_id) == str(tid)))
     if as_of_seq is not None:
         lin = Lineage(versions=[v for v in lin.versions if v.valid_from_seq <= as_of_seq])
         lin.names = [v.table_id for v in lin.versions if v.table is not None]
@@ -75,7 +76,7 @@ def _version_frame(spark, paths: list[str], lin: Lineage, v: Any, physical: bool
 
     def proj(prefix: str) -> list[Any]:
         return [(F.col(f"{prefix}`{name_of[f.key]}`") if f.key in name_of else F.lit(None))
-                .cast(_spark_type(f.spec)).alias(f.name) for f in lin.fields.values() if f.alive]
+                .cast(_spark_type(f.spec)).alias(f.name) for f in column_order(lin)]
 
     before = F.when(F.col("_before").isNotNull(), F.struct(*proj("_before.")))
     return df.select(*proj(""), *_META, before.alias("_before"), "_before_absent")
@@ -190,7 +191,7 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
 
     df = changes_frame(spark, lin, dirs_of, physical)
     if df is None:
-        schema = ", ".join(f"`{f.name}` {_spark_type(f.spec)}" for f in lin.fields.values() if f.alive)
+        schema = ", ".join(f"`{f.name}` {_spark_type(f.spec)}" for f in column_order(lin))
         empty = spark.createDataFrame([], schema + ", _op string, _seq bigint, _row bigint, _absent array<string>")
         now = [f.name for f in lin.fields.values() if f.alive and f.current]
         return empty if not current else empty.select(*now, "_seq", F.array().cast("array<string>").alias("_unknown"))

@@ -908,7 +908,7 @@ def _ident_text(ident: dict) -> str:
             f"epoch {ident.get('epoch')}")
 
 
-def _resolve_dialect(given: str | None, sources: list, info: dict | None) -> str:
+def _resolve_dialect(given: str | None, sources: list, info: dict | None, required: bool = False) -> str:
     from ..errors import DialectNotFound
     from ..plugins import get_dialect
 
@@ -921,7 +921,12 @@ def _resolve_dialect(given: str | None, sources: list, info: dict | None) -> str
     if asked and log and asked != log:
         raise PipelineError(f"--dialect {given}: the change log's source event says its DDL is {log}")
     recorded = None if info is None else info.get("dialect")
-    name = log or asked or recorded or "mysql"
+    name = log or asked or recorded
+    if name is None:
+        if required:
+            raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
+                                "header has one) and the output records none: name it, e.g. --dialect mysql")
+        name = "mysql"
     if recorded is not None and name != recorded:
         raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
     return name
@@ -940,14 +945,15 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
                  replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
                  take_lock: bool = True, batch_end: tuple[int, int] | None = None,
                  output_format: str = "parquet", catalog: str | None = None,
-                 batch_files: frozenset[str] | None = None) -> RunResult:
+                 batch_files: frozenset[str] | None = None, dialect_required: bool = False) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
     (module docstring).
 
-    ``dialect``: the DDL dialect (default: the one the log's source event names, else
-    ``mysql``; one that contradicts the log is an error); ``history``: the schema history
+    ``dialect``: the DDL dialect (default: the one the log's source event names, else the
+    output's, else ``mysql`` — with ``dialect_required``, as ``ddlcore run`` passes, neither is
+    a ``PipelineError`` naming ``--dialect``; one that contradicts the log is an error); ``history``: the schema history
     store (default ``OUT/_history.sqlite``); ``spark_options``: type-mapping options
     (``ddlcore.spark.SparkOptions``; the output keeps the first run's: others are refused);
     ``strict``: stop with ``PipelineError`` at the first event that cannot be interpreted
@@ -1040,7 +1046,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
-            return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
+            return _run(spark, inputs, out, state, dialect=dialect, dialect_required=dialect_required,
+                        history=history, strict=strict,
                         sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
                         replay_quarantine=replay_quarantine, t0=t0,
                         sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
@@ -1115,7 +1122,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     return None
 
 
-def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
+def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, history, strict, sopts, say,
          concurrent_jobs, replay_quarantine, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -1175,7 +1182,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         sources = [e for e in events if e.op == "source"]
         info = state.log_info()
         identity = _check_identity(out, state, sources, last, continued=inputs.continued)
-        name = _resolve_dialect(dialect, sources, info)
+        name = _resolve_dialect(dialect, sources, info, dialect_required)
         result.dialect = name
         todo_events = [e for e in events if last is None or e.seq > last]
         say(f"recording {len(todo_events)} DDL event(s) in the schema history")

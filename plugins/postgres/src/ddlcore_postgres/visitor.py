@@ -1000,6 +1000,9 @@ class PostgresDdlVisitor(DdlVisitor, PostgresParserVisitor):
         cleared = {k: None for k in ("character_maximum_length", "character_octet_length", "numeric_precision",
                                      "numeric_scale", "datetime_precision", "interval_type", "enum_values",
                                      "domain_schema", "domain_name", "domain_base_type", "collation_name")}
+        # a type without dimensions (a domain's fields name none: a column of a domain, even one
+        # over an array, has attndims 0 in pg_attribute) clears the old type's
+        cleared["array_dimensions"] = 0
         new = old.replace(**{**cleared, **f, "collation_name": collation})
         return new.replace(nullable=False) if domain_not_null else new
 
