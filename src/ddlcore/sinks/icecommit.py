@@ -20,7 +20,7 @@ from typing import Any
 from .fields import Field
 from .icetypes import to_iceberg
 
-__all__ = ["commit", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "data_file", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"
@@ -169,7 +169,7 @@ def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Fi
     return json.dumps(mapping, separators=(",", ":")), declared
 
 
-def _data_file(io: Any, path: str) -> Any:
+def data_file(io: Any, path: str) -> Any:
     """A ``DataFile`` for the Parquet file at ``path`` (a URI): record count and size from its
     footer."""
     import pyarrow.parquet as pq
@@ -185,7 +185,7 @@ def _data_file(io: Any, path: str) -> Any:
 
 def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
     """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
-    return [_data_file(io, _uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
+    return [data_file(io, _uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
             if name.startswith(f"{run_id}-") and name.endswith(".parquet")]
 
 
@@ -285,7 +285,7 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     gone = [] if table is None or table.current_snapshot() is None else \
         [t.file for t in table.scan().plan_files() if touched is None or bucket_of_path(t.file.file_path) in touched]
     io = load_file_io({}, tx.table_metadata.location)
-    files = [_data_file(io, _uri(path)) for path, _ in entry["files"]]
+    files = [data_file(io, _uri(path)) for path, _ in entry["files"]]
     if gone or files:
         summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
         with tx.update_snapshot(snapshot_properties=summary).overwrite() as ow:
