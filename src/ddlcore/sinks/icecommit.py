@@ -1,7 +1,8 @@
 """The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
 Iceberg transaction (schema changes, the run's data files appended, properties), then one for
-its current-state table when the run changed it (old files of the touched buckets deleted, the
-new ones added, in one overwrite snapshot), idempotent.
+its current-state table when the run changed it (the run's data files and position delete
+files added and the files they replace removed, in one snapshot: ``ddlcore.sinks.rowdelta``),
+idempotent.
 
 Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
 the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
@@ -252,12 +253,15 @@ CURRENT_FIELDS = (("_seq", "long"), ("_unknown", ["list", "string"]))
 def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -> None:
     """The current-state table's transaction (``ddlcore.sinks.current``): its schema follows
     the current fields (files carry the field names: a run that changes the fields rewrites
-    every bucket), the files of the buckets ``touched`` (all when ``None``) are replaced by the
-    run's files in one overwrite snapshot; idempotent by ``ddlcore.run``."""
+    every file), then one snapshot (``ddlcore.sinks.rowdelta``) adds the run's data files and
+    position delete files and removes the files ``remove`` (every file when ``None``);
+    idempotent by ``ddlcore.run``."""
     from pyiceberg.io import load_file_io
 
-    from .current import BUCKETS, PROPERTY_BUCKETS, bucket_of_path
+    from .posdeletes import delete_data_file
+    from .rowdelta import check_version, row_delta
 
+    check_version()
     run_id = plan["run"]
     fields = [Field.from_json(f) for f in entry["fields"]]
     ident = tuple(entry["identifier"])
@@ -281,23 +285,18 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
                 u.move_after((name,), (prev,))
     mapping = [_mapped(f, [f.name]) for f in tx.table_metadata.schema().fields]
     declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
-    touched = entry["touched"]
-    gone = [] if table is None or table.current_snapshot() is None else \
-        [t.file for t in table.scan().plan_files() if touched is None or bucket_of_path(t.file.file_path) in touched]
     io = load_file_io({}, tx.table_metadata.location)
-    files = [data_file(io, _uri(path)) for path, _ in entry["files"]]
-    if gone or files:
+    files = [f for f in (data_file(io, _uri(path)) for path in entry["files"]) if f.record_count]
+    files += [delete_data_file(io, _uri(path), data) for path, data in entry["deletes"]]
+    remove = entry["remove"]
+    replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
+    if replaces or files:
         summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
-        with tx.update_snapshot(snapshot_properties=summary).overwrite() as ow:
-            for f in gone:
-                ow.delete_data_file(f)
-            for f in files:
-                ow.append_data_file(f)
+        row_delta(tx, io, summary, add=files, remove=None if remove is None else set(remove))
     tx.set_properties({NAME_MAPPING: json.dumps(mapping, separators=(",", ":")),
                        PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")), PROPERTY_RUN: run_id,
-                       PROPERTY_SEQ: str(plan["last_seq"]), PROPERTY_BUCKETS: str(entry.get("buckets", BUCKETS)),
-                       "ddlcore.lineage": entry["lineage"], "ddlcore.source-table": entry["source_table"],
-                       "ddlcore.dialect": str(plan.get("dialect")),
+                       PROPERTY_SEQ: str(plan["last_seq"]), "ddlcore.lineage": entry["lineage"],
+                       "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(plan.get("dialect")),
                        "ddlcore.dropped": "true" if entry["dropped"] else "false"})
     tx.commit_transaction()
 
