@@ -25,8 +25,8 @@ def _table(tmp_path: Path):
     cat = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/cat.sqlite", warehouse=f"file://{tmp_path}/wh")
     cat.create_namespace("db")
     schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "v", StringType(), required=False))
-    return cat.create_table(("db", "t"), schema, properties={"schema.name-mapping.default":
-                                                               '[{"field-id":1,"names":["id"]},{"field-id":2,"names":["v"]}]'})
+    mapping = '[{"field-id":1,"names":["id"]},{"field-id":2,"names":["v"]}]'
+    return cat.create_table(("db", "t"), schema, properties={"schema.name-mapping.default": mapping})
 
 
 def _data(tmp_path: Path, name: str, ids: list[int]) -> str:

@@ -43,7 +43,7 @@ PROPERTY_COMPACT = "ddlcore.compact-deleted-fraction"
 COMPACT_FRACTION = 0.3
 #: a run with at most this many row events for a table joins its keys to the table's key
 #: columns by broadcasting them (no shuffle of the table's keys); more: Spark chooses
-BROADCAST_ROWS = 1_000_000
+BROADCAST_ROWS = 500_000
 _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 
 

@@ -23,8 +23,10 @@ POS_ID = 2147483545
 def _schema() -> Any:
     import pyarrow as pa
 
-    return pa.schema([pa.field("file_path", pa.string(), nullable=False, metadata={"PARQUET:field_id": str(FILE_PATH_ID)}),
-                      pa.field("pos", pa.int64(), nullable=False, metadata={"PARQUET:field_id": str(POS_ID)})])
+    def field(name: str, kind: Any, field_id: int) -> Any:
+        return pa.field(name, kind, nullable=False, metadata={"PARQUET:field_id": str(field_id)})
+
+    return pa.schema([field("file_path", pa.string(), FILE_PATH_ID), field("pos", pa.int64(), POS_ID)])
 
 
 def write_delete_file(io: Any, path: str, data_file: str, pos: Iterable[int]) -> int:

@@ -86,6 +86,8 @@ def _producer_class() -> type:
             self._kept, self._gone = [], []
             for manifest in parent.manifests(self._io) if parent is not None else []:
                 entries = manifest.fetch_manifest_entry(self._io, discard_deleted=True)
+                if not entries:
+                    continue  # only files an earlier snapshot removed: not carried on
                 gone = [e for e in entries if paths is None or e.data_file.file_path in paths]
                 if not gone:
                     self._kept.append(manifest)
