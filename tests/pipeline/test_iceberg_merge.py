@@ -3,7 +3,7 @@ table"): runs of updates and deletes spread over the keys, with absent columns a
 events per key, equal a plain fold of the events after every run through every reader
 (pyiceberg Arrow and pandas, Polars' native reader and its pyiceberg one, DuckDB over Arrow,
 ``read_table(current=True)``, time travel to every earlier run), with delete files in play and
-after a compaction."""
+after a compaction; and a table without a primary key (every column the key, nulls equal)."""
 
 from __future__ import annotations
 
@@ -73,12 +73,29 @@ def _fold(runs: list[list[tuple]]) -> list[tuple]:
     return sorted(state.values())
 
 
+#: a table without a primary key (every column is the key; nulls equal): per run, (op, a, b)
+#: events after the run's events of the other table; (a, b) after each run
+NOPK = [[("c", 1, "x"), ("c", 2, "y"), ("c", 2, "y"), ("c", 3, None)], [("d", 2, "y"), ("c", 4, "z"), ("d", 3, None)],
+        [("c", 3, None), ("c", 5, None)], [("d", 5, None)]]
+NOPK_STATE = [[(1, "x"), (2, "y"), (3, None)], [(1, "x"), (4, "z")], [(1, "x"), (3, None), (4, "z"), (5, None)],
+              [(1, "x"), (3, None), (4, "z")]]
+
+
+def _nopk_log(n: int, run: list[tuple]) -> list[str]:
+    """The events of the table without a primary key in run ``n`` (after ``run``'s events;
+    its ``CREATE TABLE`` in the first run)."""
+    seq = max(e[0] for e in run)
+    out = [event(seq + 1, op="ddl", database="shop", ddl="CREATE TABLE np (a INT, b VARCHAR(5))")] if n == 0 else []
+    return out + [event(seq + 2 + i, op=op, database="shop", table="np", **{"before" if op == "d" else "after": [a, b]})
+                  for i, (op, a, b) in enumerate(NOPK[n])]
+
+
 def _log(runs: list[list[tuple]]) -> list[str]:
     """The change log of the runs: the ``CREATE TABLE`` at seq 1, then their events (before
-    images from the fold)."""
+    images from the fold), each run's followed by the table without a primary key's."""
     state: dict[int, list] = {}
     out = [event(1, op="ddl", database="shop", ddl=DDL)]
-    for run in runs:
+    for n, run in enumerate(runs):
         for seq, op, k, v, w in run:
             before = state.get(k)
             out.append(_ev(seq, op, before, None if op == "d" else [k, v, w]))
@@ -86,6 +103,7 @@ def _log(runs: list[list[tuple]]) -> list[str]:
                 del state[k]
             else:
                 state[k] = [k, v, before[2] if w is ABSENT else w]
+        out += _nopk_log(n, run)
     return out
 
 
@@ -137,6 +155,12 @@ def test_spread_updates_and_deletes_equal_a_fold_through_every_reader_with_delet
         folds.append(want)
         data_files.append({t.file.file_path: len(t.delete_files) for t in table.scan().plan_files()})
         assert int(snap.summary["total-records"]) - int(snap.summary.get("total-position-deletes", 0)) == len(want)
+        nopk = _catalog(out).load_table(("shop", "np")).scan().to_arrow()
+        assert sorted((r["a"], r["b"]) for r in nopk.to_pylist()) == NOPK_STATE[n], n
+    import ddlcore
+    nopk = _catalog(out).load_table(("shop", "np")).scan().to_arrow().to_pylist()
+    assert sorted(tuple(r.values()) for r in nopk) == \
+        sorted(tuple(r) for r in ddlcore.read_table(spark, out, "shop.np", current=True).collect())
     first = set(data_files[0])
     assert all(first <= set(d) for d in data_files[:2]) and sum(data_files[1].values()) >= 1  # deletes in play
     assert not first & set(data_files[2])  # run 3 compacted the first run's file(s) ...
