@@ -31,6 +31,7 @@ from typing import Any
 
 from . import naming
 from .fields import Lineage
+from .icecommit import data_file, file_uri
 from .posdeletes import positions, write_delete_file
 from .read import changes_frame, current_fields, current_frame
 
@@ -108,10 +109,10 @@ def _with_position(spark: Any, paths: list[str]) -> Any:
                                              F.col("_metadata.row_index").alias(_POS))
 
 
-def _hits(spark: Any, tasks: list[Any], changes: Any, key: list[str], broadcast: bool) -> dict[str, list]:
+def _hits(spark: Any, tasks: list[Any], changes: Any, key: list[str], broadcast: bool) -> dict[str, list] | None:
     """The rows of the data files of ``tasks`` whose key the run's ``changes`` have, by the file
     (as Spark names it): ``[(position, needed)]``, ``needed``: the key has an event leaving a
-    column absent."""
+    column absent; ``None`` when the changes hold a ``TRUNCATE`` (found in the same job)."""
     from pyspark.sql import functions as F
 
     absent = F.coalesce(F.size(F.col("_absent")), F.lit(0)) > 0
@@ -121,9 +122,14 @@ def _hits(spark: Any, tasks: list[Any], changes: Any, key: list[str], broadcast:
         *[F.col(f"`{k}`") for k in key], _FILE, _POS).alias("s")
     keys = (F.broadcast(keys) if broadcast else keys).alias("k")
     cond = [F.col(f"s.`{k}`").eqNullSafe(F.col(f"k.`{k}`")) for k in key]
-    found = stored.join(keys, cond, "inner").select(f"s.{_FILE}", f"s.{_POS}", f"k.{_NEED}").toArrow()
+    truncate = changes.where(F.col("_op") == "t").limit(1).select(
+        F.lit(None).cast("string").alias(_FILE), F.lit(-1).cast("long").alias(_POS), F.lit(0).alias(_NEED))
+    found = (stored.join(keys, cond, "inner").select(f"s.{_FILE}", f"s.{_POS}", f"k.{_NEED}")
+             .unionByName(truncate).toArrow())
     out: dict[str, list] = {}
     for f, p, n in zip(*(found.column(c).to_pylist() for c in (_FILE, _POS, _NEED))):
+        if p < 0:
+            return None
         out.setdefault(f, []).append((p, bool(n)))
     return out
 
@@ -147,11 +153,14 @@ def _rows_at(spark: Any, paths: list[str], rows: list[tuple[str, int]], how: str
 
 
 def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key: list[str],
-           broadcast: bool) -> tuple[Any, dict[str, Any]]:
+           broadcast: bool) -> tuple[Any, dict[str, Any]] | None:
     """The merge of the module docstring: the frame of the rows to write and the entry's
-    ``remove`` (paths), ``deletes`` (``[delete file, data file]``, written here)."""
+    ``remove`` (paths), ``deletes`` (``[delete file, data file]``, written here); ``None`` when
+    the run truncates the table (nothing written)."""
     tasks = list(table.scan().plan_files())
     hits = _hits(spark, tasks, changes, key, broadcast) if tasks else {}
+    if hits is None:
+        return None
     by_key = {_path_key(t.file.file_path, False): t for t in tasks}
     fraction = compact_fraction(table)
     previous: list[tuple[str, int]] = []
@@ -186,6 +195,12 @@ def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key:
     return merged, {"remove": remove, "deletes": deletes}
 
 
+def _staged_rows(fs: Any, io: Any, staging: str, lin: Lineage) -> int:
+    """The run's row events of ``lin`` (its staged files' Parquet footers: no Spark job)."""
+    return sum(data_file(io, file_uri(f"{d}/{n}")).record_count for v in lin.versions if v.table is not None
+               for d in _dirs(fs, [staging], v) for n in fs.names(d) if n.endswith(".parquet"))
+
+
 def _write(fs: Any, frame: Any, dest: str) -> list[str]:
     """Write ``frame`` as Parquet into ``dest`` (output-relative); the files' Spark paths."""
     frame.write.mode("overwrite").parquet(fs.str(dest))
@@ -200,8 +215,6 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
     for all), or ``None`` when the run changes nothing in it."""
-    from pyspark.sql import functions as F
-
     ddl = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
     if not ddl and not any(_dirs(fs, [staging], v) for v in lin.versions if v.table is not None):
         return None  # no event of this run
@@ -221,9 +234,10 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
         return entry if rebuild else None
     dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
     if not rebuild:
-        truncated, rows = changes.agg(F.max((F.col("_op") == "t").cast("int")), F.count(F.lit(1))).first()
-        if not truncated:  # (a TRUNCATE ends every earlier row: the rows after it replace every file)
-            frame, delta = _merge(spark, table, run_id, changes, lin, key, rows <= BROADCAST_ROWS)
+        broadcast = _staged_rows(fs, table.io, staging, lin) <= BROADCAST_ROWS
+        merged = _merge(spark, table, run_id, changes, lin, key, broadcast)
+        if merged is not None:  # (else a TRUNCATE ended every earlier row: the rows after it replace every file)
+            frame, delta = merged
             entry.update(delta)
             entry["files"] = _write(fs, frame, dest)
             return entry

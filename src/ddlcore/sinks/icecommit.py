@@ -21,7 +21,7 @@ from typing import Any
 from .fields import Field
 from .icetypes import to_iceberg
 
-__all__ = ["commit", "data_file", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "data_file", "file_uri", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"
@@ -38,7 +38,7 @@ COMMIT_THREADS = 4
 _TMP = "__ddlcore_rename_"
 
 
-def _uri(text: str) -> str:
+def file_uri(text: str) -> str:
     """A Hadoop-qualified ``file:/x`` as ``file:///x`` (what ``pyiceberg``'s FileIO reads)."""
     if text.startswith("file:/") and not text.startswith("file:///"):
         return "file:///" + text[len("file:/"):].lstrip("/")
@@ -186,7 +186,7 @@ def data_file(io: Any, path: str) -> Any:
 
 def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
     """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
-    return [data_file(io, _uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
+    return [data_file(io, file_uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
             if name.startswith(f"{run_id}-") and name.endswith(".parquet")]
 
 
@@ -225,7 +225,7 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(), location=_uri(location))
+        tx = catalog.create_table_transaction(ident, _schema(), location=file_uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -271,7 +271,7 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = catalog.create_table_transaction(ident, _schema(CURRENT_FIELDS), location=_uri(location))
+        tx = catalog.create_table_transaction(ident, _schema(CURRENT_FIELDS), location=file_uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -286,8 +286,8 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     mapping = [_mapped(f, [f.name]) for f in tx.table_metadata.schema().fields]
     declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
     io = load_file_io({}, tx.table_metadata.location)
-    files = [f for f in (data_file(io, _uri(path)) for path in entry["files"]) if f.record_count]
-    files += [delete_data_file(io, _uri(path), data) for path, data in entry["deletes"]]
+    files = [f for f in (data_file(io, file_uri(path)) for path in entry["files"]) if f.record_count]
+    files += [delete_data_file(io, file_uri(path), data) for path, data in entry["deletes"]]
     remove = entry["remove"]
     replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
     if replaces or files:
