@@ -105,9 +105,13 @@ def test_a_delete_file_left_out_of_the_commit_shows_the_deleted_row(tmp_path):
     assert _ids(t.refresh()) == [1, 2, 2]
 
 
-def test_another_pyiceberg_version_is_refused_before_anything_is_written(monkeypatch):
+def test_another_pyiceberg_version_is_refused_before_anything_is_written(monkeypatch, tmp_path):
     import pyiceberg
+
+    from ddlcore.sinks.iceberg import IcebergSink
 
     monkeypatch.setattr(pyiceberg, "__version__", "0.13.0")
     with pytest.raises(rowdelta.RowDeltaUnsupported, match="pyiceberg 0.12.x; installed: 0.13.0"):
         rowdelta.check_version()
+    with pytest.raises(ValueError, match="installed: 0.13.0"):  # the sink, before a run does anything
+        IcebergSink(str(tmp_path / "out"))
