@@ -115,3 +115,20 @@ def test_another_pyiceberg_version_is_refused_before_anything_is_written(monkeyp
         rowdelta.check_version()
     with pytest.raises(ValueError, match="installed: 0.13.0"):  # the sink, before a run does anything
         IcebergSink(str(tmp_path / "out"))
+
+
+def test_removing_one_file_of_a_manifest_keeps_the_others_as_existing_entries(tmp_path):
+    from pyiceberg.manifest import ManifestEntryStatus
+
+    t = _table(tmp_path)
+    a, b = _data(tmp_path, "a.parquet", [1, 2]), _data(tmp_path, "b.parquet", [3])
+    with t.transaction() as tx:
+        rowdelta.row_delta(tx, t.io, {}, add=[_file(t, a), _file(t, b)], remove=set())
+    with t.transaction() as tx:
+        rowdelta.row_delta(tx, t.io, {}, add=[], remove={a})
+    t = t.refresh()
+    assert _ids(t) == [3] and t.current_snapshot().summary["total-records"] == "1"
+    entries = [e for m in t.current_snapshot().manifests(t.io)
+               for e in m.fetch_manifest_entry(t.io, discard_deleted=False)]
+    assert sorted((e.data_file.file_path, e.status) for e in entries) == [(a, ManifestEntryStatus.DELETED),
+                                                                           (b, ManifestEntryStatus.EXISTING)]
