@@ -10,16 +10,19 @@ difference is the driver's Iceberg commit (one ``pyiceberg`` transaction per tab
 changes, a fast append of the run's files registered from their footers).  Also checks that
 every Iceberg changes table holds as many rows as its Parquet versions.
 
-The current-state merge (``--merge-table M --merge-rows N``, after the shapes): one table of
-``M`` rows written by a first run, then a second run of ``N`` updates of existing keys, timed
-twice on two copies of that output: with the current-state table (the merge: the touched
-buckets' files read, merged with the run's events and rewritten, swapped in) and without it
-(``IcebergSink.stage`` skipped: the run writes and appends the ``N`` row events to the changes
-table only).  Issue 31 wants the merge at most 3x the append, not growing with ``M``.
+The current-state merge (``--merge CHANGED:TABLE,...``, after the shapes): one table of
+``TABLE`` rows written by a first run, then a second run of ``CHANGED`` updates of existing
+keys spread over the table, timed on two copies of that output: with the current-state table
+(the merge: the table's key columns scanned for the rows the run replaces, position delete
+files written, the run's rows merged and appended, one snapshot) and without it
+(``IcebergSink.stage`` skipped: the run writes and appends the ``CHANGED`` row events to the
+changes table only).  Issue 31 wants the merge of 100,000 changed rows into a 2,000,000-row
+table at most 3x the append, and the merge not growing with ``TABLE``.
 
-``python benchmarks/iceberg.py [--rows N] [--shapes 20x3,500x4] [--repeat N] [--merge-table M,...]
-[--merge-rows N]``; the default (100,000 row events per shape; merges of 20,000 rows into tables of
-100,000 and 800,000 rows) takes several minutes on 2 cores.
+``python benchmarks/iceberg.py [--rows N] [--shapes 20x3,500x4] [--repeat N] [--merge C:T,...]``;
+the default (100,000 row events per shape; merges 20,000:100,000, 20,000:800,000 and
+100,000:2,000,000) takes several minutes on 2 cores (most of it the first runs writing the
+merged tables).
 """
 
 from __future__ import annotations
@@ -79,6 +82,15 @@ def _merge_log(path: Path, table_rows: int, changed: int, first: bool) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _current_summary(out: Path) -> dict:
+    """The merged table's current-state snapshot summary."""
+    from ddlcore.sinks.iceberg import CATALOG_FILE, WAREHOUSE_DIR, open_catalog
+
+    cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{out / CATALOG_FILE}",
+                        "warehouse": f"file://{out / WAREHOUSE_DIR}"})
+    return dict(cat.load_table(("bench", "m")).current_snapshot().summary.additional_properties)
+
+
 def merge_main(work: Path, table_rows: int, changed: int) -> int:
     """One merge measurement in this process (module docstring): prints the two second runs'
     seconds."""
@@ -89,18 +101,25 @@ def merge_main(work: Path, table_rows: int, changed: int) -> int:
     spark.sparkContext.setLogLevel("ERROR")
     log = work / "merge.jsonl"
     _merge_log(log, table_rows, changed, first=True)
-    for name in ("with", "without"):
-        run_pipeline(log, work / name, spark=spark, output_format="iceberg")
+    out, saved = work / "out", work / "saved"
+    run_pipeline(log, out, spark=spark, output_format="iceberg")
+    shutil.copytree(out, saved)  # (put back at the same path: the catalog and metadata hold absolute paths)
     _merge_log(log, table_rows, changed, first=False)
     real = IcebergSink.stage
     times = {}
     for name in ("without", "with"):
         IcebergSink.stage = real if name == "with" else (lambda self, *a, **k: None)
+        if name == "with":
+            shutil.rmtree(out)
+            saved.rename(out)
         t0 = time.perf_counter()
-        result = run_pipeline(log, work / name, spark=spark, output_format="iceberg")
+        result = run_pipeline(log, out, spark=spark, output_format="iceberg")
         times[name] = time.perf_counter() - t0
         assert result.rows == changed, result.rows
     IcebergSink.stage = real
+    summary = _current_summary(out)
+    assert int(summary["total-records"]) - int(summary.get("total-position-deletes", 0)) == table_rows, summary
+    times["delete_files"] = int(summary.get("total-delete-files", 0))
     print(json.dumps(times))
     return 0
 
@@ -109,7 +128,7 @@ def merge_bench(work: Path, table_rows: int, changed: int) -> tuple[float, float
     """The merge measurement in a fresh process: (append seconds, merge seconds)."""
     work.mkdir(parents=True, exist_ok=True)
     done = subprocess.run([sys.executable, __file__, "--job", "merge", "--job-out", str(work),
-                           "--merge-table", str(table_rows), "--merge-rows", str(changed)],
+                           "--merge", f"{changed}:{table_rows}"],
                           stdout=subprocess.PIPE, text=True)
     if done.returncode:
         raise RuntimeError(f"the merge benchmark failed (exit status {done.returncode})")
@@ -131,14 +150,16 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=100_000, help="row events per shape")
     ap.add_argument("--shapes", default="20x3,500x4", help="tables x versions (500x4 is skewed 0.1)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each format in turn; medians reported")
-    ap.add_argument("--merge-table", default="100000,800000", help="rows of the merged table (comma list; 0: none)")
-    ap.add_argument("--merge-rows", type=int, default=20000, help="rows changed by the merged run")
+    ap.add_argument("--merge", default="20000:100000,20000:800000,100000:2000000",
+                    help="CHANGED:TABLE,... rows changed by a run merged into a table of TABLE rows ('': none)")
     ap.add_argument("--job", choices=("parquet", "iceberg", "merge"), help=argparse.SUPPRESS)
     ap.add_argument("--job-log", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--job-out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    merges = [tuple(int(n) for n in m.split(":")) for m in args.merge.split(",") if m]
     if args.job == "merge":
-        return merge_main(args.job_out, int(args.merge_table), args.merge_rows)
+        (changed, size), = merges
+        return merge_main(args.job_out, size, changed)
     if args.job:
         return job_main(args.job, args.job_log, args.job_out)
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-iceberg-"))
@@ -163,9 +184,9 @@ def main() -> int:
                   f"({i:.1f} s): {ratio:.2f}x the Parquet throughput (issue 31: >= 0.8x)", flush=True)
             if ratio < 0.8:
                 print(f"{shape}: below the issue's 0.8x", flush=True)
-        for size in [int(x) for x in args.merge_table.split(",") if int(x)]:
-            append, merge = merge_bench(work / f"merge-{size}", size, args.merge_rows)
-            print(f"merge of {args.merge_rows:,} changed rows into {size:,} rows (load {os.getloadavg()[0]:.1f}): "
+        for changed, size in merges:
+            append, merge = merge_bench(work / f"merge-{changed}-{size}", size, changed)
+            print(f"merge of {changed:,} changed rows into {size:,} rows (load {os.getloadavg()[0]:.1f}): "
                   f"run appending them to the changes table {append:.1f} s, current-state merge +{merge:.1f} s: "
                   f"{merge / append:.2f}x the append (issue 31: <= 3x)", flush=True)
     finally:

@@ -261,7 +261,7 @@ def test_current_state_table_equals_read_table_current(spark, two_runs):
     assert [f.name for f in t.schema().fields] == ["id", "bb", "c", "tags", "a", "_seq", "_unknown"]
     assert _current_rows(t) == _spark_current(spark, two_runs, "shop.t2") == \
         [(1, None, None, ["x", "y"], None, 2, ["c"]), (2, 21, None, ["y"], None, 6, ["c"])]
-    assert t.properties["ddlcore.buckets"] == "16" and t.properties["ddlcore.last-seq"] == "10"
+    assert t.properties["ddlcore.last-seq"] == "10"
 
 
 ABSENT = {"$absent": True}
@@ -285,12 +285,16 @@ def _data_files(table) -> dict[str, int]:
     return {t.file.file_path: t.file.record_count for t in table.scan().plan_files()}
 
 
-def test_current_state_table_follows_each_run_and_rewrites_only_touched_buckets(spark, tmp_path):
-    from ddlcore.sinks.current import bucket_of_path
+def _delete_files(table) -> dict[str, list[str]]:
+    """The current snapshot's position delete files: data file path → its delete files' paths."""
+    return {t.file.file_path: sorted(d.file_path for d in t.delete_files) for t in table.scan().plan_files()
+            if t.delete_files}
 
+
+def test_current_state_table_follows_each_run_and_adds_only_what_a_run_changes(spark, tmp_path):
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     done: list[str] = []
-    files = []
+    files, deletes = [], []
     for n, run in enumerate(U_RUNS):
         done += run
         _write(log, done)
@@ -298,15 +302,20 @@ def test_current_state_table_follows_each_run_and_rewrites_only_touched_buckets(
         t = _catalog(out).load_table(("shop", "u"))
         assert _current_rows(t) == _spark_current(spark, out, "shop.u"), n
         files.append(_data_files(t))
+        deletes.append(_delete_files(t))
     rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
     assert rows == {5: (5, 50, "y5", 71, [])}  # the truncate emptied it
-    # one file per occupied bucket
-    first = [bucket_of_path(f) for f in files[0]]
-    assert len(set(first)) == len(first) > 1 and set(first) <= set(range(16)) and sum(files[0].values()) == 40
-    # run 3 touched key 3 only: one bucket's file replaced, every other file the same
-    assert len(set(files[2]) - set(files[1])) == 1 and len(set(files[1]) - set(files[2])) == 1
-    (new,), (old,) = set(files[2]) - set(files[1]), set(files[1]) - set(files[2])
-    assert bucket_of_path(new) == bucket_of_path(old) and files[2][new] == files[1][old]
+    assert sum(files[0].values()) == 40 and not deletes[0]
+    # run 2 changed keys 1, 2 (deleted) and 99 (new): their old rows deleted by position, one new file
+    (new2,) = set(files[1]) - set(files[0])
+    assert set(files[0]) < set(files[1]) and files[1][new2] == 2 and len(deletes[1]) == 1
+    # run 3 touched key 3 only: one new data file of one row; the first file's delete file replaced
+    (new3,) = set(files[2]) - set(files[1])
+    assert set(files[1]) < set(files[2]) and files[2][new3] == 1
+    (data, dels), = deletes[2].items()
+    assert data in files[0] and dels != deletes[1][data]
+    # the truncate: every earlier file gone
+    assert not set(files[3]) & set(files[2]) and not deletes[3]
     _check_scd2(_catalog(out).load_table(("shop", "u__changes")))
 
 

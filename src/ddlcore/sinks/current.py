@@ -1,44 +1,51 @@
 """The current-state Iceberg table of a source table (docs/tables.md, "The current-state table"):
-its data files computed in Spark at each run, bucket by bucket.
+what each run adds to and removes from it, computed in Spark.
 
-Owns: choosing what a run rewrites (the buckets its row events touch, or everything) and writing
-those buckets' new Parquet files with Spark; the commit (``ddlcore.sinks.icecommit``) swaps them
-in.  The merge itself is ``ddlcore.sinks.read.current_frame`` (the rules of
-``read_table(current=True)``).  Must not know: Iceberg transactions.
+Owns: choosing between a rebuild and a merge, and staging the merge's files: the new rows'
+data files (written by Spark), one position delete file per data file that held a row of a
+key the run changed (``ddlcore.sinks.posdeletes``), and the data files compacted in this run.
+The commit (``ddlcore.sinks.icecommit``) registers them in one snapshot
+(``ddlcore.sinks.rowdelta``).  The merge rules are ``ddlcore.sinks.read.current_frame``'s (the
+rules of ``read_table(current=True)``).  Must not know: Iceberg transactions.
 
-Buckets: a row's bucket is ``pmod(xxhash64(key columns), buckets)`` (Spark's ``xxhash64``; key:
-the primary key, or every column for a table without one); ``buckets`` is fixed per table
-(table property ``ddlcore.buckets``, ``BUCKETS`` for a new table).  A file's bucket is in its
-path (``_ddlcore_bucket=<n>/``).  A run whose events for the table are row events only rewrites
-the buckets of their keys: it reads those buckets' files, merges this run's events into them and
-writes one new file per bucket, so its cost follows the rows changed.  Everything is rebuilt
-from the changes (every version's files) when the table is new to the output, when a DDL of the
-run changed the table (its fields or names, or its key), and the table is emptied when it is
-dropped; a ``TRUNCATE`` in the run touches every bucket.
+Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): Spark
+reads the key columns, file path and row position (``_metadata.file_path``,
+``_metadata.row_index``) of the table's data files, joined with the run's keys: the positions of
+the rows the run replaces.  Positions a delete file already holds are dead rows.  Each data
+file with a live hit gets one new delete file holding its old and new deleted positions (it
+replaces the file's earlier one), or, when its deleted fraction reaches the table property
+``ddlcore.compact-deleted-fraction`` (``COMPACT_FRACTION``), is compacted: its live rows are
+written again with the run's rows and it and its delete file leave the table.  The previous
+rows of the run's keys are read in full only for keys with an event that leaves a column
+absent (``_absent``: they keep the stored value).  So a run costs what it changes plus a scan
+of the key columns.
+
+Rebuilt from the changes (every version's files): when the table is new to the output, when a
+DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
+every file with the rows after it; a dropped table is emptied.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from . import naming
 from .fields import Lineage
-from .read import changes_frame, current_fields
+from .icecommit import data_file, file_uri
+from .posdeletes import positions, write_delete_file
+from .read import changes_frame, current_fields, current_frame
 
-__all__ = ["stage_current", "BUCKETS", "PROPERTY_BUCKETS", "BUCKET_COLUMN", "bucket_of_path"]
+__all__ = ["stage_current", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS"]
 
-BUCKETS = 16
-PROPERTY_BUCKETS = "ddlcore.buckets"
 PROPERTY_RUN = "ddlcore.run"
-BUCKET_COLUMN = "_ddlcore_bucket"
-_BUCKET_DIR = re.compile(rf"/{BUCKET_COLUMN}=(\d+)/")
-
-
-def bucket_of_path(path: str) -> int | None:
-    """The bucket of a current-state data file, from its path (``None``: not in a bucket dir)."""
-    m = _BUCKET_DIR.search(path)
-    return None if m is None else int(m.group(1))
+#: the table property naming the deleted fraction (deleted rows / rows) of a data file at which
+#: the merge rewrites it instead of adding deletes; ``COMPACT_FRACTION`` when unset
+PROPERTY_COMPACT = "ddlcore.compact-deleted-fraction"
+COMPACT_FRACTION = 0.3
+#: a run with at most this many row events for a table joins its keys to the table's key
+#: columns by broadcasting them (no shuffle of the table's keys); more: Spark chooses
+BROADCAST_ROWS = 500_000
+_FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 
 
 def _load(catalog: Any, lin: Lineage) -> Any:
@@ -55,11 +62,6 @@ def _load(catalog: Any, lin: Lineage) -> Any:
     return None
 
 
-def _bucket(key: list[str], buckets: int) -> Any:
-    from pyspark.sql import functions as F
-    return F.pmod(F.xxhash64(*[F.col(f"`{k}`") for k in key]), F.lit(buckets)).cast("int")
-
-
 def _dirs(fs: Any, roots: list[str], v: Any) -> list[str]:
     """The directories of version ``v`` under ``roots`` (output-relative; ``""``: the output)
     that hold Parquet files, as Spark paths."""
@@ -70,53 +72,174 @@ def _dirs(fs: Any, roots: list[str], v: Any) -> list[str]:
     return [fs.str(p) for p in rels if fs.exists(p) and any(n.endswith(".parquet") for n in fs.names(p))]
 
 
+def compact_fraction(table: Any) -> float:
+    """The table's ``ddlcore.compact-deleted-fraction`` (a number in (0, 1]); ``ValueError``
+    naming the table and the property otherwise."""
+    text = table.properties.get(PROPERTY_COMPACT)
+    if text is None:
+        return COMPACT_FRACTION
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise ValueError(f"Iceberg table {'.'.join(table.name())}: property {PROPERTY_COMPACT}={text!r} "
+                         f"is not a number in (0, 1]")
+    return value
+
+
+def _path_key(uri: str, encoded: bool) -> str:
+    """A file's URI in one form whether Spark (``encoded``: ``_metadata.file_path`` is
+    URL-encoded, ``file:/x`` or ``file:///x``) or the manifests (``file:///x``) name it."""
+    from urllib.parse import unquote
+
+    scheme, sep, rest = uri.partition(":")
+    if not sep:
+        scheme, rest = "file", uri
+    if encoded:
+        rest = unquote(rest)
+    return f"{scheme}:/{rest.lstrip('/')}" if scheme == "file" else f"{scheme}:{rest}"
+
+
+def _with_position(spark: Any, paths: list[str]) -> Any:
+    """The data files ``paths`` with each row's file and row position (``_FILE``, ``_POS``)."""
+    from pyspark.sql import functions as F
+
+    return spark.read.parquet(*paths).select("*", F.col("_metadata.file_path").alias(_FILE),
+                                             F.col("_metadata.row_index").alias(_POS))
+
+
+def _hits(spark: Any, tasks: list[Any], changes: Any, key: list[str], broadcast: bool) -> dict[str, list] | None:
+    """The rows of the data files of ``tasks`` whose key the run's ``changes`` have, by the file
+    (as Spark names it): ``[(position, needed)]``, ``needed``: the key has an event leaving a
+    column absent; ``None`` when the changes hold a ``TRUNCATE`` (found in the same job)."""
+    from pyspark.sql import functions as F
+
+    absent = F.coalesce(F.size(F.col("_absent")), F.lit(0)) > 0
+    keys = (changes.where(F.col("_op") != "t").groupBy(*[F.col(f"`{k}`") for k in key])
+            .agg(F.max(absent.cast("int")).alias(_NEED)))
+    stored = _with_position(spark, [t.file.file_path for t in tasks]).select(
+        *[F.col(f"`{k}`") for k in key], _FILE, _POS).alias("s")
+    keys = (F.broadcast(keys) if broadcast else keys).alias("k")
+    cond = [F.col(f"s.`{k}`").eqNullSafe(F.col(f"k.`{k}`")) for k in key]
+    truncate = changes.where(F.col("_op") == "t").limit(1).select(
+        F.lit(None).cast("string").alias(_FILE), F.lit(-1).cast("long").alias(_POS), F.lit(0).alias(_NEED))
+    found = (stored.join(keys, cond, "inner").select(f"s.{_FILE}", f"s.{_POS}", f"k.{_NEED}")
+             .unionByName(truncate).toArrow())
+    out: dict[str, list] = {}
+    for f, p, n in zip(*(found.column(c).to_pylist() for c in (_FILE, _POS, _NEED))):
+        if p < 0:
+            return None
+        out.setdefault(f, []).append((p, bool(n)))
+    return out
+
+
+def _marks(spark: Any, rows: list[tuple[str, int]]) -> Any:
+    """A frame of (``_FILE``, ``_POS``) from ``rows`` (through Arrow: no Python per row in Spark)."""
+    import pyarrow as pa
+
+    files, pos = zip(*rows) if rows else ((), ())
+    return spark.createDataFrame(pa.table({_FILE: pa.array(files, pa.string()), _POS: pa.array(pos, pa.int64())}))
+
+
+def _rows_at(spark: Any, paths: list[str], rows: list[tuple[str, int]], how: str) -> Any:
+    """The rows of data files ``paths`` at (``how="inner"``) or not at (``"left_anti"``) the
+    (file as Spark names it, position) pairs ``rows``, with the table's columns."""
+    from pyspark.sql import functions as F
+
+    marks = _marks(spark, rows)
+    return _with_position(spark, paths).join(F.broadcast(marks) if how == "inner" else marks,
+                                             [_FILE, _POS], how).drop(_FILE, _POS)
+
+
+def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key: list[str],
+           broadcast: bool) -> tuple[Any, dict[str, Any]] | None:
+    """The merge of the module docstring: the frame of the rows to write and the entry's
+    ``remove`` (paths), ``deletes`` (``[delete file, data file]``, written here); ``None`` when
+    the run truncates the table (nothing written)."""
+    tasks = list(table.scan().plan_files())
+    hits = _hits(spark, tasks, changes, key, broadcast) if tasks else {}
+    if hits is None:
+        return None
+    by_key = {_path_key(t.file.file_path, False): t for t in tasks}
+    fraction = compact_fraction(table)
+    previous: list[tuple[str, int]] = []
+    compacted: list[tuple[str, int]] = []
+    compact_paths: list[str] = []
+    remove: list[str] = []
+    deletes: list[list[str]] = []
+    for spark_path, found in sorted(hits.items()):
+        task = by_key[_path_key(spark_path, True)]
+        data = task.file.file_path
+        old = positions(table.io, task.delete_files, data)
+        fresh = {p for p, _ in found} - old
+        if not fresh:
+            continue  # every hit is a row an earlier run deleted
+        previous += [(spark_path, p) for p, need in found if need and p in fresh]
+        dead = old | fresh
+        remove += [d.file_path for d in task.delete_files]
+        if len(dead) >= fraction * task.file.record_count:
+            compact_paths.append(data)
+            compacted += [(spark_path, p) for p in dead]
+            remove.append(data)
+        else:
+            path = f"{table.location().rstrip('/')}/data/{run_id}-deletes/{len(deletes):05d}.parquet"
+            write_delete_file(table.io, path, data, dead)
+            deletes.append([path, data])
+    prev = _rows_at(spark, sorted({by_key[_path_key(f, True)].file.file_path for f, _ in previous}), previous,
+                    "inner") if previous else None
+    merged = current_frame(changes, lin, prev)
+    if compact_paths:
+        kept = _rows_at(spark, compact_paths, compacted, "left_anti")
+        merged = merged.unionByName(kept.select(*merged.columns))
+    return merged, {"remove": remove, "deletes": deletes}
+
+
+def _staged_rows(fs: Any, io: Any, staging: str, lin: Lineage) -> int:
+    """The run's row events of ``lin`` (its staged files' Parquet footers: no Spark job)."""
+    return sum(data_file(io, file_uri(f"{d}/{n}")).record_count for v in lin.versions if v.table is not None
+               for d in _dirs(fs, [staging], v) for n in fs.names(d) if n.endswith(".parquet"))
+
+
+def _write(fs: Any, frame: Any, dest: str) -> list[str]:
+    """Write ``frame`` as Parquet into ``dest`` (output-relative); the files' Spark paths."""
+    frame.write.mode("overwrite").parquet(fs.str(dest))
+    return [fs.str(f"{dest}/{n}") for n in (fs.names(dest) if fs.exists(dest) else []) if n.endswith(".parquet")]
+
+
 def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, lin: Lineage,
                   previous_seq: int | None, warehouse: str) -> dict[str, Any] | None:
     """Write the new files of ``lin``'s current-state table for this run (staged changes under
-    ``staging``; the output's committed ones under ``OUT``) into
-    ``<warehouse>/<namespace>/<table>/data/<run_id>/`` and return the commit's entry
-    (``identifier``, ``previous`` names, ``fields``, ``buckets``, ``touched``: the buckets
-    replaced, ``None`` for all; ``files``: ``[path, bucket]``), or ``None`` when the run
-    changes nothing in it."""
-    from pyspark.sql import functions as F
-
-    from .read import current_frame
-
+    ``staging``; the output's committed ones under ``OUT``): data files into
+    ``<warehouse>/<namespace>/<table>/data/<run_id>/``, delete files beside them, and return the
+    commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
+    ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
+    for all), or ``None`` when the run changes nothing in it."""
     ddl = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
     if not ddl and not any(_dirs(fs, [staging], v) for v in lin.versions if v.table is not None):
         return None  # no event of this run
     table = _load(catalog, lin) if previous_seq is not None else None
     rebuild = table is None or table.properties.get(PROPERTY_RUN) is None or ddl
-    buckets = int(table.properties.get(PROPERTY_BUCKETS, BUCKETS)) if table is not None else BUCKETS
     fields = current_fields(lin)  # (of the last version: a dropped table keeps its schema)
-    names = [f.name for f in fields]
     last = [v.table for v in lin.versions if v.table is not None][-1]
-    key = list(last.primary_key) or names
+    key = list(last.primary_key) or [f.name for f in fields]
     ident = naming.current_name(lin.table_id)
     entry = {"identifier": list(ident), "previous": [list(naming.current_name(t)) for t in lin.names[:-1]],
              "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
-             "fields": [{**f.to_json(), "alive": True} for f in fields], "buckets": buckets, "touched": None,
-             "files": []}
+             "fields": [{**f.to_json(), "alive": True} for f in fields], "remove": None, "files": [], "deletes": []}
     if lin.dropped:
-        return entry  # a dropped table has no rows: every bucket emptied
+        return entry  # a dropped table has no rows: every file removed
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True)
     if changes is None:
         return entry if rebuild else None
-    previous = None
-    if not rebuild:
-        marks = changes.select(F.when(F.col("_op") == "t", F.lit(-1)).otherwise(_bucket(key, buckets)).alias("b"))
-        touched = sorted(r.b for r in marks.distinct().collect())
-        if -1 not in touched:  # (a TRUNCATE touches every bucket and ends every earlier row)
-            entry["touched"] = touched
-            paths = [t.file.file_path for t in table.scan().plan_files() if bucket_of_path(t.file.file_path) in touched]
-            previous = spark.read.parquet(*paths) if paths else None
-    merged = current_frame(changes, lin, previous)
     dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
-    (merged.withColumn(BUCKET_COLUMN, _bucket(key, buckets)).repartition(BUCKET_COLUMN)
-     .write.mode("overwrite").partitionBy(BUCKET_COLUMN).parquet(fs.str(dest)))
-    for sub in (fs.names(dest) if fs.exists(dest) else []):
-        b = bucket_of_path(f"/{sub}/")
-        if b is not None:
-            entry["files"] += [[fs.str(f"{dest}/{sub}/{n}"), b] for n in fs.names(f"{dest}/{sub}")
-                               if n.endswith(".parquet")]
+    if not rebuild:
+        broadcast = _staged_rows(fs, table.io, staging, lin) <= BROADCAST_ROWS
+        merged = _merge(spark, table, run_id, changes, lin, key, broadcast)
+        if merged is not None:  # (else a TRUNCATE ended every earlier row: the rows after it replace every file)
+            frame, delta = merged
+            entry.update(delta)
+            entry["files"] = _write(fs, frame, dest)
+            return entry
+    entry["files"] = _write(fs, current_frame(changes, lin), dest)
     return entry

@@ -52,6 +52,11 @@ def _missing_pyiceberg() -> str | None:
         import pyiceberg  # noqa: F401
     except ImportError:
         return "--format iceberg needs pyiceberg: pip install 'ddlcore[iceberg]'"
+    from .rowdelta import RowDeltaUnsupported, check_version
+    try:
+        check_version()  # (the current-state merge's commit: before any work, not at the commit)
+    except RowDeltaUnsupported as e:
+        return str(e)
     return None
 
 

@@ -1,7 +1,8 @@
 """The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
 Iceberg transaction (schema changes, the run's data files appended, properties), then one for
-its current-state table when the run changed it (old files of the touched buckets deleted, the
-new ones added, in one overwrite snapshot), idempotent.
+its current-state table when the run changed it (the run's data files and position delete
+files added and the files they replace removed, in one snapshot: ``ddlcore.sinks.rowdelta``),
+idempotent.
 
 Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
 the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
@@ -20,7 +21,7 @@ from typing import Any
 from .fields import Field
 from .icetypes import to_iceberg
 
-__all__ = ["commit", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "data_file", "file_uri", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"
@@ -37,7 +38,7 @@ COMMIT_THREADS = 4
 _TMP = "__ddlcore_rename_"
 
 
-def _uri(text: str) -> str:
+def file_uri(text: str) -> str:
     """A Hadoop-qualified ``file:/x`` as ``file:///x`` (what ``pyiceberg``'s FileIO reads)."""
     if text.startswith("file:/") and not text.startswith("file:///"):
         return "file:///" + text[len("file:/"):].lstrip("/")
@@ -192,7 +193,7 @@ def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Fi
     return json.dumps(mapping, separators=(",", ":")), declared
 
 
-def _data_file(io: Any, path: str) -> Any:
+def data_file(io: Any, path: str) -> Any:
     """A ``DataFile`` for the Parquet file at ``path`` (a URI): record count and size from its
     footer."""
     import pyarrow.parquet as pq
@@ -208,7 +209,7 @@ def _data_file(io: Any, path: str) -> Any:
 
 def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
     """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
-    return [_data_file(io, _uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
+    return [data_file(io, file_uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
             if name.startswith(f"{run_id}-") and name.endswith(".parquet")]
 
 
@@ -258,7 +259,7 @@ def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs:
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = _create(catalog, ident, _schema(), _uri(location))
+        tx = _create(catalog, ident, _schema(), file_uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -287,12 +288,15 @@ CURRENT_FIELDS = (("_seq", "long"), ("_unknown", ["list", "string"]))
 def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -> None:
     """The current-state table's transaction (``ddlcore.sinks.current``): its schema follows
     the current fields (files carry the field names: a run that changes the fields rewrites
-    every bucket), the files of the buckets ``touched`` (all when ``None``) are replaced by the
-    run's files in one overwrite snapshot; idempotent by ``ddlcore.run``."""
+    every file), then one snapshot (``ddlcore.sinks.rowdelta``) adds the run's data files and
+    position delete files and removes the files ``remove`` (every file when ``None``);
+    idempotent by ``ddlcore.run``."""
     from pyiceberg.io import load_file_io
 
-    from .current import BUCKETS, PROPERTY_BUCKETS, bucket_of_path
+    from .posdeletes import delete_data_file
+    from .rowdelta import check_version, row_delta
 
+    check_version()
     run_id = plan["run"]
     fields = [Field.from_json(f) for f in entry["fields"]]
     ident = tuple(entry["identifier"])
@@ -302,7 +306,7 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
     if table is None:
         catalog.create_namespace_if_not_exists(ident[:-1])
         location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = _create(catalog, ident, _schema(CURRENT_FIELDS), _uri(location))
+        tx = _create(catalog, ident, _schema(CURRENT_FIELDS), file_uri(location))
         old: dict[str, Any] = {}
     else:
         tx = table.transaction()
@@ -316,23 +320,18 @@ def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -
                 u.move_after((name,), (prev,))
     mapping = [_mapped(f, [f.name]) for f in tx.table_metadata.schema().fields]
     declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
-    touched = entry["touched"]
-    gone = [] if table is None or table.current_snapshot() is None else \
-        [t.file for t in table.scan().plan_files() if touched is None or bucket_of_path(t.file.file_path) in touched]
     io = load_file_io({}, tx.table_metadata.location)
-    files = [_data_file(io, _uri(path)) for path, _ in entry["files"]]
-    if gone or files:
+    files = [f for f in (data_file(io, file_uri(path)) for path in entry["files"]) if f.record_count]
+    files += [delete_data_file(io, file_uri(path), data) for path, data in entry["deletes"]]
+    remove = entry["remove"]
+    replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
+    if replaces or files:
         summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
-        with tx.update_snapshot(snapshot_properties=summary).overwrite() as ow:
-            for f in gone:
-                ow.delete_data_file(f)
-            for f in files:
-                ow.append_data_file(f)
+        row_delta(tx, io, summary, add=files, remove=None if remove is None else set(remove))
     tx.set_properties({NAME_MAPPING: json.dumps(mapping, separators=(",", ":")),
                        PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")), PROPERTY_RUN: run_id,
-                       PROPERTY_SEQ: str(plan["last_seq"]), PROPERTY_BUCKETS: str(entry.get("buckets", BUCKETS)),
-                       "ddlcore.lineage": entry["lineage"], "ddlcore.source-table": entry["source_table"],
-                       "ddlcore.dialect": str(plan.get("dialect")),
+                       PROPERTY_SEQ: str(plan["last_seq"]), "ddlcore.lineage": entry["lineage"],
+                       "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(plan.get("dialect")),
                        "ddlcore.dropped": "true" if entry["dropped"] else "false"})
     tx.commit_transaction()
 

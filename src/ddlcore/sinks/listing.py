@@ -1,7 +1,8 @@
 """What ``ddlcore tables OUT`` lists: every source table of a run output with its current
 schema version, the rows of its changes table and of its current state, its last ``_seq`` and
 its quarantined events, and for ``--format iceberg`` the rows of its current-state table (the
-snapshot summary's ``total-records``; read from the embedded catalog ``OUT/_catalog.sqlite``).
+snapshot summary's ``total-records`` less its ``total-position-deletes``; read from the
+embedded catalog ``OUT/_catalog.sqlite``).
 
 Owns: gathering those facts from the output (the schema history, the version directories'
 Parquet footers, ``_quarantine/*.json``, ``_state/log.json``; for ``--format iceberg`` the
@@ -74,7 +75,8 @@ def _row_stats(out: Path, versions: list[Any]) -> tuple[int, int | None]:
 
 
 def _current_rows(catalog: Any, ident: tuple[str, ...]) -> int | None:
-    """Rows of the current-state table ``ident`` (0: no snapshot; ``None``: no such table)."""
+    """Rows of the current-state table ``ident`` (0: no snapshot; ``None``: no such table): the
+    snapshot's records less its position deletes (each deletes one row of a live data file)."""
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
@@ -82,7 +84,9 @@ def _current_rows(catalog: Any, ident: tuple[str, ...]) -> int | None:
     except NoSuchTableError:
         return None
     snap = table.current_snapshot()
-    return 0 if snap is None else int(snap.summary["total-records"])
+    if snap is None:
+        return 0
+    return int(snap.summary["total-records"]) - int(snap.summary.get("total-position-deletes", 0))
 
 
 def _embedded_catalog(out: Path, info: dict[str, Any]) -> Any:
