@@ -142,13 +142,6 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
     assert strict.exit_code == 1 and "event seq 8" in strict.output
 
 
-def test_cli_default_concurrency_is_the_pipelines():
-    from ddlcore.cli.run_cli import DEFAULT_CONCURRENT_JOBS as cli_default
-    from ddlcore.spark.pipeline import DEFAULT_CONCURRENT_JOBS
-
-    assert cli_default == DEFAULT_CONCURRENT_JOBS
-
-
 def test_ddl_events_spelt_with_json_whitespace_or_escapes_are_recorded(spark, tmp_path):
     """The DDL pass reads only lines that may hold a DDL event; JSON may space or escape the
     op (``"op" : "ddl"``, ``"op":"\\u0064dl"``) and those events must still count."""

@@ -75,13 +75,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import DdlCoreError, DdlParseError
+from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
 from .layout import schema_file, version_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
-           "spark_session", "check_run_options"]
+           "RunConfig", "Tuning", "spark_session", "check_run_options"]
 
 #: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form;
 #: ``catalog`` and ``source`` as their JSON text)
@@ -567,10 +568,8 @@ def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str,
     return out, new_marks
 
 
-#: an incremental run that reads tails of at most this many bytes in all (about 16,000 events
-#: of the benchmark's) runs without Spark's code generation (``_INTERPRETED``)
-_INTERPRETED_MAX_BYTES = 4 << 20
-#: the session settings of such a run: expressions are interpreted, not compiled.  Generating
+#: the session settings of an incremental run that reads tails of at most
+#: ``Tuning.interpreted_max_bytes`` bytes in all (about 16,000 events of the benchmark's): expressions are interpreted, not compiled.  Generating
 #: and compiling the code of the conversion plans (thousands of expression nodes each) costs
 #: seconds per job, more than interpreting them over a few thousand rows; from a few tens of
 #: thousands of rows on, compiled code is faster (docs/pipeline.md, Performance)
@@ -584,12 +583,11 @@ _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.fact
 _COMPILED = {"spark.sql.codegen.hugeMethodLimit": "8000"}
 
 
-#: a conversion group of at most this many staged rows is converted with its expressions
-#: interpreted (``_INTERPRETED``), also in a full run: generating and compiling a new plan's
-#: code (Janino, then the JIT on the new classes) costs about 0.27 s of CPU more per group,
-#: interpreting about 11 us more per row (2M, 500 x 4, ``--distinct``: 200 groups of ~9,000
-#: rows; docs/pipeline.md, Performance)
-_INTERPRETED_MAX_ROWS = 20_000
+#: a conversion group of at most ``Tuning.interpreted_max_rows`` staged rows is converted with
+#: its expressions interpreted (``_INTERPRETED``), also in a full run: generating and compiling a
+#: new plan's code (Janino, then the JIT on the new classes) costs about 0.27 s of CPU more per
+#: group, interpreting about 11 us more per row (2M, 500 x 4, ``--distinct``: 200 groups of
+#: ~9,000 rows; docs/pipeline.md, Performance)
 
 
 def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
@@ -781,8 +779,6 @@ _QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `s
 _QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
 #: ``check_run_options``' default: read the output's log.json if it is local
 _LOCAL = object()
-#: table versions converted and written at the same time (Spark jobs submitted from threads)
-DEFAULT_CONCURRENT_JOBS = 4
 #: the pipeline's own columns in every row file
 META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
 #: the field metadata of the pipeline's own columns (``comment`` is the key Spark shows as a
@@ -932,35 +928,22 @@ def _resolve_dialect(given: str | None, sources: list, info: dict | None) -> str
 # --------------------------------------------------------------------------------------------
 
 
-def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialect: str | None = None,
-                 history: str | os.PathLike | None = None, master: str | None = None,
-                 strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
-                 progress: Callable[[str], None] | None = None,
-                 concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
-                 take_lock: bool = True, batch_end: tuple[int, int] | None = None,
-                 output_format: str = "parquet", catalog: str | None = None) -> RunResult:
+def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: RunConfig | None = None, *,
+                 spark=None, progress: Callable[[str], None] | None = None, **options: Any) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
     (module docstring).
 
-    ``dialect``: the DDL dialect (default: the one the log's source event names, else
-    ``mysql``; one that contradicts the log is an error); ``history``: the schema history
-    store (default ``OUT/_history.sqlite``); ``spark_options``: type-mapping options
-    (``ddlcore.spark.SparkOptions``; the output keeps the first run's: others are refused);
-    ``strict``: stop with ``PipelineError`` at the first event that cannot be interpreted
-    (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
-    converted at the same time; ``replay_quarantine``: also re-interpret quarantined row
-    events whose table had no known schema at their seq and has one now (module
-    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
-    ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
-    (``spark_session``); ``output_format``: ``parquet`` (the per-version layout) or ``iceberg``
-    (also an Iceberg changes table per source table, in ``catalog``: docs/tables.md); ``take_lock``: hold the output's lock for the run
-    (``ddlcore.spark.outlock``; ``False`` only for a caller that holds it, as ``run --follow``);
-    ``batch_end``: ``(seq, bytes)`` — a capture's log is read only up to this seq, whose line
-    ends at this byte of its ``changelog.jsonl``, as if its checkpoint were there (a batch of
-    ``run --follow --max-batch-events``: ``ddlcore.spark.follow.batch_end``).
+    ``config``: the run's options and tuning (``ddlcore.runconfig.RunConfig``: dialect,
+    history store, strictness, ``-s`` options, concurrent jobs, quarantine replay, output
+    format and catalog, the session's master and properties, the output lock, a batch's end,
+    ``Tuning``); ``options``: ``RunConfig`` fields replacing ``config``'s (``strict=True``,
+    ``tuning=Tuning(driver_max_rows=-1)``, ...: ``RunConfig.of``; an unknown name is a
+    ``TypeError``); ``spark``: the session to use (default: one made from ``master`` and
+    ``spark_conf``, ``spark_session``); ``progress``: called with a line at each stage.
+    A dialect that contradicts the log's source event, ``-s`` options other than the output's,
+    and a format other than the output's are errors (``PipelineError``).
     The previous run's commit is rolled forward before the options and the log's identity are
     checked against those the output was written with.
 
@@ -975,6 +958,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     from .outlock import OutputLock
     from .seqcheck import check_files
 
+    cfg = RunConfig.of(config, **options)
+    dialect, output_format, catalog = cfg.dialect, cfg.output_format, cfg.catalog
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
     from .fs import is_uri
@@ -987,17 +972,18 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             raise FileNotFoundError(f"change log not found: {changelog}")
         inputs = _inputs(changelog)
         bound = getattr(inputs, "bound", None)
-        if bound is not None and batch_end is not None and batch_end[0] < bound.seq:
-            inputs.bound = bound = replace(bound, seq=batch_end[0], durable_bytes=min(batch_end[1], bound.durable_bytes))
+        if bound is not None and cfg.batch_end is not None and cfg.batch_end[0] < bound.seq:
+            inputs.bound = bound = replace(bound, seq=cfg.batch_end[0],
+                                           durable_bytes=min(cfg.batch_end[1], bound.durable_bytes))
         check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
     # the values, before Spark starts; against the output's, once its last commit is rolled forward
-    check_run_options(out, dialect, spark_options, log_info=None)
+    check_run_options(out, dialect, cfg.spark_options, log_info=None)
     from ..sinks import make_sink
     try:
         make_sink(output_format, out, catalog=catalog)  # a bad format or a missing library: before Spark starts
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
-    spark = spark or spark_session(master, conf=spark_conf)
+    spark = spark or spark_session(cfg.master, conf=cfg.spark_conf)
     if remote_log:
         try:
             inputs = _remote_inputs(spark, str(changelog))
@@ -1009,7 +995,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         raise PipelineError(f"output {out}: {_java_error(exc)}") from None
     state = _State(fs)
     created = None
-    lock = OutputLock(fs) if take_lock else None
+    lock = OutputLock(fs) if cfg.take_lock else None
     try:
         existed = fs.exists()
         fs.mkdirs()
@@ -1019,7 +1005,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if state.recover():
             say("rolled forward the previous run's commit")
         # after the roll-forward: the options the recovered output was written with
-        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        sopts = check_run_options(out, dialect, cfg.spark_options, log_info=state.log_info())
         written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
         if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
             raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
@@ -1037,9 +1023,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
-            return _run(spark, inputs, out, state, dialect=dialect, history=history, strict=strict,
-                        sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
-                        replay_quarantine=replay_quarantine, t0=t0,
+            return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0,
                         sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
         finally:
             if saved_ts is None:
@@ -1103,8 +1087,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     return None
 
 
-def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, sopts, say,
-         concurrent_jobs, replay_quarantine, t0, sink=None) -> RunResult:
+def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -1115,6 +1098,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
     from .small import DriverIncrement
 
     fs = state.fs
+    tuning = cfg.tuning
     last = state.last_seq()
     result = RunResult(previous_seq=last)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
@@ -1136,8 +1120,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
                 f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
         # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
-        small = None if replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last)
-        if small is None and not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
+        small = None if cfg.replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last, tuning=tuning)
+        if small is None and not inputs.whole and inputs.tail_bytes <= tuning.interpreted_max_bytes:
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
 
@@ -1163,12 +1147,12 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         sources = [e for e in events if e.op == "source"]
         info = state.log_info()
         identity = _check_identity(out, state, sources, last, continued=inputs.continued)
-        name = _resolve_dialect(dialect, sources, info)
+        name = _resolve_dialect(cfg.dialect, sources, info)
         result.dialect = name
         todo_events = [e for e in events if last is None or e.seq > last]
         say(f"recording {len(todo_events)} DDL event(s) in the schema history")
-        if history:
-            hist_path = Path(history)
+        if cfg.history:
+            hist_path = Path(cfg.history)
         elif fs.local_root is not None:  # SQLite needs a local file: in place
             hist_path = Path(fs.local_root) / "_history.sqlite"
         else:  # a copy, recorded here and uploaded by the commit (docs/pipeline.md)
@@ -1178,7 +1162,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 fs.copy_to_local("_history.sqlite", str(hist_path))
         failed_ddl: list[tuple] = []
         try:
-            hist = SchemaHistory.open(hist_path, dialect=name, lenient=not strict)
+            hist = SchemaHistory.open(hist_path, dialect=name, lenient=not cfg.strict)
         except HistoryError as exc:
             raise PipelineError(f"schema history {hist_path}: {exc}") from None
         with hist:
@@ -1202,7 +1186,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
-        if replay_quarantine:
+        if cfg.replay_quarantine:
             replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
@@ -1211,7 +1195,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
         if small is not None:
             group_dirs, new_malformed, deletes = small.run(
                 result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
-                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=strict, say=say)
+                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=cfg.strict, say=say)
         else:
             # -- row events → table version in force at their seq, staged by conversion group -------
             say("tagging row events with their table version")
@@ -1282,7 +1266,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
             # keep files open (``_partitioned_writers``)
             staged_dirs = len(groups) + len(_PART_KINDS)
             with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(
-                    staged_dirs, _open_writers_per_task(spark, jobs=1))}):
+                    staged_dirs, _open_writers_per_task(spark, 1, tuning.heap_mb_per_open_writer))}):
                 (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
                  .partitionBy("_grp").parquet(fs.str(rows_dir)))
             max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
@@ -1315,7 +1299,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
                     "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                     F.col("_line").alias("event")))
-            if strict and quarantined:
+            if cfg.strict and quarantined:
                 first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
 
@@ -1392,7 +1376,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 # the groups ``driver_max_rows`` allows (every one in local mode, those of few rows
                 # elsewhere): converted and written on the driver (in worker processes), no Spark
                 # job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
-                max_rows = driver_side.driver_max_rows(spark, fs)  # ``None``: any number
+                max_rows = driver_side.driver_max_rows(spark, fs, tuning)  # ``None``: any number
                 on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
                 if on_driver:
                     say(f"converting {len(on_driver)} conversion group(s)"
@@ -1400,13 +1384,14 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
                         staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,
-                        rows_dir=rows_dir, staging=staging, run_id=run_id, bad_dir=driver_bad, say=say)
+                        rows_dir=rows_dir, staging=staging, run_id=run_id, bad_dir=driver_bad, tuning=tuning,
+                        say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
                     done = set(on_driver) - set(left)
                     order = [g for g in order if g not in done]
-                few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-                many_rows = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
+                few_rows = [g for g in order if size[g] <= tuning.interpreted_max_rows]
+                many_rows = [g for g in order if size[g] > tuning.interpreted_max_rows]
                 converted = []
                 # a partitioned write keeps one file open per version and task instead of sorting
                 # its rows by version, for groups of fewer versions than the heap lets a task keep
@@ -1414,8 +1399,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 # own: the setting is made once per phase, as the concurrent jobs' threads share
                 # the session's settings (set per job, one job's value was seen by another, whose
                 # writer then fell back to sorting mid-task and failed on a file it had made)
-                jobs = max(1, concurrent_jobs)
-                open_per_task = _open_writers_per_task(spark, jobs)
+                jobs = max(1, cfg.concurrent_jobs)
+                open_per_task = _open_writers_per_task(spark, jobs, tuning.heap_mb_per_open_writer)
                 phases = []
                 for kind, settings in ((few_rows, _INTERPRETED), (many_rows, _COMPILED)):
                     open_files = [g for g in kind if len(groups[g]) < open_per_task]
@@ -1451,7 +1436,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, history, strict, so
                 result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
             if bad_dirs:
                 converted_bad = _read_own(spark, fs, *bad_dirs)
-                if strict:
+                if cfg.strict:
                     first = converted_bad.orderBy("seq").limit(1).collect()[0]
                     raise PipelineError(first.reason, first.seq)
                 # the events' raw text, read back from the change log for these events only
@@ -1851,16 +1836,15 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
 #: Spark's setting for writing a partitioned output without sorting each task's rows by
 #: partition first (up to this many files open per task)
 _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
-#: MB of a JVM's heap per Parquet writer its tasks keep open at once.  Each open writer holds
-#: its columns' buffers until it closes: one task writing 1,200 partitions at once (1,200
-#: tables of one shape, or of 1,200 shapes in the staging pass) exhausted a 1 GB heap with
-#: 584 files open; 8 MB each keeps a 1 GB heap to 128 open writers in all
-_HEAP_MB_PER_OPEN_WRITER = 8
+#: ``Tuning.heap_mb_per_open_writer``: MB of a JVM's heap per Parquet writer its tasks keep open
+#: at once.  Each open writer holds its columns' buffers until it closes: one task writing 1,200
+#: partitions at once (1,200 tables of one shape, or of 1,200 shapes in the staging pass)
+#: exhausted a 1 GB heap with 584 files open; 8 MB each keeps a 1 GB heap to 128 open writers
 
 
-def _open_writers_per_task(spark, jobs: int) -> int:
+def _open_writers_per_task(spark, jobs: int, mb_per_writer: int = Tuning.heap_mb_per_open_writer) -> int:
     """How many files one task may keep open (one per partition it writes to) so that the
-    writers of all the tasks one JVM runs at once stay within ``_HEAP_MB_PER_OPEN_WRITER`` of
+    writers of all the tasks one JVM runs at once stay within ``mb_per_writer`` MB of
     heap each: the heap (in local mode the driver's, which runs the tasks; else
     ``spark.executor.memory``) over ``jobs`` concurrent jobs times the JVM's task slots (in
     local mode the master's threads; else ``spark.executor.cores``, or all the cluster's
@@ -1874,7 +1858,7 @@ def _open_writers_per_task(spark, jobs: int) -> int:
     else:
         heap_mb = int(sc._jsc.sc().executorMemory())
         slots = int(sc.getConf().get("spark.executor.cores", str(sc.defaultParallelism)))
-    return max(1, heap_mb // _HEAP_MB_PER_OPEN_WRITER // (max(1, jobs) * max(1, slots)))
+    return max(1, heap_mb // max(1, mb_per_writer) // (max(1, jobs) * max(1, slots)))
 
 
 def _partitioned_writers(partitions: int, open_per_task: int) -> str:

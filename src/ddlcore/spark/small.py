@@ -12,13 +12,13 @@ dialect.  docs/pipeline.md, "Incremental runs".
 It also converts, in a Spark run, the conversion groups of staged rows that ``driver_max_rows``
 gives the driver (``convert_staged``: all of them in local mode writing to a local output,
 those of few rows elsewhere): their rows are read from the staging area and converted and
-written here, where a Spark job each would cost more than its rows — in ``DRIVER_WORKERS``
+written here, where a Spark job each would cost more than its rows — in ``Tuning.driver_workers``
 processes forked from the driver, a group (or a part of a large one) at a time each, column by
 column through a memo of each column's converted values (docs/pipeline.md, "How it works",
 step 3).
 
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
-(``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``MAX_BYTES`` in all,
+(``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``Tuning.driver_increment_max_bytes`` in all,
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
@@ -48,51 +48,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import raw
+from ..runconfig import Tuning
 from . import columnar
 from . import pipeline as pl
 from .layout import version_dir
 from .seqcheck import first_duplicate
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
+__all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
 
-#: the driver-side path takes a run whose new bytes are at most this many (the small increment
-#: of ``pipeline._INTERPRETED_MAX_BYTES``, about 16,000 events of the benchmark's); ``-1``
-#: never (tests set it to force one path or the other)
-MAX_BYTES = pl._INTERPRETED_MAX_BYTES
-#: in a Spark run, the conversion groups of at most this many staged rows are converted on the
-#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs
-#: exercised); ``None``: by where the run is (``driver_max_rows``)
-DRIVER_MAX_ROWS: int | None = None
+#: the sizes and limits of the driver-side paths are ``ddlcore.runconfig.Tuning``'s fields, handed
+#: down with each call (``driver_increment_max_bytes``, ``driver_max_rows``, ``cluster_max_rows``,
+#: ``group_max_bytes``, ``driver_workers``, ``part_rows``, ``chunk_rows``, ``batch_rows``,
+#: ``batch_bytes``, ``memo_texts``, ``memo_min_texts``, ``memo_text_chars``).  Measured reasons:
 #: in local mode writing to the local filesystem, every group is converted on the driver
 #: (``driver_max_rows`` ``None``: the driver's cores are Spark's; 2M events, 20 x 3, groups of
-#: about 83,000 rows: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s
-#: as Spark jobs, docs/pipeline.md, "Performance"), and a group of more staged rows than this
-#: in parts of about this many, in several workers at once (``_parts``: its staged files, a
-#: staging task's each; 10M events: 88 parts)
-PART_ROWS = 100_000
-#: ``driver_max_rows`` otherwise: on a cluster the executors' cores convert a Spark job's rows
-#: in parallel, and the driver reads the groups' rows through Spark.  The groups Spark would
-#: run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``): 60 tables of 5,000
-#: rows each took 25 s in Spark jobs (41 s of CPU: half of it planning them in the driver's JVM
-#: and Python) and 12.7 s on the driver, in one process
-CLUSTER_MAX_ROWS = 20_000
-#: the processes converting those groups (forked from the driver, one group at a time each;
-#: the driver itself collects the rows and writes the files); ``None``: one per CPU the driver
-#: may use; ``1``: none, the driver converts them itself
-DRIVER_WORKERS: int | None = None
-#: the staged rows a conversion worker holds as Python objects at a time (``_convert_slice``:
-#: a row group of each version's file per chunk)
-CHUNK_ROWS = 10_000
-#: the staged rows ``convert_staged`` reads into the driver at a time, and their values' bytes
-#: (UTF-8 text forms): the driver's memory bound
-BATCH_ROWS = 50_000
-BATCH_BYTES = 64 << 20
-#: a group whose values take more bytes than this stays a Spark job however few its rows (large
-#: BLOBs: a worker holds the group as Arrow, and a chunk of it as Python objects, several times
-#: their bytes); on a local output, where a worker reads a chunk at a time, a group whose
-#: chunk of ``CHUNK_ROWS`` rows would take more, on average
-GROUP_MAX_BYTES = 64 << 20
+#: about 83,000 rows: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s as
+#: Spark jobs, docs/pipeline.md, "Performance"), a group of more than ``part_rows`` staged rows
+#: in parts (a staging task's files each; 10M events: 88 parts); elsewhere the groups Spark would
+#: run with interpreted expressions (``cluster_max_rows``): 60 tables of 5,000 rows each took 25 s
+#: in Spark jobs (41 s of CPU: half of it planning them in the driver's JVM and Python) and
+#: 12.7 s on the driver, in one process.  A group whose values take more than
+#: ``group_max_bytes`` stays a Spark job (large BLOBs: a worker holds the group as Arrow, and a
+#: chunk of it as Python objects, several times their bytes).
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -335,12 +313,12 @@ class DriverIncrement:
         self.last = last
 
     @classmethod
-    def read(cls, spark, inputs, fs, *, last: int | None) -> "DriverIncrement | None":
+    def read(cls, spark, inputs, fs, *, last: int | None, tuning: Tuning = Tuning()) -> "DriverIncrement | None":
         """The run's new lines when the driver-side path applies to them (module docstring),
         else ``None``.  ``inputs``: ``_incremental_inputs``' result; ``fs``: the output
-        (``OutputFS``); ``last``: the checkpoint.  Raises ``PipelineError`` for a change-log
+        (``OutputFS``); ``last``: the checkpoint; ``tuning``: its ``driver_increment_max_bytes``.  Raises ``PipelineError`` for a change-log
         file that shrank since its tail was copied."""
-        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > MAX_BYTES
+        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > tuning.driver_increment_max_bytes
                 or len(inputs[0]) != len(inputs.tails)):
             return None
         bound = inputs.bound
@@ -500,12 +478,12 @@ class _GroupJob:
     lasts the whole job."""
 
     def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file,
-                 staged: bool = False):
+                 staged: bool = False, tuning: Tuning = Tuning()):
         from . import RowConverter
 
         self.members, self.versions, self.open_file = members, versions, open_file
         self.conv = RowConverter(versions[members[0]]["model"], dialect, options=sopts)
-        self.memos = _memos(self.conv) if staged else None
+        self.memos = _memos(self.conv, tuning) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)
         self.columns = _column_converters(self.conv, self.schema, self.memos) if staged else None
@@ -622,30 +600,30 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
                "_part INT, reason STRING")
 
 
-def driver_max_rows(spark, fs) -> int | None:
-    """The most staged rows of a conversion group converted on the driver (``DRIVER_MAX_ROWS``
-    when set; else ``None``, no limit, for a local master writing to the local filesystem —
-    the groups of more than ``PART_ROWS`` rows in parts — and ``CLUSTER_MAX_ROWS`` otherwise);
-    ``fs``: the output's ``OutputFS``."""
-    if DRIVER_MAX_ROWS is not None:
-        return DRIVER_MAX_ROWS
+def driver_max_rows(spark, fs, tuning: Tuning = Tuning()) -> int | None:
+    """The most staged rows of a conversion group converted on the driver
+    (``tuning.driver_max_rows`` when set; else ``None``, no limit, for a local master writing to
+    the local filesystem — the groups of more than ``tuning.part_rows`` rows in parts — and
+    ``tuning.cluster_max_rows`` otherwise); ``fs``: the output's ``OutputFS``."""
+    if tuning.driver_max_rows is not None:
+        return tuning.driver_max_rows
     local = spark.sparkContext.master.startswith("local") and fs.scheme == "file"
-    return None if local else CLUSTER_MAX_ROWS
+    return None if local else tuning.cluster_max_rows
 
 
-def _parts(directory: str, rows: int) -> list[list[str]]:
+def _parts(directory: str, rows: int, part_rows: int) -> list[list[str]]:
     """A group's staged Parquet files (in ``directory``, local; not ``.``- or ``_``-prefixed,
     as pyarrow's dataset discovery skips them), in name order, split into parts of at least
-    ``PART_ROWS`` rows each by their footers (one part if the group's ``rows`` are no more)."""
+    ``part_rows`` rows each by their footers (one part if the group's ``rows`` are no more)."""
     import pyarrow.parquet as pq
 
     files = [os.path.join(directory, n) for n in sorted(os.listdir(directory)) if not n.startswith((".", "_"))]
-    if rows <= PART_ROWS:
+    if rows <= part_rows:
         return [files]
     parts: list[list[str]] = [[]]
     n = 0
     for f in files:
-        if n >= PART_ROWS:
+        if n >= part_rows:
             parts.append([])
             n = 0
         parts[-1].append(f)
@@ -680,7 +658,7 @@ def _remove_files(paths: list[str], root: str) -> None:
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
                    versions: list[dict], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
-                   say=lambda msg: None) -> tuple[list[int], bool]:
+                   tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that
     ``driver_max_rows`` allows (``pipeline._run``), instead of a Spark job each: a job's fixed
     cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
@@ -688,10 +666,10 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
     in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative to the output ``fs``); ``groups``:
     group → its versions with rows; ``sizes``: group → staged rows; ``nbytes``: group → the
-    bytes of its values (the staged ``_bytes``; a group of more than ``GROUP_MAX_BYTES``, or
+    bytes of its values (the staged ``_bytes``; a group of more than ``tuning.group_max_bytes``, or
     on a local output whose chunk would hold more, is left to Spark).  Each group is converted by
     ``RowConverter``'s Python face (``_GroupJob``: the group job's rules) in one of
-    ``DRIVER_WORKERS`` processes forked from the driver (``_convert_slice``), and each version
+    ``tuning.driver_workers`` processes forked from the driver (``_convert_slice``), and each version
     is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
     path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
     ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
@@ -699,12 +677,12 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     Where the rows come from and the files go, by the output's filesystem:
 
     * local: each worker reads its group's staged files itself (pyarrow, a chunk at a time)
-      and writes its versions' files itself; a group of more than ``PART_ROWS`` rows is split
+      and writes its versions' files itself; a group of more than ``tuning.part_rows`` rows is split
       into parts (``_parts``), converted at once in several workers, under the job's rules
       over all of them (``_PartsOf``); the driver only hands out parts and writes the bad rows
       (no Spark job, no rows through the driver);
-    * any other (HDFS, object stores): the driver reads the rows at most ``BATCH_ROWS`` and
-      ``BATCH_BYTES`` at a time (a Spark job each, through Arrow, the next batch read while one
+    * any other (HDFS, object stores): the driver reads the rows at most ``tuning.batch_rows`` and
+      ``tuning.batch_bytes`` at a time (a Spark job each, through Arrow, the next batch read while one
       converts) and writes the files the workers return, through Hadoop's ``FileSystem``.
 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
@@ -719,22 +697,22 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     local_out = None if local_rows is None else (fs.local(staging), run_id)
     # the bytes a worker holds at once: a group's, or on a local output a chunk's (on average)
     held = ((lambda g: nbytes.get(g, 0)) if local_rows is None else
-            (lambda g: nbytes.get(g, 0) * min(1.0, CHUNK_ROWS / max(1, sizes.get(g, 0)))))
-    large = [g for g in sorted(groups) if held(g) > GROUP_MAX_BYTES]
+            (lambda g: nbytes.get(g, 0) * min(1.0, tuning.chunk_rows / max(1, sizes.get(g, 0)))))
+    large = [g for g in sorted(groups) if held(g) > tuning.group_max_bytes]
     if large:
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
-            f"{GROUP_MAX_BYTES:,} bytes" + ("" if local_rows is None else f" per {CHUNK_ROWS:,} rows"))
+            f"{tuning.group_max_bytes:,} bytes" + ("" if local_rows is None else f" per {tuning.chunk_rows:,} rows"))
     todo = sorted(set(groups) - set(large))
     left: list[int] = list(large)
     # a local output: the workers read the staged files (a group of many rows in parts, in
     # several workers at once) and write the versions' files; otherwise a group is one part
-    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0)) for g in todo} if local_rows is not None
+    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0), tuning.part_rows) for g in todo} if local_rows is not None
              else dict.fromkeys(todo, [None]))
     split = [g for g in todo if len(parts[g]) > 1]
     if split:
-        say(f"{len(split)} of them in parts of about {PART_ROWS:,} rows (their staged files): "
+        say(f"{len(split)} of them in parts of about {tuning.part_rows:,} rows (their staged files): "
             f"{sum(len(parts[g]) for g in split)} parts")
-    workers = _workers(sum(len(p) for p in parts.values()))
+    workers = _workers(sum(len(p) for p in parts.values()), tuning.driver_workers)
     if workers > 1:
         say(f"converting them in {workers} worker processes")
     done = unsure = files_of_bad = 0
@@ -782,20 +760,20 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             return
         if group.failed:
             bad.extend(group.errored)
-        if len(bad) >= BATCH_ROWS:
+        if len(bad) >= tuning.batch_rows:
             write_bad()
         done += 1
         if done % step == 0 or done == len(todo):
             say(f"converted {done} of {len(groups)} conversion group(s) on the driver")
 
     sources = (((g, part) for g in todo for part in parts[g]) if local_out
-               else _read_groups(staged, todo, sizes, nbytes))
+               else _read_groups(staged, todo, sizes, nbytes, tuning))
     #: parts submitted and not yet taken, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
     with _Converters(workers) as submit:
         for g, rows in sources:
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
-                                      sopts, dialect, rows, local_out)))
+                                      sopts, dialect, rows, local_out, tuning)))
             while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
                 finish(*pending.popleft())
         while pending:
@@ -807,13 +785,14 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     return left, files_of_bad > 0
 
 
-def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> list[list[int]]:
-    """The groups of ``todo`` in batches of at most ``BATCH_ROWS`` staged rows (``sizes``) and
-    ``BATCH_BYTES`` of values (``nbytes``), in order; a group larger than that alone."""
+def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int],
+             tuning: Tuning = Tuning()) -> list[list[int]]:
+    """The groups of ``todo`` in batches of at most ``tuning.batch_rows`` staged rows (``sizes``)
+    and ``tuning.batch_bytes`` of values (``nbytes``), in order; a group larger than that alone."""
     batches: list[list[int]] = []
     rows_in_batch = bytes_in_batch = 0
     for g in todo:
-        if not batches or rows_in_batch + sizes[g] > BATCH_ROWS or bytes_in_batch + nbytes.get(g, 0) > BATCH_BYTES:
+        if not batches or rows_in_batch + sizes[g] > tuning.batch_rows or bytes_in_batch + nbytes.get(g, 0) > tuning.batch_bytes:
             batches.append([])
             rows_in_batch = bytes_in_batch = 0
         batches[-1].append(g)
@@ -822,15 +801,15 @@ def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> 
     return batches
 
 
-def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]):
+def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[int, int], tuning: Tuning):
     """``(group, its staged rows as an Arrow table in seq order)`` of each group of ``todo``,
-    read from ``staged`` by the driver at most ``BATCH_ROWS`` rows and ``BATCH_BYTES`` of values
+    read from ``staged`` by the driver at most ``tuning.batch_rows`` rows and ``batch_bytes`` of values
     at a time (a Spark job each; a group larger than that alone): the caller converts a batch's
     groups while the next batch is read."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    for batch in _batches(todo, sizes, nbytes):
+    for batch in _batches(todo, sizes, nbytes, tuning):
         # one SQL predicate (``isin`` makes a py4j literal per group)
         table = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED).toArrow()
         table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
@@ -841,14 +820,13 @@ def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[in
             start += n
 
 
-def _workers(groups: int) -> int:
-    """How many processes convert ``groups`` groups on the driver: ``DRIVER_WORKERS`` (``None``:
+def _workers(groups: int, n: int | None) -> int:
+    """How many processes convert ``groups`` groups on the driver: ``n`` (``None``:
     the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
     Linux (``_Converters`` forks them: macOS's system libraries do not survive a fork with
     threads, and Windows has none)."""
     if not sys.platform.startswith("linux"):
         return 1
-    n = DRIVER_WORKERS
     if n is None:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(n, groups))
@@ -931,11 +909,11 @@ def _ipc(table) -> bytes:
 
 
 def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str, rows,
-                   local_out: tuple[str, str] | None = None
+                   local_out: tuple[str, str] | None = None, tuning: Tuning = Tuning()
                    ) -> tuple[list[tuple[str, bytes]], list[dict], bool, list[str]] | None:
     """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
     (``members``: the group's versions with rows; ``versions``: those versions by index),
-    ``CHUNK_ROWS`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
+    ``tuning.chunk_rows`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
     Parquet file as ``(version_dir, bytes)`` (none on a local output), each row with an error
     as a ``_BAD_SCHEMA`` record (unconvertible if some row of the group failed: the caller's
     rule, over all the parts), whether some row failed, and the local files written — or
@@ -943,11 +921,11 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     none of this part's files is left behind).  ``rows``: an Arrow table of the ``_STAGED``
     columns in ``seq`` order, its IPC stream's bytes, or a list of the group's local staged
     Parquet files (read here a chunk at a time, in that order: a worker's memory follows
-    ``CHUNK_ROWS``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
+    ``tuning.chunk_rows``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
-    chunks, ops = _chunks(rows)
+    chunks, ops = _chunks(rows, tuning.chunk_rows)
     files: list[tuple[str, bytes]] = []
 
     def open_file(v: dict):
@@ -957,7 +935,7 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
         os.makedirs(local_out[0], exist_ok=True)
         return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True)
+    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True, tuning=tuning)
     try:
         for chunk in chunks:
             job.add_staged(chunk)
@@ -971,8 +949,8 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
                    for ev, k, reason in job.errored], job.failed, written
 
 
-def _chunks(rows) -> tuple[Any, set[str]]:
-    """``_convert_slice``'s ``rows`` as chunks of at most ``CHUNK_ROWS`` rows of the ``_STAGED``
+def _chunks(rows, chunk_rows: int) -> tuple[Any, set[str]]:
+    """``_convert_slice``'s ``rows`` as chunks of at most ``chunk_rows`` rows of the ``_STAGED``
     columns (Arrow tables, an iterator), and the ops among all of them (the plan's images).
     Local Parquet files (a list of paths) are read a chunk at a time (pyarrow), their ops
     first from the ``op`` column alone."""
@@ -980,14 +958,14 @@ def _chunks(rows) -> tuple[Any, set[str]]:
 
     if not isinstance(rows, list):
         table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
-        return (table.slice(start, CHUNK_ROWS) for start in range(0, table.num_rows, CHUNK_ROWS)), \
+        return (table.slice(start, chunk_rows) for start in range(0, table.num_rows, chunk_rows)), \
             set(table.column("op").unique().to_pylist())
     import pyarrow.dataset as ds
 
     files = ds.dataset(rows, format="parquet")
     ops = set(files.to_table(columns=["op"]).column("op").unique().to_pylist())
     return (pa.Table.from_batches([batch]) for batch in files.to_batches(
-        columns=list(_STAGED), batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=1)), ops
+        columns=list(_STAGED), batch_size=chunk_rows, batch_readahead=1, fragment_readahead=1)), ops
 
 
 def _by_version(table, parts) -> list[tuple[int, Any]]:
@@ -1154,13 +1132,11 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     return row, absent, errors, used
 
 
-#: the texts the ``_ColumnMemo`` of a group job keep at most, over all their columns and both
-#: images (a column of distinct values stops filling its memo; at most a few hundred bytes
-#: each: a worker's memory stays bounded however wide the table), and the least any column
-#: keeps; texts longer than ``MEMO_TEXT_CHARS`` are converted every time (seldom repeated)
-MEMO_TEXTS = 131_072
-MEMO_MIN_TEXTS = 64
-MEMO_TEXT_CHARS = 64
+#: the texts the ``_ColumnMemo`` of a group job keep at most (``Tuning.memo_texts``), over all
+#: their columns and both images (a column of distinct values stops filling its memo; at most a
+#: few hundred bytes each: a worker's memory stays bounded however wide the table), and the least
+#: any column keeps (``memo_min_texts``); texts longer than ``memo_text_chars`` are converted
+#: every time (seldom repeated)
 #: a value ``_ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
 #: convert: their rows' errors and absent names are the row pass's)
 _SLOW = object()
@@ -1173,14 +1149,14 @@ class _ColumnMemo(dict):
     absent marker and a value ``fn`` refuses.  A conversion is a function of the text alone (a
     column rule is built from the version's model and the options), so a text seen before —
     an enum, a status, a date, a foreign key — costs one lookup.  Keeps at most ``limit``
-    texts, of at most ``MEMO_TEXT_CHARS`` characters each."""
+    texts, of at most ``max_chars`` characters each."""
 
-    __slots__ = ("fn", "slow", "limit")
+    __slots__ = ("fn", "slow", "limit", "max_chars")
 
-    def __init__(self, fn, limit: int):
+    def __init__(self, fn, limit: int, max_chars: int = Tuning.memo_text_chars):
         super().__init__()
         self[None] = None
-        self.fn, self.slow, self.limit = fn, 0, limit
+        self.fn, self.slow, self.limit, self.max_chars = fn, 0, limit, max_chars
 
     def __missing__(self, text: str) -> Any:
         if text == raw.ABSENT_TEXT:
@@ -1192,16 +1168,17 @@ class _ColumnMemo(dict):
         except Exception:  # the row pass finds the reason (``try_convert``)
             self.slow += 1
             return _SLOW
-        if len(self) <= self.limit and len(text) <= MEMO_TEXT_CHARS:
+        if len(self) <= self.limit and len(text) <= self.max_chars:
             self[text] = out
         return out
 
 
-def _memos(conv) -> dict[str, list[_ColumnMemo]]:
+def _memos(conv, tuning: Tuning = Tuning()) -> dict[str, list[_ColumnMemo]]:
     """A ``_ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
-    ``MEMO_TEXTS`` between them."""
-    limit = max(MEMO_MIN_TEXTS, MEMO_TEXTS // max(1, 2 * len(conv._functions)))
-    return {image: [_ColumnMemo(fn, limit) for fn in conv._functions] for image in ("after", "before")}
+    ``tuning.memo_texts`` between them."""
+    limit = max(tuning.memo_min_texts, tuning.memo_texts // max(1, 2 * len(conv._functions)))
+    return {image: [_ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv._functions]
+            for image in ("after", "before")}
 
 
 def _column_converters(conv, schema, memos: dict[str, list[_ColumnMemo]]) -> dict[str, list]:
