@@ -96,9 +96,9 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
                  "note varchar(20) CHARACTER SET latin1, total decimal(8,2));"           # no key
                  "CREATE TABLE a.p1 (id int, _PART int); CREATE TABLE a.p2 (id int, _PART int)", tables)
     names = ["a.t", "b.u", "a.c", "a.n", "a.k", "a.p1", "a.p2"]
-    versions = [{"model": tables.get(n)} for n in names]
+    models = [tables.get(n) for n in names]
     # a column named like the partition column: never written by a job of several versions
-    assert pl._conversion_groups(list(range(7)), versions) == [[0, 1], [2], [3], [4], [5], [6]]
+    assert pl._conversion_groups(list(range(7)), models) == [[0, 1], [2], [3], [4], [5], [6]]
 
 
 def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):

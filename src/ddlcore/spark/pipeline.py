@@ -77,12 +77,15 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import DdlCoreError, DdlParseError
 from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
 from .layout import schema_file, version_dir
+from .quarantine import (CANNOT_CONVERT, CAPTURE_REASON, QUARANTINE_FIELDS, QUARANTINE_SCHEMA, STMT_REASON,
+                         STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, QuarantineRecord, short_reason)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..history import TableVersion
     from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
-           "RunConfig", "Tuning", "spark_session", "check_run_options"]
+           "RunConfig", "Tuning", "spark_session", "check_run_options", "short_reason", "version_list", "label"]
 
 #: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form;
 #: ``catalog`` and ``source`` as their JSON text)
@@ -753,30 +756,6 @@ def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
 _EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", ")]
 
 
-#: staged row partitions (``_part``) that are not a table version
-_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
-_PART_KINDS = (_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE)
-#: the quarantine reasons the tagging and conversion build (the Spark path in ``_run`` and
-#: ``_write_version``, the driver-side path in ``ddlcore.spark.small``): a statement-format DML
-#: event (then its first ``STMT_TEXT_CHARS`` characters), a row the capture marked (then the
-#: capture's reason), a row of a table with no version in force (the table's dotted name
-#: between the two parts), a row that cannot be converted (``conversion_reason``)
-STMT_REASON, STMT_TEXT_CHARS = "statement-format DML: the change log does not carry its rows: ", 300
-CAPTURE_REASON = "capture: "
-UNKNOWN_TABLE_REASON = ("unknown table: no schema of ", " in force at this seq")
-CANNOT_CONVERT = "cannot convert: "
-
-
-def conversion_reason(errors: list[tuple[str | None, str | None, str | None]]) -> str:
-    """The quarantine reason of a row that cannot be converted, from its errors ``(column,
-    raw value's text form, reason)`` (column ``None``: the row's arity), after image first:
-    ``cannot convert: status (9): enum index out of range; row (3): expected 4 raw values, got
-    3``.  The Spark path builds the same text in the JVM (``_write_version``)."""
-    return CANNOT_CONVERT + "; ".join(f"{'row' if c is None else c} ({'null' if v is None else v}): {r or ''}"
-                                      for c, v, r in errors)
-_QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
-                      "`table` STRING, reason STRING, event STRING")
-_QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
 #: ``check_run_options``' default: read the output's log.json if it is local
 _LOCAL = object()
 #: the pipeline's own columns in every row file
@@ -1133,7 +1112,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
         candidates = [] if inputs.no_history else small.history_candidates() if small is not None else _read_events(
             spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
         events = []
-        bad_history: list[tuple] = []
+        bad_history: list[QuarantineRecord] = []
         for r in candidates:
             if r.op not in HISTORY_OPS:
                 continue
@@ -1141,8 +1120,8 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                 events.append(validate(_line_object(r["_line"])))
             except (ValueError, TypeError) as exc:
                 if last is None or r.seq > last:
-                    bad_history.append((r.seq, None, r.op, None, None, None,
-                                        f"malformed {r.op} event: {exc}", r["_line"]))
+                    bad_history.append(QuarantineRecord(r.seq, None, r.op, None, None, None,
+                                                        f"malformed {r.op} event: {exc}", r["_line"]))
         events.sort(key=lambda e: e.seq)
         sources = [e for e in events if e.op == "source"]
         info = state.log_info()
@@ -1160,7 +1139,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             hist_path = Path(local_tmp) / "_history.sqlite"
             if fs.exists("_history.sqlite"):
                 fs.copy_to_local("_history.sqlite", str(hist_path))
-        failed_ddl: list[tuple] = []
+        failed_ddl: list[QuarantineRecord] = []
         try:
             hist = SchemaHistory.open(hist_path, dialect=name, lenient=not cfg.strict)
         except HistoryError as exc:
@@ -1175,14 +1154,14 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                     raise PipelineError(str(exc), ev.seq) from None
                 result.drift.extend(f"seq {ev.seq}: {w}" for w in rec.warnings if w.startswith("drift"))
                 if rec.status == "failed":
-                    failed_ddl.append((ev.seq, ev.position, "ddl", ev.database, ev.schema, None,
-                                       "DDL could not be parsed: " + (rec.error or {}).get("reason", "unparsable DDL"),
-                                       ev.to_line()))
+                    why = (rec.error or {}).get("reason", "unparsable DDL")
+                    failed_ddl.append(QuarantineRecord(ev.seq, ev.position, "ddl", ev.database, ev.schema, None,
+                                                       "DDL could not be parsed: " + why, ev.to_line()))
             result.ddl = sum(1 for e in todo_events if e.op == "ddl")
             fold = hist.folds_table_names
-            versions = _version_list(hist)
+            versions = version_list(hist)
             if sink is not None:  # the sink's physical column names (ddlcore.sinks)
-                versions = sink.prepare(hist, versions, dialect=name)
+                versions = _sink_versions(sink, hist, versions, name)
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
@@ -1221,12 +1200,12 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             # target), in conversion groups: the rows are staged by group, so a log of thousands of
             # table versions stages a few dozen directories, not thousands
             live = sorted(set(_live(versions, last)) | {k for _, k in replay_lines})
-            groups = _conversion_groups(live, versions)
+            groups = _conversion_groups(live, [v.table for v in versions])
             gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
                                "g_part INT, g_grp INT")
             vdf = _local_frame(
-                spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
-                  v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
+                spark, [(_fold(v.table_id.database, fold), _fold(v.table_id.schema, fold), _fold(v.table_id.name, fold), k,
+                  v.valid_from_seq, v.valid_to_seq, v.reason if v.blocked else collide.get(k)) for k, v in enumerate(versions)],
                 "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
             rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
             is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
@@ -1237,26 +1216,26 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             tagged = rows.join(F.broadcast(vdf), cond, "left")
             op = F.col("op")
             part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
-                    .when(~F.col("_valid"), F.lit(_PART_INVALID))
-                    .when(op == "stmt", F.lit(_PART_STMT))
-                    .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
-                    .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
-                    .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
+                    .when(~F.col("_valid"), F.lit(PartKind.INVALID.value))
+                    .when(op == "stmt", F.lit(PartKind.STATEMENT.value))
+                    .when(F.col("quarantine").isNotNull(), F.lit(PartKind.CAPTURE.value))
+                    .when(F.col("v_part").isNull(), F.lit(PartKind.UNKNOWN_TABLE.value))
+                    .when(F.col("v_reason").isNotNull(), F.lit(PartKind.BLOCKED.value))
                     .otherwise(F.col("v_part")))
             where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
-            reason = (F.when(F.col("_part") == _PART_STMT,
+            reason = (F.when(F.col("_part") == PartKind.STATEMENT.value,
                              F.concat(F.lit(STMT_REASON), F.substring(F.col("ddl"), 1, STMT_TEXT_CHARS)))
-                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
-                      .when(F.col("_part") == _PART_UNKNOWN,
+                      .when(F.col("_part") == PartKind.CAPTURE.value, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
+                      .when(F.col("_part") == PartKind.UNKNOWN_TABLE.value,
                             F.concat(F.lit(UNKNOWN_TABLE_REASON[0]), where, F.lit(UNKNOWN_TABLE_REASON[1])))
-                      .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
+                      .when(F.col("_part") == PartKind.BLOCKED.value, F.col("v_reason")))
             staged = (tagged.withColumn("_part", part)
                       .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
                       .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
                               "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
                               .alias("_grp"), reason.alias("_reason"),
                               F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
+                              F.when(F.col("_part") == PartKind.INVALID.value, F.col("_file")).alias("_file"),
                               # the bytes of its values, summed per group below (groups of few
                               # rows but large values are not converted on the driver)
                               F.when(F.col("_part") >= 0, F.expr(f"{_IMAGE_BYTES.format('after')} + "
@@ -1264,7 +1243,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             # one open file per staged directory and task, instead of sorting each task's rows by
             # directory first — unless there are more directories than the heap lets a task
             # keep files open (``_partitioned_writers``)
-            staged_dirs = len(groups) + len(_PART_KINDS)
+            staged_dirs = len(groups) + len(PartKind)
             with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(
                     staged_dirs, _open_writers_per_task(spark, 1, tuning.heap_mb_per_open_writer))}):
                 (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
@@ -1289,13 +1268,14 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             quarantined = []
             new_malformed: list[str] = []
             records = list(failed_ddl) + bad_history
-            if _PART_INVALID in parts:
-                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
+            if PartKind.INVALID in parts:
+                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={PartKind.INVALID.value}"),
+                                                              state,
                                                               inputs, on_held=result.held.append)
                 records += malformed
             if records:
-                quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
-            for k in (k for k in parts if k < 0 and k != _PART_INVALID):
+                quarantined.append(_local_frame(spark, [r.as_tuple() for r in records], QUARANTINE_SCHEMA))
+            for k in (k for k in parts if k < 0 and k != PartKind.INVALID):
                 quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
                     "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                     F.col("_line").alias("event")))
@@ -1317,9 +1297,9 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                     staged_counts[(r["_part"], r["op"])] = r["count"]
                     staged_bytes[r["_part"]] += r["bytes"] or 0
             todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
-                versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
+                versions[k].table_id.database or "", versions[k].table_id.schema or "", versions[k].table_id.name, versions[k].version))
             # column names differing only in case (PostgreSQL): written as they are
-            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
+            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k].table) for k in todo)
                     else {})
             # versions whose conversion and output schema are the same (the same columns and table
             # defaults: sharded or copied tables, and versions whose change left the columns alone)
@@ -1334,7 +1314,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
             def convert(i: int, g: int) -> tuple[list[int], str | None]:
                 group = groups[g]
                 v = versions[group[0]]
-                say(f"converting {_label(v)} version {v['version']}"
+                say(f"converting {label(v)} version {v.version}"
                     + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
                     + f" ({i + 1}/{len(order)})")
                 bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
@@ -1344,11 +1324,11 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                 ops = {o for (k, o), n in staged_counts.items() if n and k in members}
                 rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
                 if len(group) == 1:
-                    target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                    target = fs.str(f"{staging}/{version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)}")
                     partition_by = None
                 else:
                     target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
-                has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                has_bad = _write_version(rows, v.table, sopts, name, target, bad_dir,
                                          after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
                                          partition_by=partition_by, partitions=len(group))
                 # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
@@ -1419,7 +1399,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                     if len(group) > 1:
                         for k in group:
                             v = versions[k]
-                            group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
+                            group_dirs[k] = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
             finally:
                 gc.unfreeze()
             bad_counts: dict[tuple[int, str], int] = defaultdict(int)
@@ -1431,9 +1411,9 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                 for o in ROW_OPS:
                     n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
                     if n:
-                        result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                        result.counts[(v.table_id.database or "", label(v, db=False), v.version, o)] = n
                         result.rows += n
-                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+                result.versions_written.append((v.table_id.database, label(v, db=False), v.version))
             if bad_dirs:
                 converted_bad = _read_own(spark, fs, *bad_dirs)
                 if cfg.strict:
@@ -1454,7 +1434,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                 bad = _union(quarantined).persist()
                 try:
                     for r in bad.groupBy("reason").count().collect():
-                        short = _short_reason(r.reason)
+                        short = short_reason(r.reason)
                         result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
                         result.quarantined += r["count"]
                     # every field in every record, null ones too (Spark's JSON writer drops them by default)
@@ -1467,7 +1447,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                 kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
                 result.replayed = len(old_quarantine) - len(kept)
                 fs.write_text(f"{staging}/_quarantine/{run_id}-part-kept.json", "".join(
-                    json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
+                    json.dumps({k: r.get(k) for k in QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
                 deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
@@ -1527,49 +1507,33 @@ def _fold(name: str | None, fold: bool) -> str | None:
     return name.lower() if (fold and name is not None) else name
 
 
-def _label(v: dict, db: bool = True) -> str:
-    parts = ([v["database"] or "?"] if db else []) + ([v["schema"]] if v["schema"] is not None else [])
-    return ".".join(parts + [v["table"]])
-
-
-def _short_reason(reason: str) -> str:
-    """The quarantine summary's key: the reason up to its first colon for the reasons that go
-    on with details (conversion errors, DDL errors, blocked tables, statements)."""
-    for head in ("cannot convert", "DDL could", "statement-format DML", "capture", "malformed"):
-        if reason.startswith(head):
-            return reason.split(": ", 1)[0]
-    m = re.match(r"(schema unknown since seq \d+)", reason)
-    if m:
-        return m.group(1)
-    m = re.match(r"(.+?:\d+): (malformed .*)", reason)
-    if m:
-        return m.group(2).split(": ", 1)[0]
-    return reason
-
-
-short_reason = _short_reason  # public: ``ddlcore status`` groups the quarantine by it too
+def label(v: TableVersion, db: bool = True) -> str:
+    """A version's table as a run names it: ``database.[schema.]table`` (``?`` for no
+    database), without the database when ``db`` is false (``RunResult.counts``' ``table``)."""
+    parts = ([v.table_id.database or "?"] if db else []) + ([v.table_id.schema] if v.table_id.schema is not None else [])
+    return ".".join(parts + [v.table_id.name])
 
 
 def _meta_collision(table) -> bool:
     return bool(set(table.column_names) & set(META_COLUMNS))
 
 
-def _collisions(versions: list[dict[str, Any]]) -> dict[int, str]:
-    """The versions (indexes into ``_version_list``) with a source column named like a pipeline
+def _collisions(versions: list[TableVersion]) -> dict[int, str]:
+    """The versions (indexes into ``version_list``) with a source column named like a pipeline
     column (``_op``, ...), each with the reason its rows are quarantined: never mixed up with
     the pipeline's own columns."""
-    return {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
-                f"of {v['table']} collide with the pipeline's own columns: rows not written")
-            for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
+    return {k: (f"column name(s) {', '.join(sorted(set(v.table.column_names) & set(META_COLUMNS)))} "
+                f"of {v.table_id.name} collide with the pipeline's own columns: rows not written")
+            for k, v in enumerate(versions) if v.table is not None and _meta_collision(v.table)}
 
 
-def _live(versions: list[dict[str, Any]], last: int | None) -> list[int]:
-    """The versions (indexes into ``_version_list``, ascending) that can get rows in a run
+def _live(versions: list[TableVersion], last: int | None) -> list[int]:
+    """The versions (indexes into ``version_list``, ascending) that can get rows in a run
     after the checkpoint ``last`` (``None``: a first run): with a model, not blocked, no
     column named like the pipeline's, in force past ``last``."""
     return [k for k, v in enumerate(versions)
-            if v["model"] is not None and not v["blocked"] and not _meta_collision(v["model"])
-            and (last is None or v["to"] is None or v["to"] > last)]
+            if v.table is not None and not v.blocked and not _meta_collision(v.table)
+            and (last is None or v.valid_to_seq is None or v.valid_to_seq > last)]
 
 
 def _case_collision(table) -> bool:
@@ -1578,7 +1542,7 @@ def _case_collision(table) -> bool:
 
 
 def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tuple = ((), ()), *,
-                       on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
+                       on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
     its file, text and occurrence — the how-manieth line of that text in the file — is
@@ -1593,7 +1557,7 @@ def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tu
 
 
 def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ()), *,
-                        on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
+                        on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
     """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
     ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
     ``_line`` the raw text, ``_file`` its file's URI).  The last line of a local file that has
@@ -1644,8 +1608,8 @@ def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = (()
             if key in known:
                 continue
             new_keys.append(key)
-        records.append((r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
-                        f"{where}: {why}", line))
+        records.append(QuarantineRecord(r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
+                                        f"{where}: {why}", line))
     return records, new_keys
 
 
@@ -1727,7 +1691,7 @@ def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[tuple[int, int]]]
     return found
 
 
-def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
+def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
     """The committed quarantine records of row events whose table had no known schema at their
     seq (blocked, or unknown) and whose *next* version is a definition from the source
     (``snapshot``: a resync, or ``create``) with nothing in between: ``(event line, target
@@ -1743,9 +1707,9 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
                 records.append(r)
     by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        by_table[(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold))].append((k, v))
+        by_table[(_fold(v.table_id.database, fold), _fold(v.table_id.schema, fold), _fold(v.table_id.name, fold))].append((k, v))
     for vs in by_table.values():
-        vs.sort(key=lambda kv: kv[1]["from"])
+        vs.sort(key=lambda kv: kv[1].valid_from_seq)
     lines, keys = [], set()
     for r in records:
         if r.get("op") not in ROW_OPS or not r.get("event") or r.get("seq") is None:
@@ -1756,18 +1720,18 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
             continue
         key = (_fold(r.get("database"), fold), _fold(r.get("schema"), fold), _fold(r.get("table"), fold))
         seq = r["seq"]
-        later = [(k, v) for k, v in by_table.get(key, []) if v["from"] > seq]
-        before = [v for _, v in by_table.get(key, []) if v["from"] < seq]
+        later = [(k, v) for k, v in by_table.get(key, []) if v.valid_from_seq > seq]
+        before = [v for _, v in by_table.get(key, []) if v.valid_from_seq < seq]
         if not later:
             continue
         k, nxt = later[0]
         in_force = before[-1] if before else None
         if drift:  # the binlog's metadata contradicted the history: only a resync settles it
-            if nxt["kind"] != "snapshot":
+            if nxt.kind != "snapshot":
                 continue
-        elif in_force is not None and not in_force["blocked"]:
+        elif in_force is not None and not in_force.blocked:
             continue  # a schema was known at its seq (dropped, or in force): not replayable
-        if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create") or _meta_collision(nxt["model"]):
+        if nxt.table is None or nxt.kind not in ("snapshot", "create") or _meta_collision(nxt.table):
             continue
         lines.append((r["event"], k))
         keys.add(_record_key(r))
@@ -2053,51 +2017,57 @@ def _shape(model: dict[str, Any]) -> str:
     return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
 
 
-def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
-    """``todo`` (version indexes) grouped by what their conversion and output schema depend
-    on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
+def _conversion_groups(todo: list[int], models: list[Any]) -> list[list[int]]:
+    """``todo`` (version indexes into ``models``, the versions' tables) grouped by what their
+    conversion and output schema depend on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
     but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
     (both are functions of the model without its name), so one plan converts them all.
     Groups keep ``todo``'s order (by their first version).  A version with a column named
     like the partition column (``_part``, in any case) is written alone."""
     groups: dict[str, list[int]] = {}
     for k in todo:
-        if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
+        if any(n.lower() == "_part" for n in models[k].column_names):
             groups[f"alone {k}"] = [k]
             continue
-        groups.setdefault(_shape(versions[k]["model"].to_json()), []).append(k)
+        groups.setdefault(_shape(models[k].to_json()), []).append(k)
     return list(groups.values())
 
 
-def _version_list(hist) -> list[dict[str, Any]]:
-    """Every table version in the history: ``database``, ``schema``, ``table``, ``version``,
-    ``from``/``to`` (valid seqs), ``kind``, ``model`` (the ``Table``; ``None`` for a dropped or
-    blocked table), ``blocked`` and ``reason`` (a blocked version's: rows in its span are
-    quarantined with it).  Dropped spans are left out (rows there are of an unknown table)."""
-    out = []
-    for v in hist.all_versions():
-        if v.table is None and not v.blocked:
-            continue
-        out.append({"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
-                    "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
-                    "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None})
-    return out
+def version_list(hist) -> list[TableVersion]:
+    """The table versions of the history ``hist`` that row events can be tagged with
+    (``ddlcore.history.TableVersion``: ``table_id``, ``version``, ``valid_from_seq`` /
+    ``valid_to_seq``, ``kind``, ``table`` — the model — and, when ``blocked``, the ``reason`` its
+    span's rows are quarantined with).  Dropped spans are left out (rows there are of an unknown
+    table).  A run refers to a version by its index in this list (the staged ``_part``)."""
+    return [v for v in hist.all_versions() if v.table is not None or v.blocked]
 
 
-def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int | None) -> list[dict[str, Any]]:
-    """The versions (of ``_version_list``) whose schema file this run writes: on a first run
+def _sink_versions(sink, hist, versions: list[TableVersion], dialect: str) -> list[TableVersion]:
+    """``versions`` as ``sink`` writes them (``Sink.prepare``: a version's model may get the
+    physical column names the format needs).  The sink interface takes and returns the versions
+    as mappings (``database``, ``schema``, ``table``: the name, ``version``, ``model``: the
+    table); only their models can change."""
+    given = [{"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
+              "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
+              "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None} for v in versions]
+    prepared = sink.prepare(hist, given, dialect=dialect)
+    return [v if d["model"] is v.table else replace(v, table=d["model"]) for v, d in zip(versions, prepared)]
+
+
+def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | None) -> list[TableVersion]:
+    """The versions (of ``version_list``) whose schema file this run writes: on a first run
     (``last`` ``None``) every version with a table model; then those that began after the
     checkpoint ``last`` (new), those that ended after it (their ``valid_to_seq`` changed),
     and any whose file is missing from ``OUT/_schemas`` — a committed file of a version that
     began and ended by ``last`` holds what this run would write (``_run``: the history
     records events after the checkpoint only; the type-mapping options and the dialect are
     the output's, ``check_run_options``)."""
-    todo = [v for v in versions if v["model"] is not None]
+    todo = [v for v in versions if v.table is not None]
     if last is None:
         return todo
     have = set(fs.names("_schemas"))
-    return [v for v in todo if v["from"] > last or (v["to"] is not None and v["to"] > last)
-            or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
+    return [v for v in todo if v.valid_from_seq > last or (v.valid_to_seq is not None and v.valid_to_seq > last)
+            or schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version) not in have]
 
 
 def _file_names(run_id: str) -> dict[str, str]:
@@ -2110,9 +2080,9 @@ def _file_names(run_id: str) -> dict[str, str]:
             "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
 
 
-def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopts: dict[str, Any],
+def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
                    dialect: str) -> None:
-    """The schema file of each version of ``schemas`` (``_version_list`` entries) into the
+    """The schema file of each version of ``schemas`` (``version_list`` entries) into the
     directory ``rel`` of the output, which does not exist yet: written with Python into a local
     temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
     output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
@@ -2129,14 +2099,14 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopt
         tree.mkdir()  # the umask's mode, not mkdtemp's 0700
         structs: dict[str, Any] = {}
         for v in schemas:
-            model = v["model"].to_json()
+            model = v.table.to_json()
             shape = _shape(model)
             if shape not in structs:
-                structs[shape] = struct_type(v["model"], dialect, options=sopts).jsonValue()
-            (tree / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
-                "database": v["database"], "schema": v["schema"], "table": v["table"],
-                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
-                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                structs[shape] = struct_type(v.table, dialect, options=sopts).jsonValue()
+            (tree / schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)).write_text(json.dumps({
+                "database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
+                "schema_version": v.version, "valid_from_seq": v.valid_from_seq, "valid_to_seq": v.valid_to_seq,
+                "directory": version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version),
                 "struct_type": structs[shape], "model": model}, indent=2), encoding="utf-8")
         fs.mkdirs(rel.rpartition("/")[0])
         fs.put_tree(str(tree), rel)

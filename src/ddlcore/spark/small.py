@@ -45,14 +45,19 @@ from collections import Counter, defaultdict, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import raw
 from ..runconfig import Tuning
 from . import columnar
 from . import pipeline as pl
 from .layout import version_dir
+from .quarantine import (CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, PartKind, QuarantineRecord, conversion_reason,
+                         short_reason, unknown_table_reason)
 from .seqcheck import first_duplicate
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..history import TableVersion
 
 __all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
@@ -354,7 +359,7 @@ class DriverIncrement:
 
     # -- the run --------------------------------------------------------------------------------
 
-    def run(self, result, *, versions: list[dict], fold: bool, history_records: list[tuple], state,
+    def run(self, result, *, versions: list[TableVersion], fold: bool, history_records: list[QuarantineRecord], state,
             staging: str, run_id: str, sopts: dict, dialect: str, strict: bool,
             say=lambda msg: None) -> tuple[dict[int, str], list[str], list[str]]:
         """Tag, convert and write this increment's row events into ``staging`` (the run's
@@ -381,20 +386,20 @@ class DriverIncrement:
         result.last_seq = max(x for x in (self.max_seq, last) if x is not None)
         tagged = _tag(fresh, versions, fold, last)
         records = list(history_records)
-        invalid = [ev for ev, part, _ in tagged if part == pl._PART_INVALID]
+        invalid = [ev for ev, part, _ in tagged if part == PartKind.INVALID]
         new_malformed: list[str] = []
         if invalid:
             malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs,
                                                               on_held=result.held.append)
             records += malformed
         for ev, part, reason in tagged:
-            if part < 0 and part != pl._PART_INVALID:
+            if part < 0 and part != PartKind.INVALID:
                 f = ev.fields
-                records.append((f["seq"], f["position"], f["op"], f["database"], f["schema"], f["table"],
-                                reason, ev.line))
+                records.append(QuarantineRecord(f["seq"], f["position"], f["op"], f["database"], f["schema"],
+                                                f["table"], reason, ev.line))
         if strict and records:
-            first = min(records, key=_by_seq)
-            raise pl.PipelineError(first[6], first[0])
+            first = min(records, key=QuarantineRecord.by_seq)
+            raise pl.PipelineError(first.reason, first.seq)
         by_version: dict[int, list[_Event]] = defaultdict(list)
         for ev, part, _ in tagged:
             if part >= 0:
@@ -414,20 +419,20 @@ class DriverIncrement:
             for ev, reason in bad:
                 f = ev.fields
                 for line in lines.get((ev.seq, f["position"], ev.op), [None]):
-                    records.append((ev.seq, f["position"], ev.op, f["database"], f["schema"], f["table"], reason, line))
+                    records.append(QuarantineRecord(ev.seq, f["position"], ev.op, f["database"], f["schema"],
+                                                    f["table"], reason, line))
         if records:
-            records.sort(key=_by_seq)
+            records.sort(key=QuarantineRecord.by_seq)
             for r in records:
-                short = pl._short_reason(r[6])
+                short = short_reason(r.reason)
                 result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + 1
             result.quarantined += len(records)
-            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json", "".join(
-                json.dumps(dict(zip(pl._QUARANTINE_FIELDS, r)), ensure_ascii=False, separators=(",", ":")) + "\n"
-                for r in records))
+            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json",
+                          "".join(r.to_line() + "\n" for r in records))
         return {}, new_malformed, []
 
 
-def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict], last: int | None, sopts: dict,
+def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableVersion], last: int | None, sopts: dict,
                       dialect: str, result, open_file) -> list[tuple[_Event, str]]:
     """Convert each version's row events (``by_version``: version index → events, in file
     order), write its good rows into a file ``open_file(version)`` gives, and count them into
@@ -435,13 +440,13 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
     # the Spark path converts the versions of a conversion group with one plan, in one job
     groups = [[k for k in members if k in by_version]
-              for members in pl._conversion_groups(pl._live(versions, last), versions)]
+              for members in pl._conversion_groups(pl._live(versions, last), [v.table for v in versions])]
     grouped = {k for members in groups for k in members}
     groups += [[k] for k in by_version if k not in grouped]  # not live (never with rows): alone
     bad = [b for members in groups if members
            for b in convert_group(members, by_version, versions, sopts, dialect, open_file)]
-    todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
-                                             versions[k]["table"], versions[k]["version"]))
+    todo = sorted(by_version, key=lambda k: (versions[k].table_id.database or "", versions[k].table_id.schema or "",
+                                             versions[k].table_id.name, versions[k].version))
     bad_counts = Counter((part, ev.op) for ev, part, _ in bad)
     for k in todo:
         v = versions[k]
@@ -449,9 +454,9 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
         for o in pl.ROW_OPS:
             n = counts[o] - bad_counts[(k, o)]
             if n:
-                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = n
+                result.counts[(v.table_id.database or "", pl.label(v, db=False), v.version, o)] = n
                 result.rows += n
-        result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
+        result.versions_written.append((v.table_id.database, pl.label(v, db=False), v.version))
     return [(ev, reason) for ev, _, reason in bad]
 
 
@@ -482,7 +487,7 @@ class _GroupJob:
         from . import RowConverter
 
         self.members, self.versions, self.open_file = members, versions, open_file
-        self.conv = RowConverter(versions[members[0]]["model"], dialect, options=sopts)
+        self.conv = RowConverter(versions[members[0]].table, dialect, options=sopts)
         self.memos = _memos(self.conv, tuning) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)
@@ -656,7 +661,7 @@ def _remove_files(paths: list[str], root: str) -> None:
 
 
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
-                   versions: list[dict], *,
+                   versions: list[TableVersion], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that
@@ -908,7 +913,7 @@ def _ipc(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str, rows,
+def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts: dict, dialect: str, rows,
                    local_out: tuple[str, str] | None = None, tuning: Tuning = Tuning()
                    ) -> tuple[list[tuple[str, bytes]], list[dict], bool, list[str]] | None:
     """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
@@ -928,8 +933,8 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     chunks, ops = _chunks(rows, tuning.chunk_rows)
     files: list[tuple[str, bytes]] = []
 
-    def open_file(v: dict):
-        directory = version_dir(v["database"], v["schema"], v["table"], v["version"])
+    def open_file(v: TableVersion):
+        directory = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
         if local_out is None:
             return _Bytes(lambda data: files.append((directory, data)))
         os.makedirs(local_out[0], exist_ok=True)
@@ -989,8 +994,8 @@ def _version_opener(fs, staging: str, run_id: str):
     """The ``open_file(version)`` of ``convert_group``: a new Parquet file of a version's rows in
     ``staging/<version_dir>/`` (through ``fs``, Hadoop's FileSystem, when it is closed), named
     after the run (the commit's rule)."""
-    def open_file(v: dict) -> _Bytes:
-        rel = _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]), run_id)
+    def open_file(v: TableVersion) -> _Bytes:
+        rel = _version_file(staging, version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version), run_id)
         return _Bytes(lambda data: _write_bytes(fs, rel, data))
     return open_file
 
@@ -1059,33 +1064,27 @@ def _staged_value(t: str | None) -> Any:
     return v
 
 
-def _by_seq(record: tuple) -> tuple:
-    """Quarantine records in ``seq`` order, those without one first (Spark's
-    ``asc_nulls_first``)."""
-    return (record[0] is not None, record[0] or 0)
-
-
-def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
+def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
     """Each event that is not a history event, with the partition the Spark path's tagging
-    gives it (a version's index, or one of ``pipeline._PART_*``) and its quarantine reason
+    gives it (a version's index, or a ``PartKind``) and its quarantine reason
     (``None`` for a version's row and a malformed line, whose reason is built later).  A row
     event of a version whose column names collide with the pipeline's is that version's
-    ``_PART_BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
+    ``PartKind.BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
     (non-ASCII, with folded table names)."""
     collide = pl._collisions(versions)
     index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        index[(pl._fold(v["database"], fold), pl._fold(v["schema"], fold), pl._fold(v["table"], fold))].append((k, v))
+        index[(pl._fold(v.table_id.database, fold), pl._fold(v.table_id.schema, fold), pl._fold(v.table_id.name, fold))].append((k, v))
     out = []
     for ev in events:
         f = ev.fields
         if ev.valid and ev.op in pl.HISTORY_OPS:
             continue
         if not ev.valid:
-            out.append((ev, pl._PART_INVALID, None))
+            out.append((ev, PartKind.INVALID, None))
             continue
         if ev.op == "stmt":
-            out.append((ev, pl._PART_STMT, pl.STMT_REASON + f["ddl"][:pl.STMT_TEXT_CHARS]))
+            out.append((ev, PartKind.STATEMENT, STMT_REASON + f["ddl"][:STMT_TEXT_CHARS]))
             continue
         matches: list[tuple[int, dict]] = []
         if ev.op in pl.ROW_OPS:
@@ -1094,15 +1093,14 @@ def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | Non
                 raise _Unsure
             key = tuple(pl._fold(n, fold) for n in names)
             matches = [(k, v) for k, v in index.get(key, ())
-                       if v["from"] is not None and ev.seq > v["from"] and (v["to"] is None or ev.seq < v["to"])]
+                       if v.valid_from_seq is not None and ev.seq > v.valid_from_seq and (v.valid_to_seq is None or ev.seq < v.valid_to_seq)]
         for k, v in matches or [(None, None)]:
             if f["quarantine"] is not None:
-                out.append((ev, pl._PART_CAPTURE, pl.CAPTURE_REASON + f["quarantine"]))
+                out.append((ev, PartKind.CAPTURE, CAPTURE_REASON + f["quarantine"]))
             elif k is None:
-                where = ".".join(x for x in (f["database"] or "?", f["schema"], f["table"]) if x is not None)
-                out.append((ev, pl._PART_UNKNOWN, pl.UNKNOWN_TABLE_REASON[0] + where + pl.UNKNOWN_TABLE_REASON[1]))
-            elif v["blocked"] or k in collide:
-                out.append((ev, pl._PART_BLOCKED, v["reason"] if v["blocked"] else collide[k]))
+                out.append((ev, PartKind.UNKNOWN_TABLE, unknown_table_reason(f["database"], f["schema"], f["table"])))
+            elif v.blocked or k in collide:
+                out.append((ev, PartKind.BLOCKED, v.reason if v.blocked else collide[k]))
             else:
                 out.append((ev, k, None))
     return out
@@ -1294,7 +1292,7 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
             failed |= fb
             keep[j] = keep[j] and not fb
         if ea or eb:
-            errored.append((rows.event(j), pl.conversion_reason([*ea, *eb])))
+            errored.append((rows.event(j), conversion_reason([*ea, *eb])))
     kept = range(n) if all(keep) else [j for j in range(n) if keep[j]]
     images = [none if image is None else image
               for image in ((image_b[j] if ops[j] == "d" else image_a[j]) for j in kept)]
