@@ -14,6 +14,7 @@ from ddlcore.raw import encode_json as e
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
 from .support import Log, parquet_rows, shop_log  # noqa: E402
@@ -90,7 +91,7 @@ def test_rerun_on_a_grown_log_processes_only_new_events(spark, tmp_path):
 def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, monkeypatch):
     log = shop_log(tmp_path)
     out = tmp_path / "out"
-    real = pl._apply_moves
+    real = commit.apply_moves
     calls = {"n": 0}
 
     def dying(moves, fs):
@@ -98,11 +99,11 @@ def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, 
         real(moves[:1], fs)
         raise KeyboardInterrupt("killed while moving files")
 
-    monkeypatch.setattr(pl, "_apply_moves", dying)
+    monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), out, spark=spark)
     assert (out / "_state" / "pending.json").exists()
-    monkeypatch.setattr(pl, "_apply_moves", real)
+    monkeypatch.setattr(commit, "apply_moves", real)
     res = pl.run_pipeline(log.write(), out, spark=spark)              # rolls forward, then nothing new
     assert res.events == 0
     _, rows1 = parquet_rows(spark, out, "orders", 1)
@@ -117,7 +118,7 @@ def test_a_run_killed_before_its_commit_point_leaves_nothing_visible(spark, tmp_
     def dying(*a, **k):
         raise KeyboardInterrupt("killed before the commit point")
 
-    monkeypatch.setattr(pl, "_merge_run_json", dying)
+    monkeypatch.setattr(commit, "merge_run_json", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), out, spark=spark)
     assert not (out / "shop").exists()

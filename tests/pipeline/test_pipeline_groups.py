@@ -15,6 +15,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.runconfig import Tuning  # noqa: E402
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
 from .support import SHARD, Log, sharded_log  # noqa: E402
@@ -70,7 +71,7 @@ def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs
         assert gr == sr
     # no group directory left behind, no stray file in a version directory
     assert not list((tmp_path / "grouped").rglob("_part=*"))
-    assert not list((tmp_path / "grouped").rglob(pl._GROUPS))
+    assert not list((tmp_path / "grouped").rglob(commit.GROUPS))
     s1 = _rows(spark, g["shop/s1/schema_version=1"])[1]
     assert [(r["_op"], r["id"], r["status"]) for r in s1] == [("c", 2 ** 32 - 2, "new"), ("c", 2 ** 32 - 5, "new"),
                                                                ("u", 2 ** 32 - 2, "paid")]

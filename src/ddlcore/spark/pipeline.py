@@ -36,22 +36,9 @@ themselves: docs/pipeline.md, "Reading the output without Spark").
 Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
 table, reason, event`` (the event's raw text), every key present even when null.
 
-Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
-API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
-``OUT/_state/staging/<run>/``, every file named after the run (``_file_names``; rows that
-cannot be converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine
-file is written); when every write has succeeded it gives the staging directory the output's layout (``_assemble``), writes
-``OUT/_state/pending.json`` (the moves — a whole directory where its destination is new, else
-file by file, ``_plan_moves`` — the files to delete, the new checkpoint, fsynced), moves them
-into place, deletes the replaced quarantine files, writes the checkpoint and removes
-``pending.json``.
-A run holds the output's lock (``ddlcore.spark.outlock``) for its whole length, so only the
-lock's holder removes staging files or rolls a commit forward; a file to move that is gone from
-both ends stops the commit (``_apply_moves``).
-A run killed before ``pending.json`` exists leaves only staging files, removed by the next
-run, which redoes the work; a run killed after it is rolled forward by the next run before it
-reads anything.  So no row is lost or written twice, and readers of a table directory only
-ever see files of committed runs (up to the few renames of a roll-forward in progress).
+Commit protocol: ``ddlcore.spark.commit`` (a run writes into ``OUT/_state/staging/<run>/`` and
+commits by one plan, ``pending.json``, rolled forward by the next run if it was killed after
+writing it: no row lost or written twice).
 """
 
 from __future__ import annotations
@@ -74,8 +61,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import DdlCoreError, DdlParseError
+from ..errors import DdlParseError, PipelineError
 from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
+from . import commit
+from .commit import OutputState
+from .context import RunContext
 from .layout import schema_file, version_dir
 from .quarantine import (CANNOT_CONVERT, CAPTURE_REASON, QUARANTINE_FIELDS, QUARANTINE_SCHEMA, STMT_REASON,
                          STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, QuarantineRecord, short_reason)
@@ -98,18 +88,6 @@ ROW_OPS = ("c", "u", "d", "r", "t")
 #: ops recorded in the schema history, never output rows
 HISTORY_OPS = ("ddl", "source")
 ALL_OPS = ROW_OPS + HISTORY_OPS + ("stmt",)
-
-
-class PipelineError(DdlCoreError):
-    """The run stopped (``--strict`` and a bad event, a DDL event that cannot be parsed in
-    strict mode, a change log that is not the continuation of the output's, run options that
-    differ from the output's); ``seq`` / ``reason`` name the first bad event.  Nothing was
-    committed."""
-
-    def __init__(self, reason: str, seq: int | None = None):
-        self.reason = reason
-        self.seq = seq
-        super().__init__(f"event seq {seq}: {reason}" if seq is not None else reason)
 
 
 @dataclass
@@ -218,101 +196,6 @@ def submitted() -> bool:
 
 # --------------------------------------------------------------------------------------------
 # state and commit
-# --------------------------------------------------------------------------------------------
-
-
-def _write_json(fs: "OutputFS", rel: str, data: Any) -> None:
-    """``data`` as JSON into ``rel``, atomically (``OutputFS.write_text``)."""
-    fs.write_text(rel, json.dumps(data, indent=2, sort_keys=True), atomic=True)
-
-
-def _read_json(fs: "OutputFS", rel: str) -> Any:
-    text = fs.read_text(rel)
-    return None if text is None else json.loads(text)
-
-
-class _State:
-    """``OUT/_state`` (paths relative to ``OUT``, read and written through ``fs``): the
-    checkpoint, the commit in progress, the staging area, the log's identity and run options
-    (``log.json``) and the malformed lines already quarantined (``malformed.json``)."""
-
-    def __init__(self, fs: "OutputFS"):
-        self.fs = fs
-        self.dir = "_state"
-        self.checkpoint = "_state/checkpoint.json"
-        self.pending = "_state/pending.json"
-        self.staging = "_state/staging"
-        self.log = "_state/log.json"
-        self.malformed = "_state/malformed.json"
-        self.inputs = "_state/inputs.json"
-
-    def last_seq(self) -> int | None:
-        data = _read_json(self.fs, self.checkpoint)
-        return None if data is None else data["last_seq"]
-
-    def log_info(self) -> dict | None:
-        return _read_json(self.fs, self.log)
-
-    def malformed_keys(self) -> set[str]:
-        return set(_read_json(self.fs, self.malformed) or ())
-
-    def marks(self) -> dict[str, dict[str, Any]]:
-        """``inputs.json``: what the committed runs consumed of each local JSON Lines
-        change-log file, ``{real path: {"offset": bytes, "fingerprint": hex}}``
-        (``_incremental_inputs``); empty when none was recorded or when it is not the
-        checkpoint's (its ``run`` differs from the checkpoint's: a checkpoint removed or put
-        back by hand)."""
-        data = _read_json(self.fs, self.inputs) or {}
-        checkpoint = _read_json(self.fs, self.checkpoint) or {}
-        if data.get("run") is None or data.get("run") != checkpoint.get("run"):
-            return {}
-        return dict(data.get("files") or {})
-
-    def recover(self) -> bool:
-        """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
-        rolled = False
-        plan = _read_json(self.fs, self.pending)
-        if plan is not None:
-            _apply_plan(plan, self)
-            self.fs.delete(self.pending)
-            rolled = True
-        self.fs.delete(self.staging, recursive=True)
-        return rolled
-
-
-def _apply_plan(plan: dict[str, Any], state: _State) -> None:
-    """Carry out a commit plan (idempotent: a roll-forward may repeat it).  Its paths are
-    relative to the output (absolute local paths in a plan of an earlier version)."""
-    fs = state.fs
-    _apply_moves(plan["moves"], fs)
-    for path in plan.get("deletes", ()):
-        fs.delete(path)
-    for name, data in (plan.get("state") or {}).items():
-        _write_json(fs, f"{state.dir}/{name}", data)
-    if plan.get("sink") is not None:  # the sink's commit (an Iceberg transaction), before the checkpoint
-        from ..sinks.base import commit_plan
-        commit_plan(plan["sink"], fs)
-    _write_json(fs, state.checkpoint, plan["checkpoint"])
-    if plan.get("run_json") is not None:
-        _write_json(fs, plan["run_json_path"], plan["run_json"])
-
-
-def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
-    """The moves of a commit plan (``_plan_moves``: ``[src, dst]`` a file, ``[src, dst, "dir"]``
-    a whole directory), idempotent: a source moved already is skipped, and a directory move that
-    an object store left half done (it copies file by file) is finished file by file
-    (``OutputFS.move_dir``).  A source that is neither where the plan put it nor at its
-    destination is an error (``PipelineError``), never skipped: the run's files were lost."""
-    for move in moves:
-        moved = fs.move_dir(move[0], move[1]) if len(move) > 2 and move[2] == "dir" else fs.move(move[0], move[1])
-        if not moved and not fs.exists(move[1]):
-            raise PipelineError(f"commit: {fs.str(move[0])} is missing and was not moved to {fs.str(move[1])}: "
-                                f"a file of the run was lost (removed by another process?); the commit "
-                                f"({_State(fs).pending}) cannot be finished")
-
-
-# --------------------------------------------------------------------------------------------
-# reading the change log
 # --------------------------------------------------------------------------------------------
 
 
@@ -516,7 +399,7 @@ def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str,
     read whole, as before (the lines before the checkpoint are still left out unparsed:
     ``_read_events``' ``after_seq``).  Either way the filters on ``seq`` stay, so reading
     more than is new never writes a row twice.  ``marks``: the previous run's
-    ``inputs.json`` files (``_State.marks``).  Returns ``(inputs, new marks)``."""
+    ``inputs.json`` files (``OutputState.marks``).  Returns ``(inputs, new marks)``."""
     from .fs import is_uri
 
     text, parquet = inputs
@@ -843,7 +726,7 @@ def _local_log_info(out: str | os.PathLike) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _check_identity(out: str, state: _State, sources: list, last: int | None, *,
+def _check_identity(out: str, state: OutputState, sources: list, last: int | None, *,
                     continued: bool = False) -> dict | None:
     """The log's identity (from its source events) checked against the output's.
     ``continued``: part of the log was not read because the committed runs read it
@@ -972,7 +855,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
         fs = OutputFS(spark, out)
     except Py4JJavaError as exc:  # no filesystem for the scheme, an unreachable name node, ...
         raise PipelineError(f"output {out}: {_java_error(exc)}") from None
-    state = _State(fs)
+    state = OutputState(fs)
     created = None
     lock = OutputLock(fs) if cfg.take_lock else None
     try:
@@ -1066,7 +949,7 @@ def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
     return None
 
 
-def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, t0, sink=None) -> RunResult:
+def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, say, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -1081,16 +964,16 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
     last = state.last_seq()
     result = RunResult(previous_seq=last)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    ctx = RunContext(spark, state, cfg, run_id, last, result, say)
     # paths relative to the output (``fs``); ``fs.str(...)`` is the URI Spark reads and writes
-    staging = f"{state.staging}/{run_id}"
-    rows_dir = f"{state.staging}/{run_id}.rows"
+    staging, rows_dir = ctx.staging, ctx.rows_dir
     local_tmp = None
     restore_settings: Callable[[], None] = lambda: None
 
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
-    restore_names = _session_settings(spark, _file_names(run_id))
+    restore_names = _session_settings(spark, commit.file_names(run_id))
     try:
         # -- only the bytes of the change-log files past what the committed runs read -----------
         given = len(inputs[0])
@@ -1327,7 +1210,7 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
                     target = fs.str(f"{staging}/{version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)}")
                     partition_by = None
                 else:
-                    target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
+                    target, partition_by = fs.str(f"{staging}/{commit.GROUPS}/{group[0]}"), "_part"
                 has_bad = _write_version(rows, v.table, sopts, name, target, bad_dir,
                                          after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
                                          partition_by=partition_by, partitions=len(group))
@@ -1463,27 +1346,13 @@ def _run(spark, inputs, out: str, state: _State, cfg: RunConfig, *, sopts, say, 
         if local_tmp is not None:
             shutil.rmtree(local_tmp, ignore_errors=True)
 
-    # -- commit ----------------------------------------------------------------------------------
+    # -- commit (ddlcore.spark.commit) --------------------------------------------------------------
     say("committing")
     result.seconds = time.perf_counter() - t0
-    run_json = _merge_run_json(fs, result)
-    _assemble(fs, staging, group_dirs)
-    moves = _plan_moves(fs, staging, run_id)
-    if sink is not None:
-        sink.stage(spark, fs, staging, run_id, last)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts,
                 "format": "parquet" if sink is None else sink.format}
-    plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
-    if new_malformed:
-        plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
-    plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
-            "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": "_run.json",
-            "sink": None if sink is None else sink.plan(fs, staging, run_id, result.last_seq, last)}
-    _write_json(fs, state.pending, plan)  # the commit point
-    _apply_plan(plan, state)
-    fs.delete(state.pending)
-    fs.delete(state.staging, recursive=True)
+    commit.commit(ctx, group_dirs=group_dirs, deletes=deletes, new_malformed=new_malformed, marks=marks,
+                  log_info=log_info, sink=sink)
     say("committed")
     return result
 
@@ -1541,7 +1410,7 @@ def _case_collision(table) -> bool:
     return len(set(names)) != len(names)
 
 
-def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tuple = ((), ()), *,
+def _malformed_records(spark, part_dir: str, state: OutputState, inputs: _Inputs | tuple = ((), ()), *,
                        on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
     """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
     the file and line number; a line without a ``seq`` is quarantined once (its key, made of
@@ -1556,7 +1425,7 @@ def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tu
     return malformed_from_rows(rows, state, inputs, on_held=on_held)
 
 
-def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ()), *,
+def malformed_from_rows(rows: list, state: OutputState, inputs: _Inputs | tuple = ((), ()), *,
                         on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
     """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
     ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
@@ -1832,7 +1701,7 @@ def _partitioned_writers(partitions: int, open_per_task: int) -> str:
     bound) — its rows are then written as they come — else ``"0"``: Spark sorts each task's
     rows by partition and keeps one file open at a time.  Never a value in between: a task
     that outgrows the setting falls back to sorting mid-task, which fails on a file name it
-    has already used (the files are named after the run, ``_file_names``)."""
+    has already used (the files are named after the run, ``commit.file_names``)."""
     return str(partitions + 1) if partitions < open_per_task else "0"
 
 
@@ -2004,9 +1873,6 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     return has_bad
 
 
-#: the staging directory of the jobs that write several table versions (``_GROUPS/<first
-#: version>/_part=<version>/``); the commit moves each version's files to its own directory
-_GROUPS = "_groups"
 #: the table model's fields that name the table: versions equal but for these are converted alike
 _IDENTITY_FIELDS = ("database", "schema", "name")
 
@@ -2070,16 +1936,6 @@ def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | 
             or schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version) not in have]
 
 
-def _file_names(run_id: str) -> dict[str, str]:
-    """The session settings of a run's writes: every file Spark writes is named after the run
-    (``<run>-part-NNNNN-<job uuid>-c000.snappy.parquet``: Spark 4 takes the Hadoop property
-    ``mapreduce.output.basename``, SPARK-49991), and no job writes a ``_SUCCESS`` marker — so a
-    staged version directory holds exactly the files its output directory gets, and the commit
-    moves it whole (``_plan_moves``) instead of renaming each file to add the run id."""
-    return {"mapreduce.output.basename": f"{run_id}-part",
-            "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
-
-
 def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
                    dialect: str) -> None:
     """The schema file of each version of ``schemas`` (``version_list`` entries) into the
@@ -2114,121 +1970,3 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts:
         shutil.rmtree(local, ignore_errors=True)
 
 
-def _make_dirs(fs: "OutputFS", dirs: set[str]) -> None:
-    """Make the directories ``dirs`` of the output (relative paths; the parent of each is in
-    ``dirs`` or exists): each top-most one with every one below it at once, made locally and
-    moved in (``OutputFS.put_tree``) — not a Hadoop ``mkdirs`` each, which on a local output
-    runs a ``chmod`` process each."""
-    if not dirs:
-        return
-    below: dict[str, list[str]] = defaultdict(list)
-    for d in dirs:
-        top = d
-        while top.rpartition("/")[0] in dirs:
-            top = top.rpartition("/")[0]
-        below[top].append(d)
-    local = tempfile.mkdtemp(prefix="ddlcore-dirs-")
-    try:
-        for i, (top, inside) in enumerate(sorted(below.items())):
-            tree = Path(local, str(i))
-            tree.mkdir()
-            for d in inside:
-                if d != top:
-                    (tree / d[len(top) + 1:]).mkdir(parents=True, exist_ok=True)
-            fs.put_tree(str(tree), top)
-    finally:
-        shutil.rmtree(local, ignore_errors=True)
-
-
-def _assemble(fs: "OutputFS", staging: str, group_dirs: dict[int, str]) -> None:
-    """Before the commit point, give the run's staging directory ``staging`` the output's
-    layout, so that the commit can move whole directories (``_plan_moves``): each version
-    written by a job of several (``_GROUPS/<first>/_part=<version>/``) is renamed to its own
-    directory (``group_dirs``: version → its directory, relative to the output), one rename
-    each, and the directories above them that the staging directory lacks are made at once
-    (``_make_dirs``).  Only the group directories and the parents of these destinations are
-    listed (``OutputFS.names``), never every staged file.  A
-    crash here leaves only staging files: the next run deletes them.  Raises
-    ``PipelineError`` for staged rows of a version with no directory in ``group_dirs``."""
-    groups = f"{staging}/{_GROUPS}"
-    parts: dict[str, str] = {}
-    for first in fs.names(groups):
-        for name in fs.names(f"{groups}/{first}"):
-            if name.startswith("_part="):  # a partition directory of Spark's
-                k = int(name.split("=", 1)[1])
-                if k not in group_dirs:
-                    raise PipelineError(f"{groups}/{first}/{name}: staged rows of table version {k} "
-                                        f"with no output directory")
-                parts[f"{groups}/{first}/{name}"] = f"{staging}/{group_dirs[k]}"
-    listed: dict[str, set[str]] = {}
-    found: dict[str, bool] = {staging: True}
-
-    def exists(d: str) -> bool:  # in the staging directory, from listings of its parents
-        if d not in found:
-            parent, _, name = d.rpartition("/")
-            if exists(parent) and parent not in listed:
-                listed[parent] = set(fs.names(parent))
-            found[d] = name in listed.get(parent, ())
-        return found[d]
-
-    if len(set(parts.values())) < len(parts) or any(exists(d) for d in parts.values()):
-        raise PipelineError(f"{staging}: a table version staged twice")  # pragma: no cover - a bug
-    missing: set[str] = set()
-    for dst in parts.values():
-        d = dst.rpartition("/")[0]
-        while d not in missing and not exists(d):
-            missing.add(d)
-            d = d.rpartition("/")[0]
-    _make_dirs(fs, missing)
-    for src, dst in parts.items():  # none of them exists: a rename each, without a check
-        fs.rename_new(src, dst)
-
-
-def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
-    """The commit's moves (paths relative to the output): the run's staging directory
-    (``_assemble``d into the output's layout) merged into the output.  A staged directory whose
-    destination does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a
-    handful of directories, not a file each —; one that exists is descended into; a file is
-    moved by itself, ``[src, dst]``: rows appended to an existing version directory, a schema
-    file or the history's copy replacing its namesake.  Data and quarantine files are named
-    after the run (``<run>-...``; Spark's by ``_file_names``, the driver's by their writers),
-    so files of different runs never collide; one moved by itself without that prefix gets it.
-    Names beginning with ``.`` (a local filesystem's ``.crc`` side files, moved with their
-    file) or ``_SUCCESS`` and the emptied ``_GROUPS`` directory are left out.  Only staged
-    directories whose destination exists are listed (and their destinations, by name)."""
-    moves: list[list[str]] = []
-
-    def merge(rel: str) -> None:  # ``rel`` is a directory in the staging area and in the output
-        kids = fs.list(f"{staging}/{rel}".rstrip("/"))
-        there = set(fs.names(rel)) if any(is_dir for _, is_dir in kids) else set()
-        for name, is_dir in kids:
-            if name.startswith(".") or name == "_SUCCESS" or (not rel and name == _GROUPS):
-                continue
-            sub = f"{rel}/{name}" if rel else name
-            if is_dir:
-                if name in there:
-                    merge(sub)
-                else:
-                    moves.append([f"{staging}/{sub}", sub, "dir"])
-            elif not rel or rel.split("/", 1)[0] == "_schemas" or name.startswith(f"{run_id}-"):
-                moves.append([f"{staging}/{sub}", sub])
-            else:
-                moves.append([f"{staging}/{sub}", f"{rel}/{run_id}-{name}"])
-
-    merge("")
-    return moves
-
-
-def _merge_run_json(fs: "OutputFS", result: RunResult) -> dict[str, Any]:
-    total: dict[str, int] = defaultdict(int)
-    runs = 0
-    prev = _read_json(fs, "_run.json")
-    if prev is not None:
-        runs = prev.get("runs", 0)
-        for row in prev.get("total", {}).get("counts", []):
-            total[json.dumps([row["database"], row["table"], row["schema_version"], row["op"]])] += row["rows"]
-    for (d, t, v, o), n in result.counts.items():
-        total[json.dumps([d, t, v, o])] += n
-    counts = [{"database": d, "table": t, "schema_version": v, "op": o, "rows": n}
-              for (d, t, v, o), n in sorted((tuple(json.loads(k)), n) for k, n in total.items())]
-    return {"runs": runs + 1, "last_run": result.to_json(), "total": {"counts": counts}}
