@@ -249,3 +249,28 @@ def test_versions_with_one_image_only(spark, tmp_path):
     assert rows2[0]["_before"].asDict() == {"id": 2 ** 32 - 1, "s": ["a", "b"], "n": "x"}
     staged_images = sorted(p.name for p in (out / "_state").rglob("_img=*"))
     assert staged_images == []                                        # staging is gone after the commit
+
+
+def test_a_directory_is_read_as_the_same_change_log_files_by_run_and_history_record(spark, tmp_path):
+    """A directory's change-log files are ``ddlcore.changelog.changelog_files`` for every
+    reader: ``ddlcore run`` reads the ``.ndjson`` file beside a Parquet one, as ``history
+    record`` does (it used to read only the Parquet files of a directory without ``*.jsonl*``)."""
+    from click.testing import CliRunner
+
+    from ddlcore.changelog import changelog_files, read_changelog, write_parquet
+    from ddlcore.cli import main
+
+    log = shop_log(tmp_path)
+    plain = log.write()
+    events = list(read_changelog(plain))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cut = 3  # the first events (the database and the table) as JSON Lines, the rows after as Parquet
+    (logs / "a.ndjson").write_text("".join(line + "\n" for line in plain.read_text().splitlines()[:cut]))
+    write_parquet(events[cut:], logs / "b.parquet")
+    assert [f.name for f in changelog_files(logs)] == ["a.ndjson", "b.parquet"]
+    res = pl.run_pipeline(logs, tmp_path / "out", spark=spark)
+    whole = pl.run_pipeline(plain, tmp_path / "whole", spark=spark)
+    assert (res.ddl, res.counts, res.last_seq) == (whole.ddl, whole.counts, whole.last_seq) and res.ddl == 3
+    recorded = CliRunner().invoke(main, ["history", "record", "--dialect", "mysql", str(logs), "--store", str(tmp_path / "h.sqlite")])
+    assert recorded.exit_code == 0, recorded.output

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..changelog import HISTORY_OPS, OPS, ROW_OPS
 from ..errors import DdlParseError, PipelineError
 from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
 from . import commit
@@ -83,11 +84,8 @@ EVENT_SCHEMA_DDL = ("seq LONG, position STRING, ts LONG, op STRING, database STR
                     "`table` STRING, ddl STRING, before ARRAY<STRING>, after ARRAY<STRING>, "
                     "`schema` STRING, tx STRING, `row` LONG, quarantine STRING, snapshot BOOLEAN, "
                     "search_path ARRAY<STRING>, catalog STRING, source STRING")
-#: the ops whose events become output rows
-ROW_OPS = ("c", "u", "d", "r", "t")
-#: ops recorded in the schema history, never output rows
-HISTORY_OPS = ("ddl", "source")
-ALL_OPS = ROW_OPS + HISTORY_OPS + ("stmt",)
+#: every op (``ddlcore.changelog``, the contract, defines them and ``ROW_OPS``, ``HISTORY_OPS``)
+ALL_OPS = tuple(sorted(OPS))
 
 
 @dataclass
@@ -276,21 +274,19 @@ class _CaptureBound:
 
 
 def _capture_bound(changelog: Path) -> _CaptureBound | None:
-    """The ``checkpoint.json`` a capture (``ddlcore capture mysql|postgres``) keeps beside its
-    ``changelog.jsonl``: ``seq``, ``changelog_bytes``, ``phase``.  While the first run's snapshot
-    is in progress (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
-    directory, name = (changelog, "changelog.jsonl") if changelog.is_dir() else (changelog.parent, changelog.name)
-    path = directory / "checkpoint.json"
-    if name != "changelog.jsonl" or not path.is_file() or not (directory / name).is_file():
+    """What of a capture's output (``changelog``: its directory or its change-log file) is
+    final, by the checkpoint the capture keeps beside its change log
+    (``ddlcore.capture.read_checkpoint_bound``).  While the first run's snapshot is in progress
+    (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
+    from ..capture import CHANGELOG_NAME, read_checkpoint_bound
+
+    if not changelog.is_dir() and changelog.name != CHANGELOG_NAME:
         return None
-    try:
-        cp = json.loads(path.read_text(encoding="utf-8"))
-        seq, nbytes, phase = int(cp["seq"]), int(cp["changelog_bytes"]), str(cp.get("phase", "streaming"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # not a capture's checkpoint
-    if phase != "streaming":
-        seq, nbytes = 0, 0
-    return _CaptureBound(seq, (directory / name).resolve(), nbytes, phase)
+    cp = read_checkpoint_bound(changelog if changelog.is_dir() else changelog.parent)
+    if cp is None:
+        return None
+    seq, nbytes = (cp.seq, cp.changelog_bytes) if cp.phase == "streaming" else (0, 0)
+    return _CaptureBound(seq, cp.changelog.resolve(), nbytes, cp.phase)
 
 
 def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
@@ -322,13 +318,10 @@ def _inputs(changelog: Path) -> _Inputs:
     capture's output (``_capture_bound``)."""
     from ..changelog import ChangeLogError, changelog_files
 
-    if changelog.is_dir() and not any(changelog.glob("*.jsonl*")) and any(changelog.glob("*.parquet")):
-        files = sorted(changelog.glob("*.parquet"))
-    else:
-        try:
-            files = changelog_files(changelog)
-        except ChangeLogError as exc:
-            raise PipelineError(str(exc)) from None
+    try:
+        files = changelog_files(changelog)
+    except ChangeLogError as exc:
+        raise PipelineError(str(exc)) from None
     parquet = [str(f) for f in files if f.suffix == ".parquet"]
     text = [str(f) for f in files if f.suffix != ".parquet"]
     inputs = _Inputs((text, parquet))
