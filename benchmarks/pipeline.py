@@ -12,7 +12,7 @@ scenario: ``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[
   the JVM's adaptive heap sizing back on (``LIMIT_CONF``: its fastest; ddlcore's sessions
   keep fixed generation sizes for a driver peak that does not grow with the log);
 * **ddlcore**: ``run_pipeline`` (history, version tagging, conversion — in local mode in the
-  driver's worker processes, ``ddlcore.spark.small`` —, quarantine, commit);
+  driver's worker processes, ``ddlcore.spark.driver`` —, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
   tagging and commit) with each table version converted by a per-row Python UDF applying
   ``RowConverter.try_convert`` in a Spark job instead of ddlcore's converters (every

@@ -58,7 +58,8 @@ from typing import Any, Iterable, Iterator
 from . import raw
 from .errors import DdlCoreError
 
-__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "IMAGE_OPS", "HISTORY_OPS", "encode_value",
+__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "IMAGE_OPS", "AFTER_OPS", "BEFORE_OPS",
+           "HISTORY_OPS", "encode_value",
            "decode_value", "encode_row", "decode_row", "read_changelog", "iter_changelog",
            "ChangeLogWriter", "write_parquet", "EVENT_FIELDS", "BASE_FIELDS", "OPTIONAL_FIELDS",
            "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files",
@@ -71,6 +72,9 @@ __all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "IMAGE
 OPS = frozenset({"ddl", "c", "u", "d", "r", "t", "source", "stmt"})
 ROW_OPS = ("c", "u", "d", "r", "t")
 IMAGE_OPS = ("c", "u", "d", "r")
+#: the row events whose ``after`` / ``before`` image is read (an image an event of another op
+#: carries, such as an insert's ``before``, is ignored: neither converted nor an error)
+AFTER_OPS, BEFORE_OPS = ("c", "r", "u"), ("u", "d")
 HISTORY_OPS = ("ddl", "source")
 #: the fields of the first contract (always written)
 BASE_FIELDS = ("seq", "position", "ts", "op", "database", "table", "ddl", "before", "after")

@@ -1,5 +1,5 @@
 """Conversion groups of few rows converted on the driver inside a Spark run
-(``small.convert_staged``, for groups of at most ``Tuning.driver_max_rows`` staged rows) against
+(``driver.convert_staged``, for groups of at most ``Tuning.driver_max_rows`` staged rows) against
 a Spark job per group (``DRIVER_MAX_ROWS = -1``): the same log gives the same output — rows,
 Parquet schemas and Spark's footer, ``_run.json`` counts, quarantine records, state — on logs
 with every MySQL type family, PostgreSQL types, groups of several versions (sharded tables)
@@ -28,7 +28,7 @@ pytest.importorskip("pyarrow")
 
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import driver  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, event, lines_of, mysql_extra_events, quarantine  # noqa: E402
 from .support import EVENT, Log, memo_table, sharded_log  # noqa: E402
@@ -241,8 +241,8 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     for t in ("a", "b", "c"):
         log.row("c", t, after=[1, "xy", 7])
     tuning = replace(ON_DRIVER, group_max_bytes=1_000, batch_bytes=5)  # a batch per group (4 bytes each)
-    assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
-    assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
+    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
+    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
     _read_in_batches(monkeypatch)
     res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning)
     assert res.rows == 5
@@ -346,7 +346,7 @@ def test_driver_groups_keep_spark_footer_and_names(spark, tmp_path, monkeypatch)
     for f in files:
         assert f.name.startswith(run + "-part-"), f.name
         meta = pq.read_schema(f).metadata
-        struct = json.loads(meta[small.ROW_METADATA_KEY.encode()])
+        struct = json.loads(meta[driver.ROW_METADATA_KEY.encode()])
         assert [x["name"] for x in struct["fields"]][-len(pl.META_COLUMNS):] == list(pl.META_COLUMNS)
 
 
@@ -369,7 +369,7 @@ def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeyp
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
+    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="a worker's own error") as exc:
         _run(spark, log, out, TWO_WORKERS)
@@ -381,7 +381,7 @@ def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypa
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("die"))
+    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("die"))
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
         _run(spark, log, out, TWO_WORKERS)
@@ -410,14 +410,14 @@ def test_workers_never_talk_to_the_jvm(spark):
     and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
     assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
-    with small._Converters(2) as submit:
+    with driver._Converters(2) as submit:
         assert submit(_finalizers).result() == 0
         assert submit(_ignores_sigint).result()
     assert _finalizers() > 0 and not _ignores_sigint()
 
 
 def _reference_values(texts: list) -> list | str:
-    """What ``small._staged_values`` must give: every text through ``raw.from_text``, kept where
+    """What ``driver._staged_values`` must give: every text through ``raw.from_text``, kept where
     it is its value's text form or a tagged value that decodes; ``"unsure"`` otherwise."""
     from ddlcore import raw
 
@@ -456,8 +456,8 @@ def test_staged_values_fast_paths_agree_with_raw_from_text(texts):
     plain payload) give exactly what ``raw.from_text`` and the text-form check give, value and
     type, and leave to Spark exactly the same images."""
     try:
-        got = small._staged_values(texts)
-    except small._Unsure:
+        got = driver._staged_values(texts)
+    except driver._Unsure:
         got = "unsure"
     want = _reference_values(texts)
     assert repr(got) == repr(want)
@@ -476,10 +476,10 @@ def test_workers_die_with_the_driver(tmp_path):
     pids = tmp_path / "pids"
     script.write_text(f"""
 import os, time
-from ddlcore.spark import small
+from ddlcore.spark import driver
 def pid():
     return os.getpid()
-with small._Converters(2) as submit:
+with driver._Converters(2) as submit:
     found = {{submit(pid).result() for _ in range(20)}}
     open({str(pids)!r}, "w").write(" ".join(map(str, found)))
     time.sleep(60)
@@ -520,10 +520,10 @@ def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
 
     local = OutputFS(spark, str(tmp_path))
     assert spark.sparkContext.master.startswith("local") and local.scheme == "file"
-    assert small.driver_max_rows(spark, local, Tuning()) is None
+    assert driver.driver_max_rows(spark, local, Tuning()) is None
     monkeypatch.setattr(OutputFS, "scheme", property(lambda self: "hdfs"))
-    assert small.driver_max_rows(spark, local, Tuning()) == Tuning().cluster_max_rows == 20_000
-    assert small.driver_max_rows(spark, local, Tuning(driver_max_rows=7)) == 7
+    assert driver.driver_max_rows(spark, local, Tuning()) == Tuning().cluster_max_rows == 20_000
+    assert driver.driver_max_rows(spark, local, Tuning(driver_max_rows=7)) == 7
 
 
 @given(st.lists(EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
@@ -539,20 +539,20 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
 
     conv = RowConverter(memo_table(), dialect="mysql")
     after, before = images
-    memos = {image: [small._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
     for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
-        columns = {name: [None] * len(chunk) for name in small._ROW_FIELDS}
+        columns = {name: [None] * len(chunk) for name in driver._ROW_FIELDS}
         columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
                        before=[e[2] for e in chunk])
         try:
-            values = {"after": [small._staged_values(e[1]) for e in chunk],
-                      "before": [small._staged_values(e[2]) for e in chunk]}
-        except small._Unsure:
-            with pytest.raises(small._Unsure):
-                small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+            values = {"after": [driver._staged_values(e[1]) for e in chunk],
+                      "before": [driver._staged_values(e[2]) for e in chunk]}
+        except driver._Unsure:
+            with pytest.raises(driver._Unsure):
+                driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
             return
-        want = small._convert(conv, small._Rows(columns, values), after=after, before=before)
-        got = small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+        want = driver._convert(conv, driver._Rows(columns, values), after=after, before=before)
+        got = driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
         assert repr(got[0]) == repr(want[0])
         assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
         assert got[2] == want[2]
@@ -568,7 +568,7 @@ def test_column_memos_are_bounded():
 
     conv = RowConverter(memo_table(), dialect="mysql")
     tuning = Tuning()
-    memos = small._memos(conv, tuning)
+    memos = driver._memos(conv, tuning)
     assert {m.limit for ms in memos.values() for m in ms} == {max(tuning.memo_min_texts, tuning.memo_texts // 16)}
 
     def convert(v):
@@ -576,7 +576,7 @@ def test_column_memos_are_bounded():
             raise Fail("no")
         return v.upper()
 
-    memo = small._ColumnMemo(convert, 2)
+    memo = driver._ColumnMemo(convert, 2)
     long = "x" * (tuning.memo_text_chars + 1)
-    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), small._SLOW, "B", "C", "A"]
+    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), driver._SLOW, "B", "C", "A"]
     assert set(memo) == {None, "a", "b"} and memo.slow == 1

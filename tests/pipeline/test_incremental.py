@@ -18,12 +18,13 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import readlog  # noqa: E402
 
 from .support import Log, base, source  # noqa: E402
 from .support import quarantine_by_seq as quarantine  # noqa: E402
 
 
-#: these tests are about how the Spark path reads the tails (``_read_events``): small increments
+#: these tests are about how the Spark path reads the tails (``readlog.read_events``): small increments
 #: go there, not to the driver-side path (tests/pipeline/test_small_increment.py checks that
 #: both write the same)
 SPARK_PATH = Tuning(driver_increment_max_bytes=-1)
@@ -35,20 +36,20 @@ def run(*args, **kw):
 
 
 class Reads:
-    """Records what each ``_read_events`` call of a run was given: ``(history_only, JSON
+    """Records what each ``readlog.read_events`` call of a run was given: ``(history_only, JSON
     Lines files, tail copies)``."""
 
     def __init__(self, monkeypatch):
         self.calls: list[tuple[bool, list[str], int]] = []
         self.settings: list[dict[str, str]] = []  # what the session's settings were while reading
-        real = pl._read_events
+        real = readlog.read_events
 
         def spy(spark, inputs, **k):
             self.calls.append((k.get("history_only", False), list(inputs[0]), len(getattr(inputs, "tails", ()))))
             self.settings.append({key: spark.conf.get(key, None) for key in pl._INTERPRETED})
             return real(spark, inputs, **k)
 
-        monkeypatch.setattr(pl, "_read_events", spy)
+        monkeypatch.setattr(readlog, "read_events", spy)
 
     def clear(self) -> None:
         self.calls.clear()

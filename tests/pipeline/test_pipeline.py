@@ -272,5 +272,6 @@ def test_a_directory_is_read_as_the_same_change_log_files_by_run_and_history_rec
     res = pl.run_pipeline(logs, tmp_path / "out", spark=spark)
     whole = pl.run_pipeline(plain, tmp_path / "whole", spark=spark)
     assert (res.ddl, res.counts, res.last_seq) == (whole.ddl, whole.counts, whole.last_seq) and res.ddl == 3
-    recorded = CliRunner().invoke(main, ["history", "record", "--dialect", "mysql", str(logs), "--store", str(tmp_path / "h.sqlite")])
+    recorded = CliRunner().invoke(main, ["history", "record", "--dialect", "mysql", str(logs),
+                                         "--store", str(tmp_path / "h.sqlite")])
     assert recorded.exit_code == 0, recorded.output

@@ -17,6 +17,8 @@ pyspark = pytest.importorskip("pyspark")
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import readlog  # noqa: E402
+from ddlcore.spark import versions  # noqa: E402
 
 from .support import SHARD, Log, sharded_log  # noqa: E402
 
@@ -43,17 +45,17 @@ def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs
         spark, tmp_path, monkeypatch):
     path = sharded_log(tmp_path).write()
     jobs: list[list[int]] = []
-    real = pl._conversion_groups
+    real = versions.conversion_groups
 
-    def recorded(todo, versions):
-        groups = real(todo, versions)
+    def recorded(todo, models):
+        groups = real(todo, models)
         jobs.extend(groups)
         return groups
 
-    monkeypatch.setattr(pl, "_conversion_groups", recorded)
+    monkeypatch.setattr(versions, "conversion_groups", recorded)
     grouped = run(path, tmp_path / "grouped", spark=spark)
     assert sorted(len(g) for g in jobs) == [1, 1, 3]    # s0, s1, s2 v1 together; s2 v2 and other alone
-    monkeypatch.setattr(pl, "_conversion_groups", lambda todo, versions: [[k] for k in todo])
+    monkeypatch.setattr(versions, "conversion_groups", lambda todo, models: [[k] for k in todo])
     single = run(path, tmp_path / "single", spark=spark)
 
     assert grouped.counts == single.counts and grouped.rows == single.rows == 10
@@ -99,7 +101,7 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
     names = ["a.t", "b.u", "a.c", "a.n", "a.k", "a.p1", "a.p2"]
     models = [tables.get(n) for n in names]
     # a column named like the partition column: never written by a job of several versions
-    assert pl._conversion_groups(list(range(7)), models) == [[0, 1], [2], [3], [4], [5], [6]]
+    assert versions.conversion_groups(list(range(7)), models) == [[0, 1], [2], [3], [4], [5], [6]]
 
 
 def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):
@@ -118,13 +120,13 @@ def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path
     with open(path, "a") as fh:
         fh.write(escaped + "\n" + plain + "\n" + torn + "\n")
     parsed = []
-    real = pl._read_events
+    real = readlog.read_events
 
     def spy(*a, **k):
         parsed.append(k.get("after_seq"))
         return real(*a, **k)
 
-    monkeypatch.setattr(pl, "_read_events", spy)
+    monkeypatch.setattr(readlog, "read_events", spy)
     second = run(path, tmp_path / "out", spark=spark)
     assert first.last_seq == n and second.previous_seq == n and second.last_seq == n + 2
     assert None not in parsed[1:]                     # the row pass left old lines out

@@ -1,4 +1,4 @@
-"""The driver-side path of a small incremental run (``ddlcore.spark.small``) against the Spark
+"""The driver-side path of a small incremental run (``ddlcore.spark.driver``) against the Spark
 path: the same increment, appended to the same committed output, processed by each (forced with
 ``Tuning.driver_increment_max_bytes``), gives the same output — rows and Parquet schemas (physical, Spark's
 footer metadata, as pyarrow and Spark read them), ``_run.json`` counts, quarantine records,
@@ -22,7 +22,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import driver  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, mysql_extra_events  # noqa: E402
 from .support import event as _event  # noqa: E402
@@ -118,17 +118,17 @@ def test_lines_spark_reads_otherwise_leave_the_run_to_spark():
     sure = ['{"seq": 1, "position": "p", "op": "c", "table": "t", "after": [1, "a", {"$b64": "AAE="}, null, 1.5]}',
             "not json", '{"seq": 1, "op": "c"', '{"position": "p", "op": "c", "table": "t", "after": [1]}']
     for line in sure:
-        small._spark_event(line, f)
+        driver._spark_event(line, f)
     unsure = ['{"seq": "5", "op": "c"}', '{"seq": 1, "seq": 2}', '{"SEQ": 1}', '{"seq": 1} xyz',
               '{"seq": 1, "after": [1e300]}', '{"seq": 1, "after": ["1.50"]}', '{"seq": 1, "after": "x"}',
               '{"seq": 1, "database": 5}', "[1]", '{"seq": 1.0}', '{"seq": 99999999999999999999}',
               '{"seq": 1, "tx": "\\ud800"}']
     for line in unsure:
-        with pytest.raises(small._Unsure):
-            small._spark_event(line, f)
-    ev = small._spark_event(sure[0], f)
+        with pytest.raises(driver._Unsure):
+            driver._spark_event(line, f)
+    ev = driver._spark_event(sure[0], f)
     assert ev.valid and ev.fields["after"] == ["1", "a", '{"$b64":"AAE="}', None, "1.5"]
-    assert not small._spark_event(sure[3], f).valid
+    assert not driver._spark_event(sure[3], f).valid
 
 
 def _strict_errors(spark, log: Path, out: Path, monkeypatch) -> list[tuple]:

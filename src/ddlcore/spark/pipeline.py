@@ -46,47 +46,38 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import gzip
-import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
 import uuid
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..changelog import HISTORY_OPS, OPS, ROW_OPS
+from ..changelog import AFTER_OPS, BEFORE_OPS, HISTORY_OPS, ROW_OPS
 from ..errors import DdlParseError, PipelineError
 from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
-from . import commit
+from . import commit, readlog
+from . import driver as driver_side
+from . import versions as vs
 from .commit import OutputState
 from .context import RunContext
+from .frames import local_frame, union
 from .layout import schema_file, version_dir
 from .quarantine import (CANNOT_CONVERT, CAPTURE_REASON, QUARANTINE_FIELDS, QUARANTINE_SCHEMA, STMT_REASON,
                          STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, QuarantineRecord, short_reason)
+from .readlog import EVENT_SCHEMA_DDL
+from .versions import META_COLUMNS, META_METADATA
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
     from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
-           "RunConfig", "Tuning", "spark_session", "check_run_options", "short_reason", "version_list", "label"]
-
-#: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form;
-#: ``catalog`` and ``source`` as their JSON text)
-EVENT_SCHEMA_DDL = ("seq LONG, position STRING, ts LONG, op STRING, database STRING, "
-                    "`table` STRING, ddl STRING, before ARRAY<STRING>, after ARRAY<STRING>, "
-                    "`schema` STRING, tx STRING, `row` LONG, quarantine STRING, snapshot BOOLEAN, "
-                    "search_path ARRAY<STRING>, catalog STRING, source STRING")
-#: every op (``ddlcore.changelog``, the contract, defines them and ``ROW_OPS``, ``HISTORY_OPS``)
-ALL_OPS = tuple(sorted(OPS))
-
+           "RunConfig", "Tuning", "spark_session", "check_run_options", "short_reason", "META_COLUMNS", "META_METADATA"]
 
 @dataclass
 class RunResult:
@@ -197,256 +188,6 @@ def submitted() -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _op_regex(*ops: str) -> str:
-    """A regex matching ``"op": "<one of ops>"`` in a JSON line, with any JSON whitespace and
-    any letter spelt as a ``\\u`` escape (JSON has no other way to write them): exact as a
-    pre-filter — a line whose parsed ``op`` is one of ``ops`` matches it."""
-    def letters(word: str) -> str:
-        return "".join(f"({ch}|\\\\u00{ord(ch):02x}|\\\\u00{ord(ch):02X})" for ch in word)
-    return rf'"{letters("op")}"\s*:\s*"(' + "|".join(letters(o) for o in ops) + ')"'
-
-
-def _op_prefilter(value, *ops: str):
-    """A Spark condition on a line's text (``value``) true for every line ``_op_regex(*ops)``
-    matches, and cheap: the line holds ``"<op>"`` as written or a ``\\u`` escape (one of the
-    regex's letters spelt as one).  Byte searches, no regex and no conversion of the line to a
-    Java string: and-ed before the regex, it leaves the regex to the few lines that pass (a
-    quarter of the DDL pass's time on a log of row events)."""
-    from functools import reduce
-
-    return reduce(lambda a, b: a | b, [value.contains(f'"{o}"') for o in ops] + [value.contains("\\u")])
-
-
-#: a line whose event may be recorded in the history (``ddl`` or ``source``)
-_MAYBE_HISTORY = _op_regex(*HISTORY_OPS)
-#: the same over bytes (``\s`` ASCII whitespace only, as in Java's regular expressions)
-_MAYBE_HISTORY_BYTES = re.compile(_MAYBE_HISTORY.encode("ascii"))
-_OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("quarantine", "STRING"),
-                     ("snapshot", "BOOLEAN"), ("search_path", "STRING"), ("catalog", "STRING"),
-                     ("source", "STRING"))
-
-
-class _Inputs(tuple):
-    """``(JSON Lines files, Parquet files)`` of a change log, and ``bound``: what of a
-    capture's output directory is final (``_CaptureBound``), or ``None``; ``tails``: the JSON
-    Lines files that are copies of the unread end of a change-log file (``_Tail``:
-    ``_incremental_inputs``)."""
-
-    bound: "_CaptureBound | None" = None
-    tails: "tuple[_Tail, ...]" = ()
-    #: some file is read from where the committed runs ended (or not at all): its part before
-    #: that was read by them, so the log's identity is the one they recorded
-    continued: bool = False
-    #: every input is such a tail and none holds a line that may be a ``ddl``/``source`` event
-    #: (``_MAYBE_HISTORY``, over the bytes): the DDL pass would find nothing
-    no_history: bool = False
-    #: some input is read whole (not a tail); the bytes of the tails
-    whole: bool = True
-    tail_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class _Tail:
-    """A copy (``copy``: the URI Spark reads; Spark's ``input_file_name()`` of it ends in
-    ``suffix``) of a change-log file's bytes from byte ``start`` on; ``origin``: the file's
-    URI as ``input_file_name()`` gives it when Spark reads the file itself, so a line read
-    from the copy names its own file (``_file``)."""
-
-    copy: str
-    suffix: str
-    origin: str
-    start: int
-
-
-@dataclass(frozen=True)
-class _CaptureBound:
-    """A capture's output read while the capture may be running or may have been killed: only
-    what its ``checkpoint.json`` covers is final.  ``seq``: the last checkpointed seq (events
-    after it may be truncated and written again by the capture's restart, and a snapshot
-    restarted from scratch); ``changelog``, ``durable_bytes``: the change-log file and the
-    length of its checkpointed prefix — a malformed line past it is a line still being written
-    (torn by a kill), never quarantined."""
-
-    seq: int
-    changelog: Path
-    durable_bytes: int
-    phase: str
-
-
-def _capture_bound(changelog: Path) -> _CaptureBound | None:
-    """What of a capture's output (``changelog``: its directory or its change-log file) is
-    final, by the checkpoint the capture keeps beside its change log
-    (``ddlcore.capture.read_checkpoint_bound``).  While the first run's snapshot is in progress
-    (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
-    from ..capture import CHANGELOG_NAME, read_checkpoint_bound
-
-    if not changelog.is_dir() and changelog.name != CHANGELOG_NAME:
-        return None
-    cp = read_checkpoint_bound(changelog if changelog.is_dir() else changelog.parent)
-    if cp is None:
-        return None
-    seq, nbytes = (cp.seq, cp.changelog_bytes) if cp.phase == "streaming" else (0, 0)
-    return _CaptureBound(seq, cp.changelog.resolve(), nbytes, cp.phase)
-
-
-def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
-    """``_inputs`` of a change log that is a URI of another filesystem, listed through
-    Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
-    name).  Raises ``FileNotFoundError`` / ``PipelineError`` as ``_inputs`` does."""
-    from ..changelog import CHANGELOG_SUFFIXES, is_changelog_file
-    from .fs import OutputFS
-
-    fs = OutputFS(spark, uri)
-    try:
-        if not fs.exists():
-            raise FileNotFoundError(f"change log not found: {uri}")
-        if not fs.is_dir():
-            files = [fs.uri]
-        else:
-            files = [fs.str(name) for name, is_dir in fs.list() if not is_dir and is_changelog_file(name)]
-            if not files:
-                raise PipelineError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in {uri}")
-    finally:
-        fs.close()
-    parquet = [f for f in files if f.endswith(".parquet")]
-    return [f for f in files if not f.endswith(".parquet")], parquet
-
-
-def _inputs(changelog: Path) -> _Inputs:
-    """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
-    its change-log files: ``ddlcore.changelog.changelog_files``), with the capture bound of a
-    capture's output (``_capture_bound``)."""
-    from ..changelog import ChangeLogError, changelog_files
-
-    try:
-        files = changelog_files(changelog)
-    except ChangeLogError as exc:
-        raise PipelineError(str(exc)) from None
-    parquet = [str(f) for f in files if f.suffix == ".parquet"]
-    text = [str(f) for f in files if f.suffix != ".parquet"]
-    inputs = _Inputs((text, parquet))
-    inputs.bound = _capture_bound(changelog)
-    return inputs
-
-
-#: a change-log file's consumed prefix is recognised by SHA-256 over its length, its first
-#: and its last ``_FP_EDGE`` bytes and ``_FP_SAMPLES`` blocks of ``_FP_BLOCK`` bytes spread
-#: evenly between (about 0.2 MB read, whatever the file's size)
-_FP_EDGE, _FP_BLOCK, _FP_SAMPLES = 1 << 16, 1 << 12, 32
-#: the tail of a change-log file is copied in chunks of this many bytes
-_COPY_CHUNK = 1 << 22
-
-
-def _prefix_fingerprint(fh, offset: int) -> str:
-    """The fingerprint (hex SHA-256) of the first ``offset`` bytes of the binary file ``fh``:
-    over ``offset`` and the sampled spans of ``_FP_EDGE``/``_FP_BLOCK``/``_FP_SAMPLES``.  It
-    tells the prefix a run consumed from a file rotated, replaced, truncated, rewritten or
-    compressed in its place (their first bytes — the first events' seqs, positions, a source
-    event's epoch — or their bytes before ``offset`` — the last consumed event's seq — differ);
-    an edit inside the consumed part that leaves every sampled byte alone is not seen (a
-    change-log file is expected to be appended to, never edited in place: docs/pipeline.md,
-    "Incremental runs")."""
-    h = hashlib.sha256(b"%d\n" % offset)
-    spans = [(0, _FP_EDGE)]
-    spans += [(offset * i // (_FP_SAMPLES + 1), _FP_BLOCK) for i in range(1, _FP_SAMPLES + 1)]
-    spans.append((max(0, offset - _FP_EDGE), _FP_EDGE))
-    for start, n in spans:
-        n = max(0, min(n, offset - start))
-        fh.seek(start)
-        data = fh.read(n)
-        if len(data) != n:  # shorter than the prefix: cannot be it
-            return "short"
-        h.update(data)
-    return h.hexdigest()
-
-
-def _line_end(fh, start: int, end: int) -> int:
-    """The offset just past the last ``\n`` among bytes ``[start, end)`` of the binary file
-    ``fh`` (``start`` if there is none): where the complete lines end."""
-    pos = end
-    while pos > start:
-        n = min(1 << 16, pos - start)
-        fh.seek(pos - n)
-        i = fh.read(n).rfind(b"\n")
-        if i >= 0:
-            return pos - n + i + 1
-        pos -= n
-    return start
-
-
-def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str, dict[str, Any]],
-                        run_id: str) -> tuple[_Inputs, dict[str, dict[str, Any]]]:
-    """The change-log files this run reads, and what it consumes of each (the new
-    ``inputs.json``, committed with the run).
-
-    A committed run records, per local uncompressed JSON Lines file, the length of the
-    complete lines it read (``offset``: for a capture's file no more than the prefix its
-    checkpoint covers, ``_CaptureBound.durable_bytes``) and ``_prefix_fingerprint`` of them.
-    The next run checks that the file still starts with those bytes (at least ``offset``
-    bytes long, same fingerprint); then every line before ``offset`` was read by a committed
-    run (processed, or quarantined once), so only the bytes after it are read: they are
-    copied into ``OUT/_state/staging/<run>.tail/`` (deleted with the staging area) and read
-    from there (``_Tail``), and a file with nothing after it is not read at all.  Any other
-    file — a first run, a file rotated, replaced, truncated or grown by a rewrite, a
-    compressed file (Hadoop's codec by its name), a URI of another filesystem, Parquet — is
-    read whole, as before (the lines before the checkpoint are still left out unparsed:
-    ``_read_events``' ``after_seq``).  Either way the filters on ``seq`` stay, so reading
-    more than is new never writes a row twice.  ``marks``: the previous run's
-    ``inputs.json`` files (``OutputState.marks``).  Returns ``(inputs, new marks)``."""
-    from .fs import is_uri
-
-    text, parquet = inputs
-    bound = getattr(inputs, "bound", None)
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    codecs = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(conf)
-    read: list[str] = []
-    tails: list[_Tail] = []
-    new_marks: dict[str, dict[str, Any]] = {}
-    whole = bool(parquet)  # some input is read whole
-    history = False  # some tail may hold a ddl or source event
-    continued = False
-    tail_bytes = 0
-    for i, name in enumerate(text):
-        hpath = jvm.org.apache.hadoop.fs.Path(name)
-        if is_uri(name) or codecs.getCodec(hpath) is not None:
-            read.append(name)
-            whole = True
-            continue
-        real = os.path.realpath(_plain_path(name))
-        with open(real, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            mark = marks.get(real)
-            start = 0
-            if (mark is not None and 0 < int(mark["offset"]) <= size
-                    and _prefix_fingerprint(fh, int(mark["offset"])) == mark["fingerprint"]):
-                start = int(mark["offset"])
-            end = _line_end(fh, start, size)
-            if bound is not None and Path(real) == bound.changelog:  # only its checkpointed prefix is final
-                end = max(start, min(end, bound.durable_bytes))
-            new_marks[real] = {"offset": end, "fingerprint": _prefix_fingerprint(fh, end)}
-            if start == 0:
-                read.append(name)
-                whole = True
-                continue
-            continued = True
-            if start == size:  # nothing new in it
-                continue
-            rel = f"{_tail_dir(run_id)}/{i}.jsonl"
-            history = _copy_range(fh, start, size, fs, rel) or history
-            tail_bytes += size - start
-        origin = hpath.getFileSystem(conf).makeQualified(hpath).toUri().toString()
-        read.append(fs.str(rel))
-        tails.append(_Tail(fs.str(rel), f"/{run_id}.tail/{i}.jsonl", origin, start))
-    out = _Inputs((read, parquet))
-    out.bound = bound
-    out.tails = tuple(tails)
-    out.continued = continued
-    out.no_history = not whole and not history
-    out.whole, out.tail_bytes = whole, tail_bytes
-    return out, new_marks
-
-
 #: the session settings of an incremental run that reads tails of at most
 #: ``Tuning.interpreted_max_bytes`` bytes in all (about 16,000 events of the benchmark's): expressions are interpreted, not compiled.  Generating
 #: and compiling the code of the conversion plans (thousands of expression nodes each) costs
@@ -514,141 +255,8 @@ def _read_own(spark, fs: "OutputFS", *paths: str):
         return spark.read.parquet(*paths)
 
 
-def _tail_dir(run_id: str) -> str:
-    """Where a run's copies of change-log tails are staged (relative to the output)."""
-    return f"_state/staging/{run_id}.tail"
-
-
-def _copy_range(fh, start: int, end: int, fs: "OutputFS", rel: str) -> bool:
-    """Bytes ``[start, end)`` of the binary file ``fh`` into the output's file ``rel`` (in
-    place on a local output, else through a local temporary file and Hadoop's copy).  Returns
-    whether some line of them matches ``_MAYBE_HISTORY`` (the DDL pass's filter, which Spark
-    applies per line with the same — ASCII — pattern: no match here, none there)."""
-    maybe = False
-
-    def copy(dst) -> None:
-        nonlocal maybe
-        fh.seek(start)
-        left, carry = end - start, b""
-        while left > 0:
-            chunk = fh.read(min(_COPY_CHUNK, left))
-            if not chunk:
-                raise PipelineError(f"{fh.name}: the file shrank while it was read (a change-log file must only grow)")
-            dst.write(chunk)
-            left -= len(chunk)
-            if not maybe:  # whole lines only (a match never spans a line)
-                cut = chunk.rfind(b"\n") + 1 if left else len(chunk)
-                maybe = _MAYBE_HISTORY_BYTES.search(carry + chunk[:cut]) is not None
-                carry = chunk[cut:] if cut else carry + chunk
-
-    if fs.local_root is not None:
-        target = Path(fs.local_root) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "wb") as dst:
-            copy(dst)
-        return maybe
-    with tempfile.NamedTemporaryFile(prefix="ddlcore-tail-", suffix=".jsonl") as tmp:
-        copy(tmp)
-        tmp.flush()
-        fs.copy_from_local(tmp.name, rel)
-    return maybe
-
-
-#: a ``"seq": N`` member with a plain integer value in a JSON line (the value ends at ``,`` or
-#: ``}``: ``1e3`` or ``12.0`` do not match)
-_SEQ_MEMBER = r'"seq"\s*:\s*(-?[0-9]+)\s*[,}]'
-#: a ``\u`` escape of a letter of ``seq`` (a key spelt with one is not matched by _SEQ_MEMBER)
-_SEQ_LETTER_ESCAPE = r'\\u00(73|65|71)'
-
-
-def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
-                 after_seq: int | None = None, skipped=None):
-    """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
-    ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
-    parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
-    collects the DDL.  A capture's output is read up to its checkpoint (``inputs.bound``:
-    events with a larger seq are left for a later run).  ``after_seq``: JSON lines whose
-    every ``"seq": N`` member (the event's and any nested one) has N ≤ ``after_seq`` are left
-    out unparsed — an incremental run parses only the new lines; a line with no such member, a ``seq`` key spelt with ``\\u``
-    escapes, a ``seq`` that is not a plain int64, or a line not ending in ``}`` (torn) is
-    parsed as before, so every line the caller would keep (``seq`` null or past
-    ``after_seq``) is still there.  ``skipped``: an ``Observation`` given ``max_seq``, the
-    largest N of the lines left out (for the check that the log reaches the checkpoint)."""
-    from pyspark.sql import functions as F
-
-    text_files, parquet_files = inputs
-    frames = []
-    if text_files:
-        text = spark.read.text(text_files).where(F.trim("value") != "")
-        if history_only:
-            text = text.where(_op_prefilter(F.col("value"), *HISTORY_OPS) & F.col("value").rlike(_MAYBE_HISTORY))
-        if after_seq is not None:
-            found = F.transform(F.regexp_extract_all(F.col("value"), F.lit(_SEQ_MEMBER), 1),
-                                lambda n: n.try_cast("long"))
-            old = F.coalesce((F.size(found) > 0)
-                             & F.forall(found, lambda n: n.isNotNull() & (n <= F.lit(after_seq)))
-                             & ~F.col("value").rlike(_SEQ_LETTER_ESCAPE)
-                             & F.rtrim(F.col("value")).endswith("}"), F.lit(False))
-            if skipped is not None:
-                text = text.observe(skipped, F.max(F.when(old, F.array_max(found))).alias("max_seq"))
-            text = text.where(~old)
-        file = F.input_file_name()
-        for tail in getattr(inputs, "tails", ()):  # a copy's lines name the file they were copied from
-            file = F.when(F.input_file_name().endswith(tail.suffix), F.lit(tail.origin)).otherwise(file)
-        parsed = text.select(F.col("value").alias("_line"), file.alias("_file"),
-                             F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
-        frames.append(parsed.select("_line", "_file", "e.*"))
-    if parquet_files:
-        df = spark.read.parquet(*parquet_files)
-        for name, typ in _OPTIONAL_COLUMNS:  # a log of the first contract lacks them
-            if name not in df.columns:
-                df = df.withColumn(name, F.lit(None).cast(typ))
-        if history_only:
-            df = df.where(F.col("op").isin(*HISTORY_OPS))
-        df = (df.withColumn("_line", F.to_json(F.struct(*[F.col(c) for c in df.columns])))
-                .withColumn("_file", F.input_file_name())
-                .withColumn("before", F.from_json("before", "ARRAY<STRING>"))
-                .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
-                .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
-        frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
-    if not frames:  # an incremental run on files with nothing new
-        frames.append(_local_frame(spark, [], "_line STRING, _file STRING, " + EVENT_SCHEMA_DDL))
-    df = _union(frames)
-    bound = getattr(inputs, "bound", None)
-    if bound is not None:
-        df = df.where(F.col("seq").isNull() | (F.col("seq") <= F.lit(bound.seq)))
-    ops = F.col("op")
-    valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin(*ALL_OPS)
-             & F.when(ops.isin("ddl", "stmt"), F.col("ddl").isNotNull())
-                .when(ops == "source", F.col("source").isNotNull())
-                .otherwise(F.col("table").isNotNull()
-                           & F.when(ops.isin("c", "r"), F.col("after").isNotNull())
-                           .when(ops == "u", F.col("after").isNotNull() & F.col("before").isNotNull())
-                           .when(ops == "d", F.col("before").isNotNull())
-                           .otherwise(F.lit(True))))
-    return df.withColumn("_valid", F.coalesce(valid, F.lit(False)))
-
-
-_EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", ")]
-
-
 #: ``check_run_options``' default: read the output's log.json if it is local
 _LOCAL = object()
-#: the pipeline's own columns in every row file
-META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
-#: the field metadata of the pipeline's own columns (``comment`` is the key Spark shows as a
-#: column comment; ``unit`` names the unit of a number)
-META_METADATA: dict[str, dict[str, str]] = {
-    "_op": {"comment": "the change: c insert, u update, d delete, r snapshot read, t truncate"},
-    "_seq": {"comment": "the event's seq in the change log (its order)"},
-    "_position": {"comment": "the event's position in the source's log (binlog file:offset, GTID, LSN, commit_ts)"},
-    "_ts": {"comment": "commit time of the change: milliseconds since the Unix epoch (UTC)", "unit": "ms"},
-    "_tx": {"comment": "the transaction (GTID or its BEGIN position, PostgreSQL xid); null when the log has none"},
-    "_row": {"comment": "index of the row within the source's row event"},
-    "_absent": {"comment": "columns absent from the row image: null because unknown, not NULL"},
-    "_before": {"comment": "the before image (u and d)"},
-    "_before_absent": {"comment": "columns absent from the before image"},
-}
 #: timestamps as Parquet INT64 ``TIMESTAMP(MICROS)`` (``isAdjustedToUTC`` true for
 #: ``TimestampType``, false for ``TimestampNTZType``), not Spark's default, the deprecated INT96
 PARQUET_TIMESTAMPS = ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
@@ -723,7 +331,7 @@ def _check_identity(out: str, state: OutputState, sources: list, last: int | Non
                     continued: bool = False) -> dict | None:
     """The log's identity (from its source events) checked against the output's.
     ``continued``: part of the log was not read because the committed runs read it
-    (``_Inputs.continued``): its source events are those that gave the recorded identity, so a
+    (``readlog.Inputs.continued``): its source events are those that gave the recorded identity, so a
     log with no source event among what was read has the recorded one."""
     from ..changelog import SourceInfo
 
@@ -822,10 +430,10 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
     out = str(out)
     remote_log = is_uri(changelog)
     if not remote_log:
-        changelog = Path(_plain_path(str(changelog)))
+        changelog = Path(readlog.plain_path(str(changelog)))
         if not changelog.exists():
             raise FileNotFoundError(f"change log not found: {changelog}")
-        inputs = _inputs(changelog)
+        inputs = readlog.inputs_of(changelog)
         bound = getattr(inputs, "bound", None)
         if bound is not None and cfg.batch_end is not None and cfg.batch_end[0] < bound.seq:
             inputs.bound = bound = replace(bound, seq=cfg.batch_end[0],
@@ -841,7 +449,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
     spark = spark or spark_session(cfg.master, conf=cfg.spark_conf)
     if remote_log:
         try:
-            inputs = _remote_inputs(spark, str(changelog))
+            inputs = readlog.remote_inputs(spark, str(changelog))
         except Py4JJavaError as exc:
             raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
     try:
@@ -886,7 +494,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
             else:
                 spark.conf.set(PARQUET_TIMESTAMPS[0], saved_ts)
     except (Py4JJavaError, PySparkException):
-        problem = _unreadable_input(inputs)
+        problem = readlog.unreadable_input(inputs)
         if problem is not None:
             raise PipelineError(problem) from None
         raise
@@ -913,35 +521,6 @@ def _only_state(fs: "OutputFS") -> bool:
                for name, _ in fs.list())
 
 
-def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
-    """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
-    not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
-    from .fs import is_uri
-
-    for name in inputs[0]:
-        if is_uri(name):  # not read here (another filesystem): Spark's own error stands
-            continue
-        path = Path(_plain_path(name))
-        if path.suffix == ".gz":
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            offset = 0
-            try:
-                with open(path, "rb") as fh:
-                    while chunk := fh.read(1 << 20):
-                        d.decompress(chunk)
-                        offset += len(chunk)
-                        while d.unused_data:  # a multi-member gzip file
-                            rest = d.unused_data
-                            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                            d.decompress(rest)
-            except zlib.error as exc:
-                return f"{path}: corrupt gzip data near byte {offset} ({exc}); nothing was written"
-            if not d.eof:
-                return (f"{path}: truncated gzip file (the stream ends at byte {offset} before its end "
-                        f"marker); nothing was written")
-    return None
-
-
 def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, say, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
@@ -949,8 +528,6 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     from ..changelog import validate
     from ..history import HistoryError, SchemaHistory
     from . import seqcheck
-    from . import small as driver_side
-    from .small import DriverIncrement
 
     fs = state.fs
     tuning = cfg.tuning
@@ -970,13 +547,13 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     try:
         # -- only the bytes of the change-log files past what the committed runs read -----------
         given = len(inputs[0])
-        inputs, marks = _incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
+        inputs, marks = readlog.incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
         if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
                 f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
         # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
-        small = None if cfg.replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last, tuning=tuning)
-        if small is None and not inputs.whole and inputs.tail_bytes <= tuning.interpreted_max_bytes:
+        increment = None if cfg.replay_quarantine else driver_side.DriverIncrement.read(spark, inputs, fs, last=last, tuning=tuning)
+        if increment is None and not inputs.whole and inputs.tail_bytes <= tuning.interpreted_max_bytes:
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
 
@@ -985,7 +562,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
         # the candidates are filtered on the driver: a Spark filter on the parsed fields would
         # be merged with the text pre-filter, and the generated code would then parse every
         # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = [] if inputs.no_history else small.history_candidates() if small is not None else _read_events(
+        candidates = [] if inputs.no_history else increment.history_candidates() if increment is not None else readlog.read_events(
             spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
         events = []
         bad_history: list[QuarantineRecord] = []
@@ -993,7 +570,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             if r.op not in HISTORY_OPS:
                 continue
             try:
-                events.append(validate(_line_object(r["_line"])))
+                events.append(validate(readlog.line_object(r["_line"])))
             except (ValueError, TypeError) as exc:
                 if last is None or r.seq > last:
                     bad_history.append(QuarantineRecord(r.seq, None, r.op, None, None, None,
@@ -1035,7 +612,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
                                                        "DDL could not be parsed: " + why, ev.to_line()))
             result.ddl = sum(1 for e in todo_events if e.op == "ddl")
             fold = hist.folds_table_names
-            versions = version_list(hist)
+            versions = vs.version_list(hist)
             if sink is not None:  # the sink's physical column names (ddlcore.sinks)
                 versions = _sink_versions(sink, hist, versions, name)
 
@@ -1046,9 +623,9 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
         # -- a small increment: tagged, converted and written on the driver, no Spark job
-        # (ddlcore.spark.small; docs/pipeline.md, "Incremental runs")
-        if small is not None:
-            group_dirs, new_malformed, deletes = small.run(
+        # (ddlcore.spark.driver; docs/pipeline.md, "Incremental runs")
+        if increment is not None:
+            group_dirs, new_malformed, deletes = increment.run(
                 result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
                 staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=cfg.strict, say=say)
         else:
@@ -1058,29 +635,29 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
             # still counts for the check below
             skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
-            everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
+            everything = readlog.read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
                 seen, F.max("seq").alias("max_seq"))
             events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"),
                                                              *seqcheck.span_columns())
                          .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
-                rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
+                rp = local_frame(spark, replay_lines, "_line STRING, _replay INT")
                 rp = rp.select("_line", F.lit("replay").alias("_file"),
                                F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
                     "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
                 events_df = events_df.unionByName(rp)
             # a source column named like a pipeline column (``_op``, ...): its version's rows are
             # quarantined with this reason, never mixed up with the pipeline's own columns
-            collide = _collisions(versions)
+            collide = vs.collisions(versions)
             # the versions that can get rows in this run (in force past the checkpoint, or a replay
             # target), in conversion groups: the rows are staged by group, so a log of thousands of
             # table versions stages a few dozen directories, not thousands
-            live = sorted(set(_live(versions, last)) | {k for _, k in replay_lines})
-            groups = _conversion_groups(live, [v.table for v in versions])
-            gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
+            live = sorted(set(vs.live(versions, last)) | {k for _, k in replay_lines})
+            groups = vs.conversion_groups(live, [v.table for v in versions])
+            gdf = local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
                                "g_part INT, g_grp INT")
-            vdf = _local_frame(
-                spark, [(_fold(v.table_id.database, fold), _fold(v.table_id.schema, fold), _fold(v.table_id.name, fold), k,
+            vdf = local_frame(
+                spark, [(vs.fold_name(v.table_id.database, fold), vs.fold_name(v.table_id.schema, fold), vs.fold_name(v.table_id.name, fold), k,
                   v.valid_from_seq, v.valid_to_seq, v.reason if v.blocked else collide.get(k)) for k, v in enumerate(versions)],
                 "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
             rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
@@ -1133,7 +710,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
             result.events = fresh.get.get("events") or 0
             if seqcheck.span_has_duplicate(fresh.get):  # the seq rule inside the run (only then: a pass more)
-                dup = (past_checkpoint(_read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
+                dup = (past_checkpoint(readlog.read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
                        .groupBy("seq").agg(F.collect_list("_file").alias("files")).where(F.size("files") > 1)
                        .orderBy("seq").limit(1).collect())
                 if dup:
@@ -1145,18 +722,18 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             new_malformed: list[str] = []
             records = list(failed_ddl) + bad_history
             if PartKind.INVALID in parts:
-                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={PartKind.INVALID.value}"),
+                malformed, new_malformed = readlog.malformed_records(spark, fs.str(f"{rows_dir}/_grp={PartKind.INVALID.value}"),
                                                               state,
                                                               inputs, on_held=result.held.append)
                 records += malformed
             if records:
-                quarantined.append(_local_frame(spark, [r.as_tuple() for r in records], QUARANTINE_SCHEMA))
+                quarantined.append(local_frame(spark, [r.as_tuple() for r in records], QUARANTINE_SCHEMA))
             for k in (k for k in parts if k < 0 and k != PartKind.INVALID):
                 quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
                     "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                     F.col("_line").alias("event")))
             if cfg.strict and quarantined:
-                first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
+                first = union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
 
             # -- convert and write each table version ----------------------------------------------
@@ -1175,7 +752,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
                 versions[k].table_id.database or "", versions[k].table_id.schema or "", versions[k].table_id.name, versions[k].version))
             # column names differing only in case (PostgreSQL): written as they are
-            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k].table) for k in todo)
+            case = ({"spark.sql.caseSensitive": "true"} if any(vs.case_collision(versions[k].table) for k in todo)
                     else {})
             # versions whose conversion and output schema are the same (the same columns and table
             # defaults: sharded or copied tables, and versions whose change left the columns alone)
@@ -1190,7 +767,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             def convert(i: int, g: int) -> tuple[list[int], str | None]:
                 group = groups[g]
                 v = versions[group[0]]
-                say(f"converting {label(v)} version {v.version}"
+                say(f"converting {vs.label(v)} version {v.version}"
                     + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
                     + f" ({i + 1}/{len(order)})")
                 bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
@@ -1231,7 +808,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
                     group_bytes[group_of[k]] += n
                 # the groups ``driver_max_rows`` allows (every one in local mode, those of few rows
                 # elsewhere): converted and written on the driver (in worker processes), no Spark
-                # job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
+                # job each (ddlcore.spark.driver.convert_staged; docs/pipeline.md, step 3)
                 max_rows = driver_side.driver_max_rows(spark, fs, tuning)  # ``None``: any number
                 on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
                 if on_driver:
@@ -1287,19 +864,19 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
                 for o in ROW_OPS:
                     n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
                     if n:
-                        result.counts[(v.table_id.database or "", label(v, db=False), v.version, o)] = n
+                        result.counts[(v.table_id.database or "", vs.label(v, db=False), v.version, o)] = n
                         result.rows += n
-                result.versions_written.append((v.table_id.database, label(v, db=False), v.version))
+                result.versions_written.append((v.table_id.database, vs.label(v, db=False), v.version))
             if bad_dirs:
                 converted_bad = _read_own(spark, fs, *bad_dirs)
                 if cfg.strict:
                     first = converted_bad.orderBy("seq").limit(1).collect()[0]
                     raise PipelineError(first.reason, first.seq)
                 # the events' raw text, read back from the change log for these events only
-                lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
+                lines = past_checkpoint(readlog.read_events(spark, inputs, after_seq=last)).select(
                     "seq", "position", "op", F.col("_line").alias("event"))
                 if replay_lines:
-                    lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
+                    lines = lines.unionByName(local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
                         F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
                         "e.seq", "e.position", "e.op", "event"))
                 quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
@@ -1307,7 +884,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
 
             # -- quarantine ------------------------------------------------------------------------
             if quarantined:
-                bad = _union(quarantined).persist()
+                bad = union(quarantined).persist()
                 try:
                     for r in bad.groupBy("reason").count().collect():
                         short = short_reason(r.reason)
@@ -1350,209 +927,6 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     return result
 
 
-def _line_object(line: str) -> Any:
-    obj = json.loads(line)
-    if isinstance(obj, dict):  # a Parquet row's JSON: its JSON-text fields as values
-        for k in ("catalog", "source", "search_path", "before", "after"):
-            if isinstance(obj.get(k), str):
-                try:
-                    obj[k] = json.loads(obj[k])
-                except ValueError:
-                    pass
-        for k in ("schema", "tx", "row", "quarantine", "snapshot", "catalog", "source", "search_path"):
-            if k in obj and obj[k] is None:
-                del obj[k]
-    return obj
-
-
-def _fold(name: str | None, fold: bool) -> str | None:
-    return name.lower() if (fold and name is not None) else name
-
-
-def label(v: TableVersion, db: bool = True) -> str:
-    """A version's table as a run names it: ``database.[schema.]table`` (``?`` for no
-    database), without the database when ``db`` is false (``RunResult.counts``' ``table``)."""
-    parts = ([v.table_id.database or "?"] if db else []) + ([v.table_id.schema] if v.table_id.schema is not None else [])
-    return ".".join(parts + [v.table_id.name])
-
-
-def _meta_collision(table) -> bool:
-    return bool(set(table.column_names) & set(META_COLUMNS))
-
-
-def _collisions(versions: list[TableVersion]) -> dict[int, str]:
-    """The versions (indexes into ``version_list``) with a source column named like a pipeline
-    column (``_op``, ...), each with the reason its rows are quarantined: never mixed up with
-    the pipeline's own columns."""
-    return {k: (f"column name(s) {', '.join(sorted(set(v.table.column_names) & set(META_COLUMNS)))} "
-                f"of {v.table_id.name} collide with the pipeline's own columns: rows not written")
-            for k, v in enumerate(versions) if v.table is not None and _meta_collision(v.table)}
-
-
-def _live(versions: list[TableVersion], last: int | None) -> list[int]:
-    """The versions (indexes into ``version_list``, ascending) that can get rows in a run
-    after the checkpoint ``last`` (``None``: a first run): with a model, not blocked, no
-    column named like the pipeline's, in force past ``last``."""
-    return [k for k, v in enumerate(versions)
-            if v.table is not None and not v.blocked and not _meta_collision(v.table)
-            and (last is None or v.valid_to_seq is None or v.valid_to_seq > last)]
-
-
-def _case_collision(table) -> bool:
-    names = [n.lower() for n in table.column_names]
-    return len(set(names)) != len(names)
-
-
-def _malformed_records(spark, part_dir: str, state: OutputState, inputs: _Inputs | tuple = ((), ()), *,
-                       on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
-    """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
-    the file and line number; a line without a ``seq`` is quarantined once (its key, made of
-    its file, text and occurrence — the how-manieth line of that text in the file — is
-    remembered in ``malformed.json``; a file read from an offset, ``inputs.tails``, counts
-    the lines of that text before it too).  In a capture's change log (``inputs.bound``) only
-    the lines of its checkpointed prefix count: a line past it is being written (or was torn
-    by a kill, and the capture's restart truncates it).  Returns the records and the keys of
-    the seq-less lines quarantined now."""
-    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
-                                                     "_line", "_file").collect()
-    return malformed_from_rows(rows, state, inputs, on_held=on_held)
-
-
-def malformed_from_rows(rows: list, state: OutputState, inputs: _Inputs | tuple = ((), ()), *,
-                        on_held: Callable[[str], None] | None = None) -> tuple[list[QuarantineRecord], list[str]]:
-    """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
-    ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
-    ``_line`` the raw text, ``_file`` its file's URI).  The last line of a local file that has
-    no end of line yet is a line being appended, not a malformed one: it is left out (``on_held``
-    is given a line naming it) and a later run reads it whole (``_held_tails``)."""
-    from ..changelog import validate
-
-    rows = _held_tails(rows, on_held or (lambda msg: None))
-
-    bound = getattr(inputs, "bound", None)
-    starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
-    if bound is not None:
-        durable = None
-        kept = []
-        for r in rows:
-            if r["_file"] and Path(_plain_path(r["_file"])).resolve() == bound.changelog:
-                if durable is None:
-                    durable = _complete_lines(bound.changelog, bound.durable_bytes)
-                if (r["_line"] or "") not in durable:
-                    continue
-            kept.append(r)
-        rows = kept
-    wanted: dict[str, set[str]] = defaultdict(set)
-    for r in rows:
-        if r["_file"]:
-            wanted[r["_file"]].add(r["_line"])
-    numbers = {f: _line_numbers(f, lines) for f, lines in wanted.items()}
-    known = state.malformed_keys()
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    records, new_keys = [], []
-    for r in sorted(rows, key=lambda r: (r["_file"] or "", r["_line"] or "")):
-        file, line = r["_file"] or "?", r["_line"] or ""
-        found = numbers.get(file, {}).get(line, [])
-        if (file, line) not in seen and file in starts:  # the lines of this text before the part read
-            seen[(file, line)] = sum(1 for _, at in found if at < starts[file])
-        occurrence = seen[(file, line)]
-        seen[(file, line)] += 1
-        nums = [no for no, _ in found]
-        where = f"{_plain_path(file)}:{nums[occurrence]}" if occurrence < len(nums) else _plain_path(file)
-        try:
-            obj = json.loads(line)
-            validate(obj)
-            why = "malformed event"
-        except ValueError as exc:
-            why = f"malformed event: {exc}"
-        if r["seq"] is None:
-            key = hashlib.sha256(f"{file}\0{line}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()
-            if key in known:
-                continue
-            new_keys.append(key)
-        records.append(QuarantineRecord(r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
-                                        f"{where}: {why}", line))
-    return records, new_keys
-
-
-def _held_tails(rows: list, on_held: Callable[[str], None]) -> list:
-    """``rows`` without those whose ``_line`` is the unterminated last line of their local,
-    uncompressed file (``_unterminated_tail``): a writer is still appending it (a torn line
-    read as malformed would be quarantined, and the whole line, once written, read again)."""
-    tails: dict[str, str | None] = {}
-    kept = []
-    for r in rows:
-        file = r["_file"]
-        if file and file not in tails:
-            tails[file] = _unterminated_tail(Path(_plain_path(file)))
-        tail = tails.get(file) if file else None
-        if tail is not None and (r["_line"] or "") == tail:
-            on_held(f"{_plain_path(file)}:{_count_lines(Path(_plain_path(file)))}: the last line has no end of line "
-                f"and is not a complete event (a writer still appending it?): left for a later run")
-            continue
-        kept.append(r)
-    return kept
-
-
-def _unterminated_tail(path: Path, block: int = 1 << 16) -> str | None:
-    """The text after the last newline of ``path`` when the file does not end with one (a
-    local, uncompressed file only), else ``None``."""
-    if path.suffix in (".gz", ".parquet") or not path.is_file():
-        return None
-    with open(path, "rb") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        if end == 0 or (fh.seek(end - 1) >= 0 and fh.read(1) == b"\n"):
-            return None
-        tail = b""
-        while end > 0 and b"\n" not in tail:
-            start = max(0, end - block)
-            fh.seek(start)
-            tail = fh.read(end - start) + tail
-            end = start
-    return tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").rstrip("\r")
-
-
-def _count_lines(path: Path) -> int:
-    """The number of the last line of ``path`` (1-based; a last line without newline counts)."""
-    with open(path, "rb") as fh:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
-
-
-def _complete_lines(path: Path, nbytes: int) -> set[str]:
-    """The complete lines (newline-terminated) of the first ``nbytes`` bytes of ``path``."""
-    with open(path, "rb") as fh:
-        data = fh.read(nbytes)
-    return {raw.decode("utf-8", "replace").rstrip("\r") for raw in data.split(b"\n")[:-1]}
-
-
-def _plain_path(uri: str) -> str:
-    """A local path from Spark's ``input_file_name()`` URI (``file:///a/b%20c`` → ``/a/b c``)."""
-    from urllib.parse import unquote, urlparse
-
-    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
-
-
-def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[tuple[int, int]]]:
-    """Where each of ``lines`` occurs in a JSON Lines file: ``(line number, 1-based; byte
-    offset of the line's start, in the uncompressed text)`` each, in file order."""
-    path = Path(_plain_path(uri))
-    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    if not path.exists() or path.suffix == ".parquet":
-        return found
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as fh:
-            at = 0
-            for no, raw in enumerate(fh, start=1):
-                text = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if text in lines:
-                    found[text].append((no, at))
-                at += len(raw)
-    except (OSError, EOFError, zlib.error):
-        pass
-    return found
-
-
 def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
     """The committed quarantine records of row events whose table had no known schema at their
     seq (blocked, or unknown) and whose *next* version is a definition from the source
@@ -1569,9 +943,9 @@ def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tup
                 records.append(r)
     by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        by_table[(_fold(v.table_id.database, fold), _fold(v.table_id.schema, fold), _fold(v.table_id.name, fold))].append((k, v))
-    for vs in by_table.values():
-        vs.sort(key=lambda kv: kv[1].valid_from_seq)
+        by_table[vs.fold_key(v.table_id, fold)].append((k, v))
+    for spans in by_table.values():
+        spans.sort(key=lambda kv: kv[1].valid_from_seq)
     lines, keys = [], set()
     for r in records:
         if r.get("op") not in ROW_OPS or not r.get("event") or r.get("seq") is None:
@@ -1580,7 +954,7 @@ def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tup
         drift = reason.startswith("capture: drift: ")
         if not (drift or reason.startswith("schema unknown since seq") or reason.startswith("unknown table:")):
             continue
-        key = (_fold(r.get("database"), fold), _fold(r.get("schema"), fold), _fold(r.get("table"), fold))
+        key = (vs.fold_name(r.get("database"), fold), vs.fold_name(r.get("schema"), fold), vs.fold_name(r.get("table"), fold))
         seq = r["seq"]
         later = [(k, v) for k, v in by_table.get(key, []) if v.valid_from_seq > seq]
         before = [v for _, v in by_table.get(key, []) if v.valid_from_seq < seq]
@@ -1593,7 +967,7 @@ def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tup
                 continue
         elif in_force is not None and not in_force.blocked:
             continue  # a schema was known at its seq (dropped, or in force): not replayable
-        if nxt.table is None or nxt.kind not in ("snapshot", "create") or _meta_collision(nxt.table):
+        if nxt.table is None or nxt.kind not in ("snapshot", "create") or vs.meta_collision(nxt.table):
             continue
         lines.append((r["event"], k))
         keys.add(_record_key(r))
@@ -1602,30 +976,6 @@ def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tup
 
 def _record_key(r: dict) -> tuple:
     return (r.get("seq"), r.get("position"), r.get("op"))
-
-
-def _local_frame(spark, rows: list[tuple], schema: str):
-    """A DataFrame of ``rows`` (tuples in the order of ``schema``, a DDL field list) built
-    in the JVM alone: the rows are one JSON literal of the plan, read with ``from_json``.
-    ``spark.createDataFrame`` on a list would pickle them and have them unpickled by Python
-    workers on the executors — a cluster's executors would need Python, and the same Python
-    as the driver, for a list of version spans (``tests/pipeline/test_cluster.py`` checks
-    that a run starts no Python there).  For the driver's small tables (versions,
-    quarantine records, replayed lines); every value a JSON scalar."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, DataType
-
-    struct = DataType.fromDDL(schema)
-    names = struct.fieldNames()
-    text = json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False)
-    return spark.range(0, 1, 1, 1).select(F.inline(F.from_json(F.lit(text), ArrayType(struct))))
-
-
-def _union(frames: list):
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
 
 
 def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: int,
@@ -1711,9 +1061,6 @@ _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statis
 _OUTPUT_PARQUET = {f"parquet.enable.dictionary#{c}": "false" for c in ("_seq", "_position")}
 
 
-#: the ops whose events carry each row image (an image an event of another op carries is
-#: ignored: neither converted nor a reason to quarantine the event)
-_AFTER_OPS, _BEFORE_OPS = ("c", "r", "u"), ("u", "d")
 #: the staged columns a conversion job carries through to its output
 _KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
 
@@ -1769,7 +1116,7 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True,
                    .select(*keep, *map(col, ("before", "_xa", "_raw")), *items)
                    .select(*keep, *map(col, ("before", "_xa", "_raw")), *refs, values.alias("_v"))
                    .select(*keep, col("before"), col("_xa"), col("_v").alias("_a"),
-                           (col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
+                           (col("op").isin(*AFTER_OPS) & failed).alias("_fa")))
     else:
         conv_df = rows.select(*keep, col("before"), no_names.alias("_xa"), none.alias("_a"),
                               F.lit(False).alias("_fa"))
@@ -1779,7 +1126,7 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True,
                    .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *items)
                    .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *refs, values.alias("_v"))
                    .select(*keep, *map(col, ("_xa", "_a", "_xb")), col("_v").alias("_b"),
-                           (col("_fa") | (col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
+                           (col("_fa") | (col("op").isin(*BEFORE_OPS) & failed)).alias("_bad")))
     else:
         conv_df = conv_df.select(*keep, col("_xa"), col("_a"), no_names.alias("_xb"), none.alias("_b"),
                                  col("_fa").alias("_bad"))
@@ -1854,8 +1201,8 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                        .select(*keep, "_a", conv.present("before").alias("_raw"))
                        .select(*keep, "_a", image.alias("_b")))
         none = F.array().cast(ERRORS_TYPE)
-        errs = F.concat(F.when(F.col("op").isin(*_AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
-                        F.when(F.col("op").isin(*_BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
+        errs = F.concat(F.when(F.col("op").isin(*AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
+                        F.when(F.col("op").isin(*BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(
@@ -1864,41 +1211,6 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                                             F.coalesce(e["reason"], F.lit("")))))).alias("reason"))
         conv_bad.write.mode("overwrite").parquet(str(bad_dir))
     return has_bad
-
-
-#: the table model's fields that name the table: versions equal but for these are converted alike
-_IDENTITY_FIELDS = ("database", "schema", "name")
-
-
-def _shape(model: dict[str, Any]) -> str:
-    """What a version's conversion and ``struct_type`` depend on: its table model's JSON
-    (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
-    return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
-
-
-def _conversion_groups(todo: list[int], models: list[Any]) -> list[list[int]]:
-    """``todo`` (version indexes into ``models``, the versions' tables) grouped by what their
-    conversion and output schema depend on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
-    but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
-    (both are functions of the model without its name), so one plan converts them all.
-    Groups keep ``todo``'s order (by their first version).  A version with a column named
-    like the partition column (``_part``, in any case) is written alone."""
-    groups: dict[str, list[int]] = {}
-    for k in todo:
-        if any(n.lower() == "_part" for n in models[k].column_names):
-            groups[f"alone {k}"] = [k]
-            continue
-        groups.setdefault(_shape(models[k].to_json()), []).append(k)
-    return list(groups.values())
-
-
-def version_list(hist) -> list[TableVersion]:
-    """The table versions of the history ``hist`` that row events can be tagged with
-    (``ddlcore.history.TableVersion``: ``table_id``, ``version``, ``valid_from_seq`` /
-    ``valid_to_seq``, ``kind``, ``table`` — the model — and, when ``blocked``, the ``reason`` its
-    span's rows are quarantined with).  Dropped spans are left out (rows there are of an unknown
-    table).  A run refers to a version by its index in this list (the staged ``_part``)."""
-    return [v for v in hist.all_versions() if v.table is not None or v.blocked]
 
 
 def _sink_versions(sink, hist, versions: list[TableVersion], dialect: str) -> list[TableVersion]:
@@ -1914,7 +1226,7 @@ def _sink_versions(sink, hist, versions: list[TableVersion], dialect: str) -> li
 
 
 def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | None) -> list[TableVersion]:
-    """The versions (of ``version_list``) whose schema file this run writes: on a first run
+    """The versions (of ``vs.version_list``) whose schema file this run writes: on a first run
     (``last`` ``None``) every version with a table model; then those that began after the
     checkpoint ``last`` (new), those that ended after it (their ``valid_to_seq`` changed),
     and any whose file is missing from ``OUT/_schemas`` — a committed file of a version that
@@ -1931,13 +1243,13 @@ def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | 
 
 def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
                    dialect: str) -> None:
-    """The schema file of each version of ``schemas`` (``version_list`` entries) into the
+    """The schema file of each version of ``schemas`` (``vs.version_list`` entries) into the
     directory ``rel`` of the output, which does not exist yet: written with Python into a local
     temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
     output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
     4.7 s that way; docs/pipeline.md, Performance).  The ``struct_type`` is ``struct_type``'s,
     the one ``RowConverter`` builds (without the converter's functions), built once per model
-    shape (``_shape``: versions of sharded tables share it, as they share a conversion plan)."""
+    shape (``vs.shape``: versions of sharded tables share it, as they share a conversion plan)."""
     if not schemas:
         return
     from .schema import struct_type
@@ -1949,7 +1261,7 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts:
         structs: dict[str, Any] = {}
         for v in schemas:
             model = v.table.to_json()
-            shape = _shape(model)
+            shape = vs.shape(model)
             if shape not in structs:
                 structs[shape] = struct_type(v.table, dialect, options=sopts).jsonValue()
             (tree / schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)).write_text(json.dumps({

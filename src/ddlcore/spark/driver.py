@@ -1,6 +1,7 @@
-"""A small incremental run on the driver: tagging, conversion and writing without Spark jobs.
+"""The job on the driver: tagging, conversion and writing in Python and Arrow, without Spark jobs.
 
-Owns: deciding whether a run's new lines can be handled on the driver, and then doing there,
+Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
+whether a run's new lines can be handled on the driver, and then doing there,
 in Python, what the Spark path of ``ddlcore.spark.pipeline._run`` does with Spark jobs — reading
 the lines as Spark's JSON reader reads them, tagging each row event with the table version in
 force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
@@ -9,16 +10,17 @@ pyarrow, with the footer Spark writes), the quarantine records and the counts in
 staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
 dialect.  docs/pipeline.md, "Incremental runs".
 
-It also converts, in a Spark run, the conversion groups of staged rows that ``driver_max_rows``
-gives the driver (``convert_staged``: all of them in local mode writing to a local output,
-those of few rows elsewhere): their rows are read from the staging area and converted and
+The conversion groups of a Spark run (``convert_staged``): the groups of staged rows that
+``driver_max_rows`` gives the driver (all of them in local mode writing to a local output, those
+of few rows elsewhere): their rows are read from the staging area and converted and
 written here, where a Spark job each would cost more than its rows — in ``Tuning.driver_workers``
 processes forked from the driver, a group (or a part of a large one) at a time each, column by
 column through a memo of each column's converted values (docs/pipeline.md, "How it works",
 step 3).
 
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
-(``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``Tuning.driver_increment_max_bytes`` in all,
+(``readlog.Inputs.whole`` false: no file read whole, no Parquet), of at most
+``Tuning.driver_increment_max_bytes`` in all,
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
@@ -48,13 +50,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import raw
+from ..changelog import AFTER_OPS, BEFORE_OPS, HISTORY_OPS, ROW_OPS
+from ..errors import PipelineError
 from ..runconfig import Tuning
-from . import columnar
-from . import pipeline as pl
+from . import columnar, readlog
+from . import versions as vs
 from .layout import version_dir
 from .quarantine import (CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, PartKind, QuarantineRecord, conversion_reason,
                          short_reason, unknown_table_reason)
 from .seqcheck import first_duplicate
+from .versions import META_COLUMNS, META_METADATA
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
@@ -87,9 +92,9 @@ ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
 _CR = b"\r"
 #: a ``\u`` escape of a UTF-16 surrogate (Jackson and Python read lone ones differently)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SEQ_MEMBER = re.compile(pl._SEQ_MEMBER, re.ASCII)
-_SEQ_LETTER_ESCAPE = re.compile(pl._SEQ_LETTER_ESCAPE)
-_MAYBE_HISTORY = re.compile(pl._MAYBE_HISTORY, re.ASCII)
+_SEQ_MEMBER = re.compile(readlog.SEQ_MEMBER, re.ASCII)
+_SEQ_LETTER_ESCAPE = re.compile(readlog.SEQ_LETTER_ESCAPE)
+_MAYBE_HISTORY = re.compile(readlog.MAYBE_HISTORY, re.ASCII)
 #: a leading word, and the JSON literals Jackson reads as a value (Spark's reader allows NaN
 #: and Infinity): a line starting with another word is not JSON to either reader
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -101,7 +106,7 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 _FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "database": "str", "table": "str",
            "ddl": "str", "before": "raw", "after": "raw", "schema": "str", "tx": "str", "row": "long",
            "quarantine": "str", "snapshot": "bool", "search_path": "strings", "catalog": "json", "source": "json"}
-assert set(_FIELDS) == set(pl._EVENT_COLUMNS)
+assert set(_FIELDS) == set(readlog.EVENT_COLUMNS)
 
 
 class _Unsure(Exception):
@@ -200,7 +205,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def _spark_event(line: str, file: str) -> _Event:
-    """``line`` read as ``pipeline._read_events`` reads it (``from_json`` with
+    """``line`` read as ``readlog.read_events`` reads it (``from_json`` with
     ``EVENT_SCHEMA_DDL``, PERMISSIVE), or ``_Unsure``."""
     fields: dict[str, Any] = dict.fromkeys(_FIELDS)
     values: dict[str, list | None] = {"before": None, "after": None}
@@ -244,9 +249,9 @@ def _spark_event(line: str, file: str) -> _Event:
 
 
 def _valid(f: dict[str, Any]) -> bool:
-    """``pipeline._read_events``' ``_valid``, over the fields as Spark read them."""
+    """``readlog.read_events``' ``_valid``, over the fields as Spark read them."""
     op = f["op"]
-    if f["seq"] is None or f["position"] is None or op not in pl.ALL_OPS:
+    if f["seq"] is None or f["position"] is None or op not in readlog.ALL_OPS:
         return False
     if op in ("ddl", "stmt"):
         return f["ddl"] is not None
@@ -287,18 +292,18 @@ def _old(line: str, last: int) -> tuple[bool, int | None]:
 
 
 def _read_tail(tail, fs) -> bytes:
-    """The bytes of a tail's copy (``pipeline._Tail``): read in place on a local output, else
+    """The bytes of a tail's copy (``readlog.Tail``): read in place on a local output, else
     from the change-log file it was copied from (local: ``_incremental_inputs`` copies only
     local files), as many bytes as the copy holds."""
     if fs.local_root is not None:
-        with open(pl._plain_path(tail.copy), "rb") as fh:
+        with open(readlog.plain_path(tail.copy), "rb") as fh:
             return fh.read()
     length = int(fs.fs.getFileStatus(fs.path(tail.copy)).getLen())
-    with open(pl._plain_path(tail.origin), "rb") as fh:
+    with open(readlog.plain_path(tail.origin), "rb") as fh:
         fh.seek(tail.start)
         data = fh.read(length)
     if len(data) != length:
-        raise pl.PipelineError(f"{tail.origin}: the file shrank while it was read (a change-log file must only grow)")
+        raise PipelineError(f"{tail.origin}: the file shrank while it was read (a change-log file must only grow)")
     return data
 
 
@@ -307,7 +312,7 @@ class DriverIncrement:
     tagging, conversion and writing done on them (``run``).  ``events``: the lines Spark would
     parse, in file order (``_Event``); ``max_seq``: the largest ``seq`` among them and among
     the lines left out as read before (the check that the log reaches the checkpoint);
-    ``inputs``: the run's ``_Inputs``."""
+    ``inputs``: the run's ``readlog.Inputs``."""
 
     def __init__(self, events: list[_Event], max_seq: int | None, inputs, last: int | None,
                  old_history: list[_Event] = ()):
@@ -373,7 +378,7 @@ class DriverIncrement:
         last = self.last
         fs = state.fs
         if self.max_seq is not None and self.max_seq < last:
-            raise pl.PipelineError(
+            raise PipelineError(
                 f"the change log ends at seq {self.max_seq}, before this output's checkpoint (seq {last}): it is "
                 f"not the log this output was written from (a new capture restarts seq at 1); write it to a new "
                 f"output directory")
@@ -389,7 +394,7 @@ class DriverIncrement:
         invalid = [ev for ev, part, _ in tagged if part == PartKind.INVALID]
         new_malformed: list[str] = []
         if invalid:
-            malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs,
+            malformed, new_malformed = readlog.malformed_from_rows(invalid, state, self.inputs,
                                                               on_held=result.held.append)
             records += malformed
         for ev, part, reason in tagged:
@@ -399,7 +404,7 @@ class DriverIncrement:
                                                 f["table"], reason, ev.line))
         if strict and records:
             first = min(records, key=QuarantineRecord.by_seq)
-            raise pl.PipelineError(first.reason, first.seq)
+            raise PipelineError(first.reason, first.seq)
         by_version: dict[int, list[_Event]] = defaultdict(list)
         for ev, part, _ in tagged:
             if part >= 0:
@@ -409,7 +414,7 @@ class DriverIncrement:
                                 _version_opener(fs, staging, run_id))
         if strict and bad:
             ev, reason = min(bad, key=lambda b: b[0].seq)
-            raise pl.PipelineError(reason, ev.seq)
+            raise PipelineError(reason, ev.seq)
         if bad:
             lines: dict[tuple, list[str]] = defaultdict(list)
             for ev in fresh:  # the Spark path joins the bad rows with the log's lines on these
@@ -440,7 +445,7 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableV
     rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
     # the Spark path converts the versions of a conversion group with one plan, in one job
     groups = [[k for k in members if k in by_version]
-              for members in pl._conversion_groups(pl._live(versions, last), [v.table for v in versions])]
+              for members in vs.conversion_groups(vs.live(versions, last), [v.table for v in versions])]
     grouped = {k for members in groups for k in members}
     groups += [[k] for k in by_version if k not in grouped]  # not live (never with rows): alone
     bad = [b for members in groups if members
@@ -451,12 +456,12 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableV
     for k in todo:
         v = versions[k]
         counts = Counter(ev.op for ev in by_version[k])
-        for o in pl.ROW_OPS:
+        for o in ROW_OPS:
             n = counts[o] - bad_counts[(k, o)]
             if n:
-                result.counts[(v.table_id.database or "", pl.label(v, db=False), v.version, o)] = n
+                result.counts[(v.table_id.database or "", vs.label(v, db=False), v.version, o)] = n
                 result.rows += n
-        result.versions_written.append((v.table_id.database, pl.label(v, db=False), v.version))
+        result.versions_written.append((v.table_id.database, vs.label(v, db=False), v.version))
     return [(ev, reason) for ev, _, reason in bad]
 
 
@@ -492,7 +497,7 @@ class _GroupJob:
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)
         self.columns = _column_converters(self.conv, self.schema, self.memos) if staged else None
-        self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
+        self.after, self.before = not ops.isdisjoint(AFTER_OPS), not ops.isdisjoint(BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
         self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
@@ -741,7 +746,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         try:
             out = future.result()
         except BrokenProcessPool as exc:
-            raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
+            raise PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
                                    f"nothing was committed; run again") from None
         group = running[g]
         group.left -= 1
@@ -1002,7 +1007,7 @@ def _version_opener(fs, staging: str, run_id: str):
 
 def _version_file(staging: str, directory: str, run_id: str) -> str:
     """A new row file of the version directory ``directory`` (``version_dir``) in ``staging``,
-    named after the run as Spark's writers name theirs (``pipeline._file_names``)."""
+    named after the run as Spark's writers name theirs (``commit.file_names``)."""
     return f"{staging}/{directory}/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet"
 
 
@@ -1071,14 +1076,14 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
     event of a version whose column names collide with the pipeline's is that version's
     ``PartKind.BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
     (non-ASCII, with folded table names)."""
-    collide = pl._collisions(versions)
+    collide = vs.collisions(versions)
     index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        index[(pl._fold(v.table_id.database, fold), pl._fold(v.table_id.schema, fold), pl._fold(v.table_id.name, fold))].append((k, v))
+        index[vs.fold_key(v.table_id, fold)].append((k, v))
     out = []
     for ev in events:
         f = ev.fields
-        if ev.valid and ev.op in pl.HISTORY_OPS:
+        if ev.valid and ev.op in HISTORY_OPS:
             continue
         if not ev.valid:
             out.append((ev, PartKind.INVALID, None))
@@ -1087,11 +1092,11 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
             out.append((ev, PartKind.STATEMENT, STMT_REASON + f["ddl"][:STMT_TEXT_CHARS]))
             continue
         matches: list[tuple[int, dict]] = []
-        if ev.op in pl.ROW_OPS:
+        if ev.op in ROW_OPS:
             names = (f["database"], f["schema"], f["table"])
             if fold and any(n is not None and not n.isascii() for n in names):
                 raise _Unsure
-            key = tuple(pl._fold(n, fold) for n in names)
+            key = tuple(vs.fold_name(n, fold) for n in names)
             matches = [(k, v) for k, v in index.get(key, ())
                        if v.valid_from_seq is not None and ev.seq > v.valid_from_seq and (v.valid_to_seq is None or ev.seq < v.valid_to_seq)]
         for k, v in matches or [(None, None)]:
@@ -1283,12 +1288,12 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
         ea = eb = ()
         if fast_a[j] is _SLOW:
             va = given["after"][j] if given is not None else _staged_values(texts_a[j])
-            image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in pl._AFTER_OPS)
+            image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in AFTER_OPS)
             failed |= fa
             keep[j] = not fa
         if fast_b[j] is _SLOW:
             vb = given["before"][j] if given is not None else _staged_values(texts_b[j])
-            image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in pl._BEFORE_OPS)
+            image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in BEFORE_OPS)
             failed |= fb
             keep[j] = keep[j] and not fb
         if ea or eb:
@@ -1318,7 +1323,7 @@ def output_struct(conv):
                                          for f in conv.struct_type.fields]),
                   "_before_absent": names}
     return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in conv.struct_type.fields]
-                      + [StructField(n, meta_types[n], True, pl.META_METADATA[n]) for n in pl.META_COLUMNS])
+                      + [StructField(n, meta_types[n], True, META_METADATA[n]) for n in META_COLUMNS])
 
 
 def parquet_format(struct) -> tuple[Any, dict[str, str]]:
