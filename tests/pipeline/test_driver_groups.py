@@ -423,7 +423,7 @@ def _reference_values(texts: list) -> list | str:
 
     out = []
     for t in texts:
-        if t is None or (t[:1] not in raw._NUMBER_START and not t.startswith('{"$')):
+        if t is None or (t[:1] not in raw.NUMBER_START and not t.startswith('{"$')):
             out.append(t)
             continue
         try:

@@ -1032,7 +1032,7 @@ def _staged_value(t: str | None) -> Any:
     if t is None:
         return None
     first = t[:1]
-    if first in raw._NUMBER_START:
+    if first in raw.NUMBER_START:
         # what ``from_text`` and the check below give, without them: an integer in its text
         # form (ASCII digits, no leading zero, no ``-0``), or a text that is no number (a
         # date's): a plain string
@@ -1042,7 +1042,7 @@ def _staged_value(t: str | None) -> Any:
                 return int(t)
             except ValueError:  # past Python's limit on the digits of an int
                 raise _Unsure from None
-        if not raw._NUMBER.match(t):
+        if not raw.NUMBER.match(t):
             return t
     elif first == "{" and t.startswith('{"$'):
         m = _PLAIN_TAGGED.match(t)
@@ -1051,7 +1051,7 @@ def _staged_value(t: str | None) -> Any:
             # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
             # fifth of this function again)
             try:
-                return raw._from_payload(kind, m[2])
+                return raw.from_payload(kind, m[2])
             except (ValueError, TypeError, KeyError, OverflowError):
                 raise _Unsure from None
     else:  # a plain string: ``raw.from_text`` gives it back, its own text form
