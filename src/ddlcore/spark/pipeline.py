@@ -1,11 +1,16 @@
 """The main job: a change log (DDL + row events) → typed Parquet tables, with PySpark.
 
-Owns: reading the change log in Spark, building the schema history from its DDL and source
-events on the driver, tagging every row event with the table version in force at its ``seq``,
-converting rows with ``RowConverter`` (JVM expressions, no Python per row), writing each table
-version, the schemas, the quarantine and the run summary, and committing a run atomically
-(checkpoint by ``seq``).  Must not know: any dialect (it is a name passed through or read from
-the log's source event).
+Owns: the run's order of stages (``run_pipeline``): reading the change log in Spark
+(``ddlcore.spark.readlog``), building the schema history from its DDL and source events on the
+driver, tagging every row event with the table version in force at its ``seq``
+(``ddlcore.spark.versions``) and staging it by conversion group, converting each group —
+with ``RowConverter``'s Spark expressions in a Spark job (the JVM: no Python per row), or on
+the driver with its Arrow kernels and Python face (``ddlcore.spark.driver``: every group in
+local mode writing to a local output, those of few rows elsewhere, and a small increment
+whole) — writing each table version, the schemas, the quarantine (``ddlcore.spark.quarantine``)
+and the run summary, and committing a run atomically (``ddlcore.spark.commit``).  Its options
+are one ``ddlcore.runconfig.RunConfig``.  Must not know: any dialect (it is a name passed
+through or read from the log's source event).
 
 Output layout (``OUT``; names escaped by ``ddlcore.spark.layout``)::
 
@@ -58,9 +63,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..changelog import AFTER_OPS, BEFORE_OPS, HISTORY_OPS, ROW_OPS
-from ..errors import DdlParseError, PipelineError
+from ..errors import PipelineError
 from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
-from . import commit, readlog
+from . import commit, historypass, readlog
 from . import driver as driver_side
 from . import versions as vs
 from .commit import OutputState
@@ -68,7 +73,7 @@ from .context import RunContext
 from .frames import local_frame, union
 from .layout import schema_file, version_dir
 from .quarantine import (CANNOT_CONVERT, CAPTURE_REASON, QUARANTINE_FIELDS, QUARANTINE_SCHEMA, STMT_REASON,
-                         STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, QuarantineRecord, short_reason)
+                         STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, short_reason)
 from .readlog import EVENT_SCHEMA_DDL
 from .versions import META_COLUMNS, META_METADATA
 
@@ -327,70 +332,6 @@ def _local_log_info(out: str | os.PathLike) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _check_identity(out: str, state: OutputState, sources: list, last: int | None, *,
-                    continued: bool = False) -> dict | None:
-    """The log's identity (from its source events) checked against the output's.
-    ``continued``: part of the log was not read because the committed runs read it
-    (``readlog.Inputs.continued``): its source events are those that gave the recorded identity, so a
-    log with no source event among what was read has the recorded one."""
-    from ..changelog import SourceInfo
-
-    ids = []
-    for ev in sources:
-        ident = SourceInfo.from_json(ev.source).identity()
-        if ident not in ids:
-            ids.append(ident)
-    if len(ids) > 1:
-        raise PipelineError(f"the change log holds events of {len(ids)} different sources or capture epochs "
-                            f"({'; '.join(_ident_text(i) for i in ids)}): give one log at a time")
-    info = state.log_info()
-    recorded = None if info is None else info.get("identity")
-    ident = ids[0] if ids else (recorded if continued else None)
-    if recorded is not None and ident != recorded:
-        what = _ident_text(ident) if ident else "a log without a source event"
-        raise PipelineError(f"{out} continues the change log of {_ident_text(recorded)}; this change log is "
-                            f"{what}: a different log (a new capture or snapshot restarts seq at 1, and "
-                            f"continuing would skip its rows); write it to a new output directory")
-    if info is not None and recorded is None and ident is not None and last is not None \
-            and sources[0].seq <= last:
-        # the output consumed this log's first source event, yet recorded no identity: it was
-        # written from another log (a source event appearing after the checkpoint is a capture
-        # that gained one on an upgrade: the same log)
-        raise PipelineError(f"{out} was written from a change log without a source event up to seq {last}; "
-                            f"this change log is {_ident_text(ident)}: write it to a new output directory")
-    return ident
-
-
-def _ident_text(ident: dict) -> str:
-    server = ", ".join(f"{k} {v}" for k, v in sorted((ident.get("server") or {}).items()) if v is not None)
-    return (f"{ident.get('dialect')}/{ident.get('flavor') or '-'} server ({server or 'unnamed'}) "
-            f"epoch {ident.get('epoch')}")
-
-
-def _resolve_dialect(given: str | None, sources: list, info: dict | None) -> str:
-    from ..errors import DialectNotFound
-    from ..plugins import get_dialect
-
-    try:
-        log = get_dialect(sources[0].source["dialect"]).name if sources else None
-    except DialectNotFound as exc:
-        raise PipelineError(f"the change log's source event says its DDL is "
-                            f"{sources[0].source['dialect']!r}: {exc}") from None
-    asked = get_dialect(given).name if given else None
-    if asked and log and asked != log:
-        raise PipelineError(f"--dialect {given}: the change log's source event says its DDL is {log}")
-    recorded = None if info is None else info.get("dialect")
-    name = log or asked or recorded or "mysql"
-    if recorded is not None and name != recorded:
-        raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
-    return name
-
-
-# --------------------------------------------------------------------------------------------
-# the job
-# --------------------------------------------------------------------------------------------
-
-
 def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: RunConfig | None = None, *,
                  spark=None, progress: Callable[[str], None] | None = None, **options: Any) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
@@ -525,8 +466,6 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    from ..changelog import validate
-    from ..history import HistoryError, SchemaHistory
     from . import seqcheck
 
     fs = state.fs
@@ -557,64 +496,10 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
 
-        # -- DDL and source events → history (driver) -------------------------------------------
-        say("reading the DDL events of the change log")
-        # the candidates are filtered on the driver: a Spark filter on the parsed fields would
-        # be merged with the text pre-filter, and the generated code would then parse every
-        # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = [] if inputs.no_history else increment.history_candidates() if increment is not None else readlog.read_events(
-            spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
-        events = []
-        bad_history: list[QuarantineRecord] = []
-        for r in candidates:
-            if r.op not in HISTORY_OPS:
-                continue
-            try:
-                events.append(validate(readlog.line_object(r["_line"])))
-            except (ValueError, TypeError) as exc:
-                if last is None or r.seq > last:
-                    bad_history.append(QuarantineRecord(r.seq, None, r.op, None, None, None,
-                                                        f"malformed {r.op} event: {exc}", r["_line"]))
-        events.sort(key=lambda e: e.seq)
-        sources = [e for e in events if e.op == "source"]
-        info = state.log_info()
-        identity = _check_identity(out, state, sources, last, continued=inputs.continued)
-        name = _resolve_dialect(cfg.dialect, sources, info)
-        result.dialect = name
-        todo_events = [e for e in events if last is None or e.seq > last]
-        say(f"recording {len(todo_events)} DDL event(s) in the schema history")
-        if cfg.history:
-            hist_path = Path(cfg.history)
-        elif fs.local_root is not None:  # SQLite needs a local file: in place
-            hist_path = Path(fs.local_root) / "_history.sqlite"
-        else:  # a copy, recorded here and uploaded by the commit (docs/pipeline.md)
-            local_tmp = tempfile.mkdtemp(prefix="ddlcore-history-")
-            hist_path = Path(local_tmp) / "_history.sqlite"
-            if fs.exists("_history.sqlite"):
-                fs.copy_to_local("_history.sqlite", str(hist_path))
-        failed_ddl: list[QuarantineRecord] = []
-        try:
-            hist = SchemaHistory.open(hist_path, dialect=name, lenient=not cfg.strict)
-        except HistoryError as exc:
-            raise PipelineError(f"schema history {hist_path}: {exc}") from None
-        with hist:
-            for ev in todo_events:
-                try:
-                    rec = hist.record(ev.to_json())
-                except DdlParseError as exc:
-                    raise PipelineError(f"DDL cannot be parsed: {exc}", ev.seq) from None
-                except HistoryError as exc:
-                    raise PipelineError(str(exc), ev.seq) from None
-                result.drift.extend(f"seq {ev.seq}: {w}" for w in rec.warnings if w.startswith("drift"))
-                if rec.status == "failed":
-                    why = (rec.error or {}).get("reason", "unparsable DDL")
-                    failed_ddl.append(QuarantineRecord(ev.seq, ev.position, "ddl", ev.database, ev.schema, None,
-                                                       "DDL could not be parsed: " + why, ev.to_line()))
-            result.ddl = sum(1 for e in todo_events if e.op == "ddl")
-            fold = hist.folds_table_names
-            versions = vs.version_list(hist)
-            if sink is not None:  # the sink's physical column names (ddlcore.sinks)
-                versions = _sink_versions(sink, hist, versions, name)
+        # -- DDL and source events → history (driver: ddlcore.spark.historypass) -----------------
+        hp = historypass.record_history(ctx, inputs, increment, out, sink)
+        identity, name, fold, versions, hist_path = hp.identity, hp.dialect, hp.fold, hp.versions, hp.path
+        local_tmp = hp.local_copy
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
@@ -626,7 +511,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
         # (ddlcore.spark.driver; docs/pipeline.md, "Incremental runs")
         if increment is not None:
             group_dirs, new_malformed, deletes = increment.run(
-                result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
+                result, versions=versions, fold=fold, history_records=hp.records, state=state,
                 staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=cfg.strict, say=say)
         else:
             # -- row events → table version in force at their seq, staged by conversion group -------
@@ -720,7 +605,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
 
             quarantined = []
             new_malformed: list[str] = []
-            records = list(failed_ddl) + bad_history
+            records = list(hp.records)
             if PartKind.INVALID in parts:
                 malformed, new_malformed = readlog.malformed_records(spark, fs.str(f"{rows_dir}/_grp={PartKind.INVALID.value}"),
                                                               state,
@@ -1211,18 +1096,6 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                                             F.coalesce(e["reason"], F.lit("")))))).alias("reason"))
         conv_bad.write.mode("overwrite").parquet(str(bad_dir))
     return has_bad
-
-
-def _sink_versions(sink, hist, versions: list[TableVersion], dialect: str) -> list[TableVersion]:
-    """``versions`` as ``sink`` writes them (``Sink.prepare``: a version's model may get the
-    physical column names the format needs).  The sink interface takes and returns the versions
-    as mappings (``database``, ``schema``, ``table``: the name, ``version``, ``model``: the
-    table); only their models can change."""
-    given = [{"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
-              "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
-              "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None} for v in versions]
-    prepared = sink.prepare(hist, given, dialect=dialect)
-    return [v if d["model"] is v.table else replace(v, table=d["model"]) for v, d in zip(versions, prepared)]
 
 
 def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | None) -> list[TableVersion]:
