@@ -12,7 +12,7 @@ scenario: ``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[
   the JVM's adaptive heap sizing back on (``LIMIT_CONF``: its fastest; ddlcore's sessions
   keep fixed generation sizes for a driver peak that does not grow with the log);
 * **ddlcore**: ``run_pipeline`` (history, version tagging, conversion — in local mode in the
-  driver's worker processes, ``ddlcore.spark.small`` —, quarantine, commit);
+  driver's worker processes, ``ddlcore.spark.driver`` —, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
   tagging and commit) with each table version converted by a per-row Python UDF applying
   ``RowConverter.try_convert`` in a Spark job instead of ddlcore's converters (every
@@ -282,14 +282,16 @@ def ddlcore_job(spark, log: Path, out: Path, jobs: int, progress=None):
 def udf_job(spark, log: Path, out: Path, jobs: int, progress=None):
     """``run_pipeline`` with every table version converted by the naive per-row Python UDF
     (``_udf_write_version``) in a Spark job (``progress``: its callback); its result."""
-    from ddlcore.spark import pipeline, small
+    from ddlcore.runconfig import Tuning
+    from ddlcore.spark import pipeline
 
-    real, driver_max = pipeline._write_version, small.DRIVER_MAX_ROWS
-    pipeline._write_version, small.DRIVER_MAX_ROWS = _udf_write_version, -1
+    real = pipeline._write_version
+    pipeline._write_version = _udf_write_version
     try:
-        return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress)
+        return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress,
+                                     tuning=Tuning(driver_max_rows=-1))
     finally:
-        pipeline._write_version, small.DRIVER_MAX_ROWS = real, driver_max
+        pipeline._write_version = real
 
 
 def run_job(kind: str, log: Path, out: Path, jobs: int) -> dict:

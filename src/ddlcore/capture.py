@@ -47,7 +47,8 @@ from .model import Table, TableId
 __all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
            "CheckpointFile", "CheckpointState", "Progress", "WarningLog", "write_json_atomic", "remove_history",
            "install_signal_handlers", "run_capture_command", "shorten", "distribution_version",
-           "warning_printer", "gc_paused", "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME", "LOCK_NAME"]
+           "warning_printer", "gc_paused", "CHANGELOG_NAME", "CHECKPOINT_NAME", "HISTORY_NAME", "LOG_NAME",
+           "LOCK_NAME", "CheckpointBound", "read_checkpoint_bound"]
 
 CHANGELOG_NAME = "changelog.jsonl"
 CHECKPOINT_NAME = "checkpoint.json"
@@ -239,6 +240,35 @@ class WarningLog:
             from rich.markup import escape
 
             self.progress.print(f"[yellow]warning[/] {escape(text)}", highlight=False)
+
+
+@dataclass(frozen=True)
+class CheckpointBound:
+    """What a reader of a capture's output directory takes from its ``CHECKPOINT_NAME`` file
+    (the fields every capture's checkpoint has: ``CheckpointState``): ``seq``, the last
+    checkpointed seq; ``changelog_bytes``, the length of ``changelog`` (``CHANGELOG_NAME``)
+    that the checkpoint covers; ``phase`` (``streaming``, or ``snapshot`` while the first run's
+    snapshot is in progress: a restart starts it over, so nothing of the log is final)."""
+
+    seq: int
+    changelog_bytes: int
+    phase: str
+    changelog: Path
+
+
+def read_checkpoint_bound(directory: Path) -> CheckpointBound | None:
+    """The ``CheckpointBound`` of the capture whose output is ``directory`` (its
+    ``CHANGELOG_NAME`` and ``CHECKPOINT_NAME`` files both present), or ``None`` when it is not a
+    capture's output (no such files, or a checkpoint without these fields)."""
+    path, changelog = directory / CHECKPOINT_NAME, directory / CHANGELOG_NAME
+    if not path.is_file() or not changelog.is_file():
+        return None
+    try:
+        cp = json.loads(path.read_text(encoding="utf-8"))
+        return CheckpointBound(int(cp["seq"]), int(cp["changelog_bytes"]), str(cp.get("phase", "streaming")),
+                               changelog)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # not a capture's checkpoint
 
 
 class CheckpointFile:

@@ -60,15 +60,24 @@ import msgspec
 from . import jsontext, raw
 from .errors import DdlCoreError
 
-__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "encode_value",
+__all__ = ["ChangeEvent", "BadEvent", "ChangeLogError", "OPS", "ROW_OPS", "IMAGE_OPS", "AFTER_OPS", "BEFORE_OPS",
+           "HISTORY_OPS", "encode_value",
            "decode_value", "encode_row", "decode_row", "read_changelog", "iter_changelog",
            "ChangeLogWriter", "write_parquet", "EVENT_FIELDS", "BASE_FIELDS", "OPTIONAL_FIELDS",
            "SourceInfo", "PARQUET_SCHEMA_FIELDS", "is_changelog_file", "changelog_files",
            "CHANGELOG_SUFFIXES", "NAMED_CHANGELOG_SUFFIXES", "event_line"]
 
-#: every op; ``ROW_OPS`` carry row images
+#: every op; ``ROW_OPS``: the row events (each becomes an output row: ``t``, a truncate, a row
+#: without images); ``IMAGE_OPS``: the row events that carry row images (``before`` / ``after``);
+#: ``HISTORY_OPS``: the events recorded in the schema history (``stmt``, statement-format DML,
+#: is neither: its rows are not in the log)
 OPS = frozenset({"ddl", "c", "u", "d", "r", "t", "source", "stmt"})
-ROW_OPS = frozenset({"c", "u", "d", "r"})
+ROW_OPS = ("c", "u", "d", "r", "t")
+IMAGE_OPS = ("c", "u", "d", "r")
+#: the row events whose ``after`` / ``before`` image is read (an image an event of another op
+#: carries, such as an insert's ``before``, is ignored: neither converted nor an error)
+AFTER_OPS, BEFORE_OPS = ("c", "r", "u"), ("u", "d")
+HISTORY_OPS = ("ddl", "source")
 #: the fields of the first contract (always written)
 BASE_FIELDS = ("seq", "position", "ts", "op", "database", "table", "ddl", "before", "after")
 #: fields written only when set
@@ -308,7 +317,7 @@ def validate(obj: Any) -> ChangeEvent:
         raise ValueError(f"row must be a non-negative int or null, got {row!r}")
     if snapshot is not None and not isinstance(snapshot, bool):
         raise ValueError(f"snapshot must be true, false or null, got {snapshot!r}")
-    if op not in ROW_OPS and (before is not None or after is not None):
+    if op not in IMAGE_OPS and (before is not None or after is not None):
         raise ValueError(f"a {op} event carries no row images")
     if catalog is not None:
         if op != "ddl":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["DdlCoreError", "DdlParseError", "DialectNotFound", "RowConversionError"]
+__all__ = ["DdlCoreError", "DdlParseError", "DialectNotFound", "RowConversionError", "PipelineError"]
 
 
 class DdlCoreError(Exception):
@@ -74,3 +74,15 @@ class RowConversionError(DdlCoreError):
         self.value = value
         where = f"column {column!r} (position {position})" if column is not None else "row"
         super().__init__(f"{where}: {reason}; raw value {value!r}")
+
+
+class PipelineError(DdlCoreError):
+    """The run stopped (``--strict`` and a bad event, a DDL event that cannot be parsed in
+    strict mode, a change log that is not the continuation of the output's, run options that
+    differ from the output's); ``seq`` / ``reason`` name the first bad event.  Nothing was
+    committed."""
+
+    def __init__(self, reason: str, seq: int | None = None):
+        self.reason = reason
+        self.seq = seq
+        super().__init__(f"event seq {seq}: {reason}" if seq is not None else reason)

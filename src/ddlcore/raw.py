@@ -77,8 +77,9 @@ import re
 from typing import Any, Iterable
 
 __all__ = [
-    "KINDS", "TAGS", "NUMBER_RX", "INT_RX", "ABSENT", "ABSENT_TEXT", "Absent", "is_absent", "RawDate", "RawDateTime", "RawTime", "RawJson",
-    "kind_of", "canonical", "encode_json", "decode_json", "text_form", "from_text",
+    "KINDS", "TAGS", "NUMBER_RX", "NUMBER", "NUMBER_START", "INT_RX", "ABSENT", "ABSENT_TEXT", "Absent", "is_absent",
+    "RawDate", "RawDateTime", "RawTime", "RawJson",
+    "kind_of", "canonical", "encode_json", "decode_json", "text_form", "from_text", "from_payload",
     "encode_row", "decode_row", "text_row", "date_text", "datetime_text", "time_text",
 ]
 
@@ -94,7 +95,8 @@ _KIND_TAG = {v: k for k, v in TAGS.items() if k != "$s"}
 NUMBER_RX = r"^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
 #: an integer's text
 INT_RX = r"^-?[0-9]+$"
-_NUMBER = re.compile(NUMBER_RX)
+#: ``NUMBER_RX`` compiled
+NUMBER = re.compile(NUMBER_RX)
 _INT = re.compile(INT_RX)
 _UTC = _dt.timezone.utc
 _COMPACT = (",", ":")
@@ -261,7 +263,7 @@ def canonical(value: Any) -> tuple[str, Any]:
         return "json", json.dumps(value, ensure_ascii=False, default=_json_default)
     tag, text = getattr(value, "tag", None), getattr(value, "text", None)
     if isinstance(tag, str) and isinstance(text, str) and tag in TAGS:
-        return canonical(_from_payload(TAGS[tag], text))
+        return canonical(from_payload(TAGS[tag], text))
     raise TypeError(f"{t.__name__} is not a raw value kind ({', '.join(KINDS)})")
 
 
@@ -295,10 +297,11 @@ def _payload(kind: str, value: Any) -> str:
 
 
 def _ambiguous(text: str) -> bool:
-    return text.startswith('{"$') or (text[:1] in _NUMBER_START and _NUMBER.match(text) is not None)
+    return text.startswith('{"$') or (text[:1] in NUMBER_START and NUMBER.match(text) is not None)
 
 
-_NUMBER_START = frozenset("-0123456789")
+#: the first characters a JSON number's text can have
+NUMBER_START = frozenset("-0123456789")
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,7 +339,7 @@ def decode_json(value: Any) -> Any:
         kind = TAGS.get(tag)
         if kind is None or not isinstance(payload, str):
             raise ValueError(f"unknown raw value tag {value!r}")
-        return _from_payload(kind, payload)
+        return from_payload(kind, payload)
     raise ValueError(f"not an encoded raw value: {value!r}")
 
 
@@ -345,7 +348,10 @@ _DT_RX = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([
 _TIME_RX = re.compile(r"^(-)?([0-9]+):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?$")
 
 
-def _from_payload(kind: str, payload: str) -> Any:
+def from_payload(kind: str, payload: str) -> Any:
+    """The raw value of a tagged value (``{"$tag": payload}``) of ``kind`` (``TAGS[tag]``) from its
+    ``payload`` text.  Raises ``ValueError`` (or ``TypeError``, ``KeyError``, ``OverflowError``)
+    for a payload that is not one of that kind."""
     if kind == "str":
         return payload
     if kind == "bytes":
@@ -421,7 +427,7 @@ def from_text(text: str | None) -> Any:
         if isinstance(obj, dict):
             return decode_json(obj)
         return text
-    if text[:1] in _NUMBER_START and _NUMBER.match(text):
+    if text[:1] in NUMBER_START and NUMBER.match(text):
         return int(text) if _INT.match(text) else float(text)
     return text
 

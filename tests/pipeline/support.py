@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
 from ddlcore.raw import encode_json as e
-from ddlcore.spark import small
+from ddlcore.spark import driver
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -77,9 +77,9 @@ def assert_same_output(spark, a: Path, b: Path, run_id_a: str, run_id_b: str) ->
             # name is the writer's: "spark_schema" or pyarrow's "schema")
             assert _columns(f) == _columns(ref), (d, f.name)
             meta, ref_meta = pq.read_schema(f).metadata, pq.read_schema(ref).metadata
-            assert json.loads(meta[small.ROW_METADATA_KEY.encode()]) == json.loads(
-                ref_meta[small.ROW_METADATA_KEY.encode()]), (d, f.name)
-            assert meta[small.SPARK_VERSION_KEY.encode()] == ref_meta[small.SPARK_VERSION_KEY.encode()]
+            assert json.loads(meta[driver.ROW_METADATA_KEY.encode()]) == json.loads(
+                ref_meta[driver.ROW_METADATA_KEY.encode()]), (d, f.name)
+            assert meta[driver.SPARK_VERSION_KEY.encode()] == ref_meta[driver.SPARK_VERSION_KEY.encode()]
             assert pq.ParquetFile(f).schema_arrow.remove_metadata() == pq.ParquetFile(ref).schema_arrow.remove_metadata()
         # read as docs/pipeline.md tells readers of names that differ only in case
         case = spark.conf.get("spark.sql.caseSensitive")
@@ -282,7 +282,7 @@ def pick(i: int, p: int) -> str | None:
     if p == 0:
         return None
     if p == 1:
-        return small.raw.ABSENT_TEXT
+        return driver.raw.ABSENT_TEXT
     if p == 2:
         return BAD[c][i % len(BAD[c])]
     return GOOD[c][p % len(GOOD[c])]

@@ -18,6 +18,7 @@ from tests.pipeline.support import parquet_rows, shop_log
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
 
@@ -73,17 +74,17 @@ def test_a_commit_killed_after_its_commit_point_is_rolled_forward_through_hadoop
                                                                                   monkeypatch):
     uri, target, _ = mounted
     log = shop_log(tmp_path)
-    real = pl._apply_moves
+    real = commit.apply_moves
 
     def dying(moves, fs):
         real(moves[:1], fs)
         raise KeyboardInterrupt("killed while moving files")
 
-    monkeypatch.setattr(pl, "_apply_moves", dying)
+    monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), f"{uri}/k", spark=spark)
     assert (target / "k" / "_state" / "pending.json").exists()
-    monkeypatch.setattr(pl, "_apply_moves", real)
+    monkeypatch.setattr(commit, "apply_moves", real)
     assert pl.run_pipeline(log.write(), f"{uri}/k", spark=spark).events == 0  # rolled forward
     assert [r["_seq"] for r in rows_of(spark, target / "k", "orders", 1) + rows_of(spark, target / "k", "orders", 2)] \
         == [3, 4, 6, 7]
@@ -131,15 +132,15 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
     forward."""
     log = shop_log(tmp_path)
     out = tmp_path / "out"
-    real = pl._apply_moves
+    real = commit.apply_moves
 
     def dying(moves, fs):
         raise KeyboardInterrupt("killed at the commit point")
 
-    monkeypatch.setattr(pl, "_apply_moves", dying)
+    monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), out, spark=spark)
-    monkeypatch.setattr(pl, "_apply_moves", real)
+    monkeypatch.setattr(commit, "apply_moves", real)
     pending = out / "_state" / "pending.json"
     plan = json.loads(pending.read_text())
     assert plan["moves"] and all(not p.startswith("/") for m in plan["moves"] for p in m)

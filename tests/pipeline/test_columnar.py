@@ -1,5 +1,5 @@
 """Staged rows converted a column at a time (``ddlcore.spark.columnar``) against the row pass
-(``small._convert`` with each image's values from ``_staged_values``): a chunk it converts is
+(``driver._convert`` with each image's values from ``_staged_values``): a chunk it converts is
 the row pass's table, value for value; it declines every chunk the row pass would quarantine
 from or mark absent; and each kernel gives, on the texts it takes, exactly the rule's Python
 face, on integers, decimals and datetimes at their edges (``-0``, leading zeros, range limits,
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
-from ddlcore.spark import RowConverter, columnar, small  # noqa: E402
+from ddlcore.spark import RowConverter, columnar, driver  # noqa: E402
 from ddlcore.spark.rules import DateTimeRule, DecimalRule, EnumRule, IntegerRule, TextRule, Fail  # noqa: E402
 
 from .support import EVENT, GOOD, memo_table, pick  # noqa: E402
@@ -32,14 +32,14 @@ _STAGED_SCHEMA = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts
 
 
 def _job(conv, memo_texts: int = 4096):
-    schema = small.parquet_format(small.output_struct(conv))[0]
-    memos = {image: [small._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
-    return schema, memos, small._column_converters(conv, schema, memos)
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
+    memos = {image: [driver._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    return schema, memos, driver._column_converters(conv, schema, memos)
 
 
 def _chunk(events: list[tuple]) -> tuple[dict, "pa.Table"]:
     """Events ``(op, after texts, before texts)`` as the row pass's columns and as staged rows."""
-    columns = {name: [None] * len(events) for name in small._ROW_FIELDS}
+    columns = {name: [None] * len(events) for name in driver._ROW_FIELDS}
     columns.update(op=[e[0] for e in events], seq=list(range(len(events))),
                    position=[f"p:{i}" for i in range(len(events))],
                    ts=[1000 + i for i in range(len(events))], tx=["t"] * len(events), row=[0] * len(events),
@@ -69,12 +69,12 @@ def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, 
     after, before = images
     columns, table = _chunk(events)
     try:
-        values = {image: [small._staged_values(t) for t in columns[image]] for image in ("after", "before")}
-    except small._Unsure:
-        with pytest.raises(small._Unsure):
+        values = {image: [driver._staged_values(t) for t in columns[image]] for image in ("after", "before")}
+    except driver._Unsure:
+        with pytest.raises(driver._Unsure):
             columnar.convert_chunk(table, schema, conv.names, converters, after=after, before=before)
         return
-    want, errored, failed = small._convert(conv, small._Rows(columns, values), after=after, before=before)
+    want, errored, failed = driver._convert(conv, driver._Rows(columns, values), after=after, before=before)
     got = columnar.convert_chunk(table, schema, conv.names, converters, after=after, before=before)
     event("declined" if got is None else "converted by columns")
     if got is None:
@@ -99,8 +99,8 @@ def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distin
         return [good[i % len(good)] for good in GOOD]
     events = [("c", image(0), None), ("u", image(1), image(2)), ("d", None, image(3)), ("r", image(4), None)]
     columns, table = _chunk(events)
-    values = {image: [small._staged_values(t) for t in columns[image]] for image in ("after", "before")}
-    want, errored, failed = small._convert(conv, small._Rows(columns, values), after=True, before=True)
+    values = {image: [driver._staged_values(t) for t in columns[image]] for image in ("after", "before")}
+    want, errored, failed = driver._convert(conv, driver._Rows(columns, values), after=True, before=True)
     got = columnar.convert_chunk(table, schema, conv.names, converters, after=True, before=True)
     assert got is not None and not errored and not failed
     assert got.to_pylist() == pa.Table.from_pydict(want, schema=schema).to_pylist()
@@ -142,15 +142,15 @@ _DT_TEXTS = st.one_of(
 
 
 #: a text Python's ``re`` reads as a number (``raw.NUMBER_RX``, its ``$`` matching before a last newline)
-_NUMBER = re.compile(small.raw.NUMBER_RX)
-#: what ``small._PLAIN_TAGGED`` takes as a plain payload
+_NUMBER = re.compile(driver.raw.NUMBER_RX)
+#: what ``driver._PLAIN_TAGGED`` takes as a plain payload
 _PAYLOAD = st.text(st.characters(blacklist_characters='"\\', blacklist_categories=("Cc",)))
 _PLAIN = st.text().filter(lambda t: not t.startswith('{"$') and not _NUMBER.match(t))
 _TEXT_TEXTS = st.one_of(
     st.sampled_from(["12", "-3", "1.5", "1e3", "12\n", "007", "-", "-x", "12 ", "{x}", "", "  ", "a  ",
                      '{"$json":"\\"x\\""}', '{"$b64":"Y2Fm6Q="}', '{"$b64":"Y2Fm 6Q=="}', '{"$b64":"=Y2Fm"}',
                      '{"$s":"a\\"b"}', '{"$s":"a\\\\b"}', '{"$b64":""}', '{"$s":""}', '{"$dec":"1.5"}',
-                     small.raw.ABSENT_TEXT, '{"$b64":"gYGB"}', '{"$b64":"/w=="}', '{"$b64":"w6k="}']),
+                     driver.raw.ABSENT_TEXT, '{"$b64":"gYGB"}', '{"$b64":"/w=="}', '{"$b64":"w6k="}']),
     _PAYLOAD.map(lambda p: '{"$s":"' + p + '"}'),
     st.binary(max_size=12).map(lambda b: '{"$b64":"' + base64.b64encode(b).decode() + '"}'))
 
@@ -198,7 +198,7 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     """On texts it takes (it returns an array), a kernel's values are those of the Python face
     (``fn(_staged_value(text))``), which takes every one of them; nulls stay null."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
-    schema = small.parquet_format(small.output_struct(conv))[0]
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
     i = data.draw(st.integers(0, len(conv.rules) - 1))
     rule, fn, arrow_type = _rule(conv, i, schema)
     kernel = columnar.vector_function(rule, arrow_type)
@@ -216,8 +216,8 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     want = []
     for t in texts:
         try:
-            want.append(None if t is None else fn(small._staged_value(t)))
-        except (Fail, small._Unsure) as exc:
+            want.append(None if t is None else fn(driver._staged_value(t)))
+        except (Fail, driver._Unsure) as exc:
             pytest.fail(f"the kernel took {t!r}, which the Python face does not ({exc!r})")
     assert got.type == arrow_type
     assert got.to_pylist() == pa.array(want, arrow_type).to_pylist()
@@ -228,7 +228,7 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     (5, '{"$dec":"1.234"}'), (5, '{"$dec":"1000"}'), (5, '{"$dec":"1E+2"}'), (5, "1.5"), (7, "1"),
     (8, "2024-01-01 10:00:00.5"), (9, "0000-01-01 00:00:00"), (9, "2023-02-29 10:00:00"), (9, "2024-01-01"),
     (9, '{"$datetime":"2024-01-01 10:00:00"}'), (11, "123456789"), (11, '{"$dec":"123456789.5"}'),
-    (12, "12"), (12, "1.5"), (12, "12\n"), (12, "007"), (12, '{"$json":"\\"x\\""}'), (12, small.raw.ABSENT_TEXT),
+    (12, "12"), (12, "1.5"), (12, "12\n"), (12, "007"), (12, '{"$json":"\\"x\\""}'), (12, driver.raw.ABSENT_TEXT),
     (12, '{"$b64":"Y2Fm6Q="}'), (12, '{"$b64":"Y2Fm6Q==Y2Fm"}'), (12, '{"$s":"a\\"b"}'), (12, '{"$dec":"1.5"}'),
     (15, '{"$b64":"gA=="}'), (14, '{"$b64":"/w=="}'), (14, '{"$b64":"7aCA"}')])
 def test_kernels_leave_to_the_memo_what_needs_rounding_a_range_error_or_another_reading(column, text):
@@ -238,7 +238,7 @@ def test_kernels_leave_to_the_memo_what_needs_rounding_a_range_error_or_another_
     text, a number, a payload with escapes, bad base64, bytes the charset does not define
     (ascii's 0x80, UTF-8's 0xff and its encoded surrogate U+D800), the absent marker."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
-    schema = small.parquet_format(small.output_struct(conv))[0]
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
     rule, _, arrow_type = _rule(conv, column, schema)
     good = {IntegerRule: "1", DecimalRule: '{"$dec":"0.1"}', DateTimeRule: "2024-01-01 10:00:00",
             TextRule: "plain"}[type(rule)]
@@ -255,7 +255,7 @@ def test_rules_without_a_kernel():
     from ..spark.support import table
     conv = RowConverter(table(D("TIMESTAMP", 3), D("DECIMAL", 50, 2), D("BIGINT", unsigned=True),
                               D("ENUM", values=("a",))), dialect="mysql")
-    schema = small.parquet_format(small.output_struct(conv))[0]
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
     assert [columnar.vector_function(r, f.type) for r, f in zip(conv.rules, schema)] == [None] * 4
     assert isinstance(conv.rules[3], EnumRule)
 
@@ -265,7 +265,7 @@ def test_text_kernel_decodes_tagged_values_and_strips_char_padding():
     ``$b64`` payload decoded in the column's charset (latin1: MySQL's cp1252 reading, 0xe9
     is é), ``CHAR``'s trailing spaces removed (and no other character)."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
-    schema = small.parquet_format(small.output_struct(conv))[0]
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
     latin1, char = (columnar.vector_function(conv.rules[i], schema.field(i).type) for i in (12, 13))
     texts = ["caf\u00e9", '{"$s":"12"}', '{"$b64":"Y2Fm6Q=="}', '{"$b64":"gA=="}', None, '{"$b64":""}']
     assert latin1(pa.array(texts)).to_pylist() == ["caf\u00e9", "12", "caf\u00e9", "\u20ac", None, ""]
@@ -277,7 +277,7 @@ def test_a_subclass_of_a_rule_with_a_kernel_gets_none():
     """A user's subclass of a rule (its Python face may read values otherwise) is converted by
     its Python face: kernels go by the rule's exact class."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
-    schema = small.parquet_format(small.output_struct(conv))[0]
+    schema = driver.parquet_format(driver.output_struct(conv))[0]
     rule = conv.rules[12]
 
     class Shouting(TextRule):

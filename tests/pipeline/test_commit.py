@@ -19,6 +19,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore import Table  # noqa: E402
 from ddlcore.spark import RowConverter  # noqa: E402
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark.fs import OutputFS  # noqa: E402
 
@@ -78,10 +79,10 @@ def output_of(spark, out: Path) -> dict:
 
 
 def recording(monkeypatch, plans: list, deaths: tuple[int | None, ...] = ()) -> None:
-    """``_apply_moves`` records the moves of each plan it is given (a run's commit, or the
+    """``commit.apply_moves`` records the moves of each plan it is given (a run's commit, or the
     roll-forward of one at the start of a run); the ``i``-th call, when ``deaths[i]`` is not
     ``None``, "kills" the run after that many moves."""
-    real = pl._apply_moves
+    real = commit.apply_moves
 
     def apply(moves, fs):
         plans.append([list(m) for m in moves])
@@ -91,7 +92,7 @@ def recording(monkeypatch, plans: list, deaths: tuple[int | None, ...] = ()) -> 
         real(moves[:die_after], fs)
         raise KeyboardInterrupt(f"killed after {die_after} move(s)")
 
-    monkeypatch.setattr(pl, "_apply_moves", apply)
+    monkeypatch.setattr(commit, "apply_moves", apply)
 
 
 def test_a_first_run_moves_whole_directories_of_files_named_after_the_run(spark, tmp_path, monkeypatch):
@@ -216,7 +217,7 @@ def test_moves_are_idempotent_and_a_half_done_directory_move_is_finished(fs, tmp
     (root / "t" / "w" / "c").write_text("3")
     moves = [["s/v", "t/v", "dir"], ["s/w", "t/w", "dir"], ["s/f", "f"]]
     for _ in range(2):  # a roll-forward repeats every move
-        pl._apply_moves(moves, fs)
+        commit.apply_moves(moves, fs)
         assert _tree(root) == {"f": "new", "t/v/a": "1", "t/v/b": "2", "t/w/c": "3"}
     assert not (root / "t" / "w" / "w").exists()  # never the directory moved *into* its destination
     assert fs.move("nothing", "x") is False and fs.move_dir("nothing", "y") is False

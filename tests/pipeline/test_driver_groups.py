@@ -1,5 +1,5 @@
 """Conversion groups of few rows converted on the driver inside a Spark run
-(``small.convert_staged``, for groups of at most ``small.DRIVER_MAX_ROWS`` staged rows) against
+(``driver.convert_staged``, for groups of at most ``Tuning.driver_max_rows`` staged rows) against
 a Spark job per group (``DRIVER_MAX_ROWS = -1``): the same log gives the same output — rows,
 Parquet schemas and Spark's footer, ``_run.json`` counts, quarantine records, state — on logs
 with every MySQL type family, PostgreSQL types, groups of several versions (sharded tables)
@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,9 @@ from hypothesis import strategies as st
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
+from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import driver  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, event, lines_of, mysql_extra_events, quarantine  # noqa: E402
 from .support import EVENT, Log, memo_table, sharded_log  # noqa: E402
@@ -35,21 +37,28 @@ _RESULT_FIELDS = ("events", "rows", "quarantined", "ddl", "counts", "quarantine_
                   "previous_seq", "versions_written", "dialect", "replayed")
 
 
-def _run(spark, log: Path, out: Path, monkeypatch, max_rows: int, **kw):
-    """``run_pipeline`` with groups of at most ``max_rows`` rows on the driver; returns the
-    result and the progress messages."""
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", max_rows)
+#: the reference runs: every conversion group a Spark job
+SPARK_JOBS = Tuning(driver_max_rows=-1)
+#: the runs compared with them: groups of at most 2,000 rows on the driver
+ON_DRIVER = Tuning(driver_max_rows=2_000)
+#: the same in two worker processes
+TWO_WORKERS = replace(ON_DRIVER, driver_workers=2)
+
+
+def _run(spark, log: Path, out: Path, tuning: Tuning, **kw):
+    """``run_pipeline`` with ``tuning`` (``driver_max_rows``: groups of at most that many rows
+    on the driver); returns the result and the progress messages."""
     said: list[str] = []
-    res = pl.run_pipeline(log, out, spark=spark, progress=said.append, **kw)
+    res = pl.run_pipeline(log, out, spark=spark, progress=said.append, tuning=tuning, **kw)
     return res, said
 
 
 class SparkJobRuns:
-    """The runs with Spark jobs only (``DRIVER_MAX_ROWS = -1``), one per log content, shared
+    """The runs with Spark jobs only (``SPARK_JOBS``), one per log content, shared
     by this module's tests: the reference every driver run is compared with.  Such a run
     never reaches ``convert_staged`` (no group has at most -1 rows), so the settings the tests
-    vary (``DRIVER_WORKERS``, ``BATCH_ROWS``, ``BATCH_BYTES``, ``CHUNK_ROWS``, ``PART_ROWS``,
-    ``GROUP_MAX_BYTES``, ``OutputFS.local``, the input split of the driver run) cannot change
+    vary (``Tuning``'s ``driver_workers``, ``batch_rows``, ``batch_bytes``, ``chunk_rows``,
+    ``part_rows``, ``group_max_bytes``; ``OutputFS.local``, the input split of the driver run) cannot change
     its output: the tests on the same log (the parametrized ones; the sharded log's) ran the
     same reference each before.  The log is copied to a directory of its content's, and both
     runs read that copy (the same path, as before: quarantine records name the file)."""
@@ -66,12 +75,12 @@ class SparkJobRuns:
             shutil.copyfile(log, shared)
         return shared
 
-    def run(self, spark, log: Path, monkeypatch, **kw):
+    def run(self, spark, log: Path, **kw):
         """``(output, result, progress)`` of the Spark jobs' run of ``log`` (a path of ``log()``)."""
         key = (str(log), tuple(sorted(kw.items())))
         if key not in self.runs:
             out = log.parent / f"spark-{len(self.runs)}"
-            self.runs[key] = (out, *_run(spark, log, out, monkeypatch, -1, **kw))
+            self.runs[key] = (out, *_run(spark, log, out, SPARK_JOBS, **kw))
         return self.runs[key]
 
 
@@ -80,18 +89,18 @@ def spark_runs(tmp_path_factory) -> SparkJobRuns:
     return SparkJobRuns(tmp_path_factory.mktemp("spark-job-runs"))
 
 
-def _both_ways(spark, tmp_path: Path, monkeypatch, log: Path, spark_runs: SparkJobRuns, *, max_rows: int = 2_000,
+def _both_ways(spark, tmp_path: Path, log: Path, spark_runs: SparkJobRuns, *, tuning: Tuning = ON_DRIVER,
                driver_settings=contextlib.nullcontext, **kw):
     """``log`` run with Spark jobs only (``spark_runs``: once per log in this module), and into
-    a new output with groups of at most ``max_rows`` rows on the driver (within
+    a new output with ``tuning`` (groups of at most ``driver_max_rows`` rows on the driver; within
     ``driver_settings()``, a context manager): asserts the outputs and results equal; returns
     the driver run's result and progress."""
     log = spark_runs.log(log)
     out_driver = tmp_path / "driver"
-    out_spark, res_spark, said_spark = spark_runs.run(spark, log, monkeypatch, **kw)
+    out_spark, res_spark, said_spark = spark_runs.run(spark, log, **kw)
     assert not any("on the driver" in m for m in said_spark), said_spark
     with driver_settings():
-        res_driver, said = _run(spark, log, out_driver, monkeypatch, max_rows, **kw)
+        res_driver, said = _run(spark, log, out_driver, tuning, **kw)
     assert any("on the driver" in m for m in said), said
     assert_same_output(spark, out_driver, out_spark, "", "")
     for field in _RESULT_FIELDS:
@@ -117,9 +126,8 @@ def _seq_of(line: str):
 
 @pytest.mark.parametrize("workers, batches", [(1, False), (2, False), (2, True)])
 def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch, spark_runs, workers, batches):
-    """In two worker processes and in the driver itself (``DRIVER_WORKERS``); the groups' rows
+    """In two worker processes and in the driver itself (``Tuning.driver_workers``); the groups' rows
     read by the workers (a local output) or by the driver in batches (any other)."""
-    monkeypatch.setattr(small, "DRIVER_WORKERS", workers)
     if batches:
         _read_in_batches(monkeypatch)
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")  # recorded from MariaDB: 50 events
@@ -128,7 +136,7 @@ def test_mysql_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypatch,
     # give seq 3 and 4 twice, which the seq rule refuses)
     extra = [ln for ln in mysql_extra_events(len(lines)) if _seq_of(ln) is None or _seq_of(ln) > len(lines)]
     log.write_text("".join(ln + "\n" for ln in lines + extra))
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
+    res, said = _both_ways(spark, tmp_path, log, spark_runs, tuning=replace(ON_DRIVER, driver_workers=workers))
     assert any(m == "converting them in 2 worker processes" for m in said) == (workers == 2), said
     assert res.rows > 0 and res.quarantined >= 9, res.quarantine_reasons
     reasons = {r["reason"] for r in quarantine(tmp_path / "driver")}
@@ -143,7 +151,7 @@ def test_postgres_log_on_the_driver_equals_spark_jobs(spark, tmp_path, monkeypat
     lines = lines_of(EXAMPLES / "pg_shop" / "changelog.jsonl")  # recorded from PostgreSQL 15: 47 events
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
+    _both_ways(spark, tmp_path, log, spark_runs)
 
 
 def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, monkeypatch, spark_runs):
@@ -162,7 +170,7 @@ def test_postgres_names_that_differ_only_in_case_on_the_driver(spark, tmp_path, 
     ]
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines + extra))
-    res, _ = _both_ways(spark, tmp_path, monkeypatch, log, spark_runs)
+    res, _ = _both_ways(spark, tmp_path, log, spark_runs)
     assert ("shop", "public.cased", 1, "c") in res.counts, res.counts
 
 
@@ -192,16 +200,17 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
     per chunk in each version's file; in parts, a staged file each: the failed row is in one
     part, and the rule — every row with an error is quarantined if some row failed — holds
     over the group)."""
+    tuning = ON_DRIVER
     if batch_rows:
-        monkeypatch.setattr(small, "BATCH_ROWS", batch_rows)
+        tuning = replace(tuning, batch_rows=batch_rows)
         _read_in_batches(monkeypatch)
     if chunk_rows:
-        monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
+        tuning = replace(tuning, chunk_rows=chunk_rows)
     if parts:
-        monkeypatch.setattr(small, "PART_ROWS", 1)
+        tuning = replace(tuning, part_rows=1)
     # the input split only for the run on the driver (whose parts are the staged files): a
     # Spark job per group reads the group's directory whatever its files
-    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), spark_runs,
+    res, said = _both_ways(spark, tmp_path, sharded_log(tmp_path).write(), spark_runs, tuning=tuning,
                            driver_settings=lambda: _split_input(spark, parts, split=200))
     assert res.quarantined == 1 and res.rows == 10
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
@@ -212,15 +221,16 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
 def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch, spark_runs):
     """With groups of at most 2 rows on the driver, the sharded tables' group (8 rows) is a
     Spark job and the rest are converted on the driver, into one output."""
-    res, said = _both_ways(spark, tmp_path, monkeypatch, sharded_log(tmp_path).write(), spark_runs, max_rows=2)
+    res, said = _both_ways(spark, tmp_path, sharded_log(tmp_path).write(), spark_runs,
+                           tuning=Tuning(driver_max_rows=2))
     assert any(m.startswith("converting shop.s0 version 1 and 2 more") for m in said), said
     assert any("converted 2 of 2 conversion group(s)" in m for m in said), said
 
 
 def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes(spark, tmp_path, monkeypatch,
                                                                                   spark_runs):
-    """A group whose values take more than ``GROUP_MAX_BYTES`` (large BLOBs) is a Spark job
-    however few its rows; batches hold at most ``BATCH_BYTES`` of values."""
+    """A group whose values take more than ``Tuning.group_max_bytes`` (large BLOBs) is a Spark job
+    however few its rows; batches hold at most ``batch_bytes`` of values."""
     log = Log(tmp_path / "changelog.jsonl")
     log.ddl("CREATE DATABASE shop")
     log.ddl("CREATE TABLE blobs (id int, data longblob)")
@@ -230,12 +240,11 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     log.row("c", "blobs", after=[2, b""])
     for t in ("a", "b", "c"):
         log.row("c", t, after=[1, "xy", 7])
-    monkeypatch.setattr(small, "GROUP_MAX_BYTES", 1_000)
-    monkeypatch.setattr(small, "BATCH_BYTES", 5)                  # a batch per group (4 bytes each)
-    assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}) == [[0], [1], [2]]
-    assert small._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}) == [[0, 1], [2]]
+    tuning = replace(ON_DRIVER, group_max_bytes=1_000, batch_bytes=5)  # a batch per group (4 bytes each)
+    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
+    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
     _read_in_batches(monkeypatch)
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(), spark_runs)
+    res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning)
     assert res.rows == 5
     assert any("1 conversion group(s) left to Spark jobs: their values take more than 1,000 bytes" in m
                for m in said), said
@@ -251,15 +260,16 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     JVM face, which quarantines it for a decimal column, but reads as the float 1.5 in Python,
     whose text form is ``1.5``: on such a text the faces are not known to agree, so its group
     is converted by a Spark job (as the reference does); the other group stays on the driver.
-    Converted a row at a time (``CHUNK_ROWS``), the group's first row (table ``a``, sharded
+    Converted a row at a time (``Tuning.chunk_rows``), the group's first row (table ``a``, sharded
     with ``a2``) is written before the second is found unsure: its file is removed (the output
     would hold the row twice).  In parts (a staged file each, in two workers), the part that
     wrote the first row's file may end before or after the one found unsure: the driver
     removes the group's files when its last part ends."""
+    tuning = ON_DRIVER
     if chunk_rows:
-        monkeypatch.setattr(small, "CHUNK_ROWS", chunk_rows)
+        tuning = replace(tuning, chunk_rows=chunk_rows)
     if parts:
-        monkeypatch.setattr(small, "PART_ROWS", 1)
+        tuning = replace(tuning, part_rows=1)
     log = Log(tmp_path / "changelog.jsonl")
     log.ddl("CREATE DATABASE shop")
     log.ddl("CREATE TABLE a (id int, total decimal(8,2))")
@@ -269,7 +279,7 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     bad = log.add(op="c", database="shop", table="a2", after=[1, "1.50"])
     log.row("c", "b", after=[1, "x"])
     # the input split only for the run on the driver, whose parts are the staged files
-    res, said = _both_ways(spark, tmp_path, monkeypatch, log.write(), spark_runs,
+    res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning,
                            driver_settings=lambda: _split_input(spark, parts))
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
     assert res.rows == 2 and res.quarantined == 1
@@ -287,14 +297,14 @@ def test_replayed_quarantine_on_the_driver_equals_spark_jobs(spark, tmp_path, mo
     log.row("c", "late", after=[1, "a"])                      # no schema yet: quarantined
     log.row("c", "late", after=[2, "b"])
     out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
-    for out, limit in ((out_spark, -1), (out_driver, 2_000)):
-        res, _ = _run(spark, log.write(), out, monkeypatch, limit)
+    for out, tuning in ((out_spark, SPARK_JOBS), (out_driver, ON_DRIVER)):
+        res, _ = _run(spark, log.write(), out, tuning)
         assert res.quarantined == 2
     log.add(op="ddl", database="shop", snapshot=True, ddl="CREATE TABLE late (id int, name varchar(5))")
     log.row("c", "late", after=[3, "c"])
     path = log.write()
-    res_spark, _ = _run(spark, path, out_spark, monkeypatch, -1, replay_quarantine=True)
-    res_driver, said = _run(spark, path, out_driver, monkeypatch, 2_000, replay_quarantine=True)
+    res_spark, _ = _run(spark, path, out_spark, SPARK_JOBS, replay_quarantine=True)
+    res_driver, said = _run(spark, path, out_driver, ON_DRIVER, replay_quarantine=True)
     assert any("on the driver" in m for m in said), said
     assert res_driver.replayed == res_spark.replayed and res_driver.rows == res_spark.rows
     assert_same_output(spark, out_driver, out_spark, "", "")
@@ -309,10 +319,10 @@ def test_strict_stops_at_the_same_row_both_ways(spark, tmp_path, monkeypatch):
         event(n + 2, op="c", database="shop", table="purchases", after=[2]),
     ]))
     errors = []
-    for limit in (-1, 2_000):
-        out = tmp_path / f"out{limit}"
+    for tuning in (SPARK_JOBS, ON_DRIVER):
+        out = tmp_path / f"out{tuning.driver_max_rows}"
         with pytest.raises(pl.PipelineError) as exc:
-            _run(spark, log, out, monkeypatch, limit, strict=True)
+            _run(spark, log, out, tuning, strict=True)
         errors.append((exc.value.seq, exc.value.reason))
         assert not (out / "_state" / "checkpoint.json").exists()  # nothing committed
         shutil.rmtree(out, ignore_errors=True)
@@ -329,14 +339,14 @@ def test_driver_groups_keep_spark_footer_and_names(spark, tmp_path, monkeypatch)
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
     out = tmp_path / "out"
-    _run(spark, log, out, monkeypatch, 2_000)
+    _run(spark, log, out, ON_DRIVER)
     files = [f for f in out.rglob("*.parquet") if not f.relative_to(out).parts[0].startswith("_")]
     assert files
     run = json.loads((out / "_state" / "checkpoint.json").read_text())["run"]
     for f in files:
         assert f.name.startswith(run + "-part-"), f.name
         meta = pq.read_schema(f).metadata
-        struct = json.loads(meta[small.ROW_METADATA_KEY.encode()])
+        struct = json.loads(meta[driver.ROW_METADATA_KEY.encode()])
         assert [x["name"] for x in struct["fields"]][-len(pl.META_COLUMNS):] == list(pl.META_COLUMNS)
 
 
@@ -359,11 +369,10 @@ def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeyp
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
+    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="a worker's own error") as exc:
-        _run(spark, log, out, monkeypatch, 2_000)
+        _run(spark, log, out, TWO_WORKERS)
     assert "convert_group" in str(exc.value.__cause__)  # the worker's traceback
     _no_commit(out)
 
@@ -372,15 +381,14 @@ def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypa
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(small, "DRIVER_WORKERS", 2)
-    monkeypatch.setattr(small._GroupJob, "add_staged", _failing_group("die"))
+    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("die"))
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
-        _run(spark, log, out, monkeypatch, 2_000)
+        _run(spark, log, out, TWO_WORKERS)
     _no_commit(out)
     # the next run, with healthy workers, writes the log whole
     monkeypatch.undo()
-    res, _ = _run(spark, log, out, monkeypatch, 2_000)
+    res, _ = _run(spark, log, out, TWO_WORKERS)
     assert res.rows > 0 and (out / "_state" / "checkpoint.json").exists()
 
 
@@ -402,20 +410,20 @@ def test_workers_never_talk_to_the_jvm(spark):
     and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
     assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
-    with small._Converters(2) as submit:
+    with driver._Converters(2) as submit:
         assert submit(_finalizers).result() == 0
         assert submit(_ignores_sigint).result()
     assert _finalizers() > 0 and not _ignores_sigint()
 
 
 def _reference_values(texts: list) -> list | str:
-    """What ``small._staged_values`` must give: every text through ``raw.from_text``, kept where
+    """What ``driver._staged_values`` must give: every text through ``raw.from_text``, kept where
     it is its value's text form or a tagged value that decodes; ``"unsure"`` otherwise."""
     from ddlcore import raw
 
     out = []
     for t in texts:
-        if t is None or (t[:1] not in raw._NUMBER_START and not t.startswith('{"$')):
+        if t is None or (t[:1] not in raw.NUMBER_START and not t.startswith('{"$')):
             out.append(t)
             continue
         try:
@@ -448,8 +456,8 @@ def test_staged_values_fast_paths_agree_with_raw_from_text(texts):
     plain payload) give exactly what ``raw.from_text`` and the text-form check give, value and
     type, and leave to Spark exactly the same images."""
     try:
-        got = small._staged_values(texts)
-    except small._Unsure:
+        got = driver._staged_values(texts)
+    except driver._Unsure:
         got = "unsure"
     want = _reference_values(texts)
     assert repr(got) == repr(want)
@@ -468,10 +476,10 @@ def test_workers_die_with_the_driver(tmp_path):
     pids = tmp_path / "pids"
     script.write_text(f"""
 import os, time
-from ddlcore.spark import small
+from ddlcore.spark import driver
 def pid():
     return os.getpid()
-with small._Converters(2) as submit:
+with driver._Converters(2) as submit:
     found = {{submit(pid).result() for _ in range(20)}}
     open({str(pids)!r}, "w").write(" ".join(map(str, found)))
     time.sleep(60)
@@ -506,18 +514,16 @@ def _running(pid: int) -> bool:
 
 def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
     """``None``: every group on the driver for a local master writing to the local filesystem
-    (the workers read and write the files themselves, in parts), ``CLUSTER_MAX_ROWS``
+    (the workers read and write the files themselves, in parts), ``Tuning.cluster_max_rows``
     for an output elsewhere (the driver reads the rows through Spark); a set value wins."""
     from ddlcore.spark.fs import OutputFS
 
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", None)
     local = OutputFS(spark, str(tmp_path))
     assert spark.sparkContext.master.startswith("local") and local.scheme == "file"
-    assert small.driver_max_rows(spark, local) is None
+    assert driver.driver_max_rows(spark, local, Tuning()) is None
     monkeypatch.setattr(OutputFS, "scheme", property(lambda self: "hdfs"))
-    assert small.driver_max_rows(spark, local) == small.CLUSTER_MAX_ROWS == 20_000
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 7)
-    assert small.driver_max_rows(spark, local) == 7
+    assert driver.driver_max_rows(spark, local, Tuning()) == Tuning().cluster_max_rows == 20_000
+    assert driver.driver_max_rows(spark, local, Tuning(driver_max_rows=7)) == 7
 
 
 @given(st.lists(EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
@@ -533,20 +539,20 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
 
     conv = RowConverter(memo_table(), dialect="mysql")
     after, before = images
-    memos = {image: [small._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
     for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
-        columns = {name: [None] * len(chunk) for name in small._ROW_FIELDS}
+        columns = {name: [None] * len(chunk) for name in driver._ROW_FIELDS}
         columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
                        before=[e[2] for e in chunk])
         try:
-            values = {"after": [small._staged_values(e[1]) for e in chunk],
-                      "before": [small._staged_values(e[2]) for e in chunk]}
-        except small._Unsure:
-            with pytest.raises(small._Unsure):
-                small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+            values = {"after": [driver._staged_values(e[1]) for e in chunk],
+                      "before": [driver._staged_values(e[2]) for e in chunk]}
+        except driver._Unsure:
+            with pytest.raises(driver._Unsure):
+                driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
             return
-        want = small._convert(conv, small._Rows(columns, values), after=after, before=before)
-        got = small._convert(conv, small._Rows(columns), after=after, before=before, memos=memos)
+        want = driver._convert(conv, driver._Rows(columns, values), after=after, before=before)
+        got = driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
         assert repr(got[0]) == repr(want[0])
         assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
         assert got[2] == want[2]
@@ -554,22 +560,23 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
 
 
 def test_column_memos_are_bounded():
-    """A group job's memos share ``MEMO_TEXTS`` over its columns and images (at least
-    ``MEMO_MIN_TEXTS`` each), keep no text longer than ``MEMO_TEXT_CHARS``, and never keep a
+    """A group job's memos share ``Tuning.memo_texts`` over its columns and images (at least
+    ``memo_min_texts`` each), keep no text longer than ``memo_text_chars``, and never keep a
     value that does not convert."""
     from ddlcore.spark import RowConverter
     from ddlcore.spark.rules import Fail
 
     conv = RowConverter(memo_table(), dialect="mysql")
-    memos = small._memos(conv)
-    assert {m.limit for ms in memos.values() for m in ms} == {max(small.MEMO_MIN_TEXTS, small.MEMO_TEXTS // 16)}
+    tuning = Tuning()
+    memos = driver._memos(conv, tuning)
+    assert {m.limit for ms in memos.values() for m in ms} == {max(tuning.memo_min_texts, tuning.memo_texts // 16)}
 
     def convert(v):
         if v == "bad":
             raise Fail("no")
         return v.upper()
 
-    memo = small._ColumnMemo(convert, 2)
-    long = "x" * (small.MEMO_TEXT_CHARS + 1)
-    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), small._SLOW, "B", "C", "A"]
+    memo = driver._ColumnMemo(convert, 2)
+    long = "x" * (tuning.memo_text_chars + 1)
+    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), driver._SLOW, "B", "C", "A"]
     assert set(memo) == {None, "a", "b"} and memo.slow == 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ddlcore.spark import commit
 from ddlcore.spark import pipeline as pl
 
 from .support import event
@@ -114,17 +115,17 @@ def test_polars_duckdb_and_pandas_read_the_same_rows(two_runs):
 def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp_path, monkeypatch):
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     _write(log, RUN1)
-    real = pl._write_json
+    real = commit.write_json
 
     def crash_at_checkpoint(fs, rel, data):
         if rel == "_state/checkpoint.json":
             raise KeyboardInterrupt("killed between the Iceberg commit and the checkpoint")
         return real(fs, rel, data)
 
-    monkeypatch.setattr(pl, "_write_json", crash_at_checkpoint)
+    monkeypatch.setattr(commit, "write_json", crash_at_checkpoint)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
-    monkeypatch.setattr(pl, "_write_json", real)
+    monkeypatch.setattr(commit, "write_json", real)
     assert (out / "_state" / "pending.json").exists()
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert len(t.scan().to_arrow()) == 2  # committed to Iceberg, not checkpointed
@@ -139,10 +140,10 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
         [(1, None, "c1", ["x", "y"], 2, []), (2, 20, "c2", ["x"], 4, [])]
     # killed again, in a run of row events only (the incremental merge): the same as uninterrupted
     _write(log, RUN1 + [event(5, op="u", database="shop", table="t", before=[2, 20, "c2", 1], after=[2, 22, "c2", 1])])
-    monkeypatch.setattr(pl, "_write_json", crash_at_checkpoint)
+    monkeypatch.setattr(commit, "write_json", crash_at_checkpoint)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
-    monkeypatch.setattr(pl, "_write_json", real)
+    monkeypatch.setattr(commit, "write_json", real)
     pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
     cur = _catalog(out).load_table(("shop", "t"))
     assert len(cur.snapshots()) == 2 and _current_rows(cur) == [(1, None, "c1", ["x", "y"], 2, []),

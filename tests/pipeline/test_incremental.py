@@ -16,37 +16,40 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import readlog  # noqa: E402
 
 from .support import Log, base, source  # noqa: E402
 from .support import quarantine_by_seq as quarantine  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def spark_path(monkeypatch):
-    """These tests are about how the Spark path reads the tails (``_read_events``): small
-    increments go there, not to the driver-side path (tests/pipeline/test_small_increment.py
-    checks that both write the same)."""
-    from ddlcore.spark import small
+#: these tests are about how the Spark path reads the tails (``readlog.read_events``): small increments
+#: go there, not to the driver-side path (tests/pipeline/test_small_increment.py checks that
+#: both write the same)
+SPARK_PATH = Tuning(driver_increment_max_bytes=-1)
 
-    monkeypatch.setattr(small, "MAX_BYTES", -1)
+
+def run(*args, **kw):
+    """``run_pipeline`` with ``SPARK_PATH``."""
+    return pl.run_pipeline(*args, **{"tuning": SPARK_PATH, **kw})
 
 
 class Reads:
-    """Records what each ``_read_events`` call of a run was given: ``(history_only, JSON
+    """Records what each ``readlog.read_events`` call of a run was given: ``(history_only, JSON
     Lines files, tail copies)``."""
 
     def __init__(self, monkeypatch):
         self.calls: list[tuple[bool, list[str], int]] = []
         self.settings: list[dict[str, str]] = []  # what the session's settings were while reading
-        real = pl._read_events
+        real = readlog.read_events
 
         def spy(spark, inputs, **k):
             self.calls.append((k.get("history_only", False), list(inputs[0]), len(getattr(inputs, "tails", ()))))
             self.settings.append({key: spark.conf.get(key, None) for key in pl._INTERPRETED})
             return real(spark, inputs, **k)
 
-        monkeypatch.setattr(pl, "_read_events", spy)
+        monkeypatch.setattr(readlog, "read_events", spy)
 
     def clear(self) -> None:
         self.calls.clear()
@@ -92,7 +95,7 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
         log.row("c", "t", after=[i, "a", i])
     path = log.write(["{not json"])                       # a line without seq: quarantined once
     out = tmp_path / "out"
-    first = pl.run_pipeline(path, out, spark=spark)
+    first = run(path, out, spark=spark)
     assert first.rows == 3 and first.quarantined == 1
     assert marks(out)["files"][os.path.realpath(path)]["offset"] == path.stat().st_size
     reads = Reads(monkeypatch)
@@ -105,7 +108,7 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
         for ev in log.events[-2:]:
             fh.write(json.dumps(ev) + "\n")
     before = {key: spark.conf.get(key, None) for key in pl._INTERPRETED}
-    second = pl.run_pipeline(path, out, spark=spark)
+    second = run(path, out, spark=spark)
     assert reads.tails_only and not reads.ddl_pass
     # a small increment is run without code generation, and the session is left as it was
     assert reads.interpreted and {key: spark.conf.get(key, None) for key in pl._INTERPRETED} == before
@@ -114,7 +117,7 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
 
     # nothing new: no file read at all (an empty frame), nothing written, checkpoint kept
     reads.clear()
-    idle = pl.run_pipeline(path, out, spark=spark)
+    idle = run(path, out, spark=spark)
     assert idle.events == 0 and idle.rows == 0 and idle.last_seq == second.last_seq
     assert reads.files == set() and not reads.ddl_pass
 
@@ -128,9 +131,8 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
             fh.write(json.dumps(ev) + "\n")
         fh.write("{not json\n")
         fh.write('{"seq": 99, "op": "c", "database": "shop", "table": "t", "after": ["1"')
-    monkeypatch.setattr(pl, "_INTERPRETED_MAX_BYTES", 10)    # a large increment: compiled as usual
-    third = pl.run_pipeline(path, out, spark=spark)
-    monkeypatch.setattr(pl, "_INTERPRETED_MAX_BYTES", 4 << 20)
+    third = run(path, out, spark=spark,   # a large increment: compiled as usual
+                tuning=Tuning(driver_increment_max_bytes=-1, interpreted_max_bytes=10))
     assert reads.tails_only and reads.ddl_pass and not reads.interpreted
     assert third.ddl == 1 and third.rows == 1 and third.quarantined == 1
     lines = path.read_text().splitlines()
@@ -141,13 +143,13 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
     # consumed: the mark ends before it, and the next run reads it again
     assert marks(out)["files"][os.path.realpath(path)]["offset"] == path.stat().st_size - len(lines[-1])
     reads.clear()
-    fourth = pl.run_pipeline(path, out, spark=spark)
+    fourth = run(path, out, spark=spark)
     assert reads.tails_only and not reads.ddl_pass
     assert fourth.rows == 0 and fourth.quarantined == 0 and fourth.last_seq == third.last_seq
 
     # the same log run whole into another output: the same rows and quarantine
     whole = tmp_path / "whole"
-    pl.run_pipeline(path, whole, spark=spark)
+    run(path, whole, spark=spark)
     assert rows_of(spark, out) == rows_of(spark, whole)
     strip = lambda recs: sorted((r["seq"], r["reason"]) for r in recs)  # noqa: E731
     assert strip(quarantine(out)) == strip(quarantine(whole))
@@ -160,21 +162,21 @@ def test_schema_files_are_written_only_when_new_or_changed(spark, tmp_path):
     log.ddl("CREATE TABLE u (id int)")
     log.row("c", "t", after=[1, "a", 1])
     out = tmp_path / "out"
-    pl.run_pipeline(log.write(), out, spark=spark)
+    run(log.write(), out, spark=spark)
     files = out / "_schemas"
     t1, u1 = files / "shop.t.v1.json", files / "shop.u.v1.json"
     os.utime(t1, ns=(1, 1))                                # a file not rewritten keeps this
     os.utime(u1, ns=(1, 1))
     log.ddl("ALTER TABLE t ADD COLUMN note varchar(5)")
     log.row("c", "t", after=[2, "b", 2, "x"])
-    pl.run_pipeline(log.write(), out, spark=spark)
+    run(log.write(), out, spark=spark)
     assert u1.stat().st_mtime_ns == 1                      # unchanged version: not rewritten
     assert t1.stat().st_mtime_ns != 1                      # its valid_to_seq changed
     assert json.loads(t1.read_text())["valid_to_seq"] == len(log.events) - 1
     assert json.loads((files / "shop.t.v2.json").read_text())["valid_to_seq"] is None
     (files / "shop.u.v1.json").unlink()                    # a missing file is written again
     log.row("c", "u", after=[3])
-    pl.run_pipeline(log.write(), out, spark=spark)
+    run(log.write(), out, spark=spark)
     assert json.loads(u1.read_text())["table"] == "u"
 
 
@@ -184,7 +186,7 @@ def test_a_rotated_replaced_or_rewritten_file_is_read_whole(spark, tmp_path, mon
         log.row("c", "t", after=[i, "a", i])
     path = log.write()
     out = tmp_path / "out"
-    pl.run_pipeline(path, out, spark=spark)
+    run(path, out, spark=spark)
     reads = Reads(monkeypatch)
 
     # rewritten in place with an edit in what was read (a row's ts) and one event more: read
@@ -192,7 +194,7 @@ def test_a_rotated_replaced_or_rewritten_file_is_read_whole(spark, tmp_path, mon
     log.events[3]["ts"] += 1
     log.row("c", "t", after=[7, "x", 7])
     log.write()
-    res = pl.run_pipeline(path, out, spark=spark)
+    res = run(path, out, spark=spark)
     assert str(path) in reads.files and not any(n for _, _, n in reads.calls)
     assert res.rows == 1 and res.events == 1
 
@@ -208,13 +210,13 @@ def test_a_rotated_replaced_or_rewritten_file_is_read_whole(spark, tmp_path, mon
     new.write()
     assert path.stat().st_size > marks(out)["files"][os.path.realpath(path)]["offset"]
     with pytest.raises(pl.PipelineError, match="epoch-2.*different log"):
-        pl.run_pipeline(path, out, spark=spark)
+        run(path, out, spark=spark)
 
     # replaced by a shorter log without a source event (seq from 1): read whole, refused
     path.write_text(json.dumps({"seq": 1, "position": "p", "ts": 1, "op": "ddl", "database": "shop",
                                 "ddl": "CREATE DATABASE shop"}) + "\n")
     with pytest.raises(pl.PipelineError, match="this change log is a log without a source event"):
-        pl.run_pipeline(path, out, spark=spark)
+        run(path, out, spark=spark)
 
 
 def test_a_gzip_file_is_read_whole_and_loses_nothing(spark, tmp_path, monkeypatch):
@@ -223,12 +225,12 @@ def test_a_gzip_file_is_read_whole_and_loses_nothing(spark, tmp_path, monkeypatc
     gz = tmp_path / "changelog.jsonl.gz"
     gz.write_bytes(gzip.compress(log.write().read_bytes()))
     out = tmp_path / "out"
-    pl.run_pipeline(gz, out, spark=spark)
+    run(gz, out, spark=spark)
     assert marks(out)["files"] == {}                       # nothing to continue from
     reads = Reads(monkeypatch)
     log.row("c", "t", after=[2, "b", 2])
     gz.write_bytes(gzip.compress(log.write().read_bytes()))
-    res = pl.run_pipeline(gz, out, spark=spark)
+    res = run(gz, out, spark=spark)
     assert reads.files == {str(gz)} and reads.ddl_pass and not reads.interpreted
     assert res.rows == 1 and res.events == 1
 
@@ -240,15 +242,15 @@ def test_marks_of_another_checkpoint_are_not_used(spark, tmp_path, monkeypatch):
     log.row("c", "t", after=[1, "a", 1])
     path = log.write()
     out = tmp_path / "out"
-    pl.run_pipeline(path, out, spark=spark)
+    run(path, out, spark=spark)
     checkpoint = out / "_state" / "checkpoint.json"
     saved = checkpoint.read_text()
     log.row("c", "t", after=[2, "b", 2])
-    pl.run_pipeline(log.write(), out, spark=spark)
+    run(log.write(), out, spark=spark)
     checkpoint.write_text(saved)                           # back to the first run's checkpoint
     reads = Reads(monkeypatch)
     log.row("c", "t", after=[3, "c", 3])
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = run(log.write(), out, spark=spark)
     assert str(path) in reads.files and res.events == 2    # from the restored checkpoint on
 
 
@@ -266,7 +268,7 @@ def test_a_capture_file_is_continued_from_its_checkpointed_prefix_only(spark, tm
     with open(path, "a") as fh:
         fh.write(json.dumps(log.events[-1]) + "\n" + '{"seq": 6, "op": "c", "data')
     out = tmp_path / "out"
-    first = pl.run_pipeline(cap, out, spark=spark)
+    first = run(cap, out, spark=spark)
     assert first.rows == 1 and first.quarantined == 0
     assert marks(out)["files"][os.path.realpath(path)]["offset"] == durable
     # the capture restarts: cuts back to its checkpoint, writes the events again, checkpoints
@@ -279,7 +281,7 @@ def test_a_capture_file_is_continued_from_its_checkpointed_prefix_only(spark, tm
     (cap / "checkpoint.json").write_text(json.dumps({"seq": len(log.events), "changelog_bytes": path.stat().st_size,
                                                      "phase": "streaming"}))
     reads = Reads(monkeypatch)
-    second = pl.run_pipeline(cap, out, spark=spark)
+    second = run(cap, out, spark=spark)
     assert reads.tails_only and second.rows == 2 and second.quarantined == 0
     seqs = sorted(r[2] for r in rows_of(spark, out))
     assert seqs == [4, 5, 6]

@@ -23,6 +23,7 @@ from tests.pipeline.test_commit import sharded_log
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import outlock  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark.fs import OutputFS  # noqa: E402
@@ -90,14 +91,14 @@ def test_a_lock_on_another_filesystem_is_a_file_created_atomically(spark, tmp_pa
 def test_a_commit_whose_staged_file_is_gone_fails_and_is_not_skipped(spark, tmp_path, monkeypatch):
     log = sharded_log(tmp_path)
     out = tmp_path / "out"
-    real = pl._plan_moves
+    real = commit.plan_moves
 
     def plan_then_lose_one(fs, staging, run_id):
         moves = real(fs, staging, run_id)
         fs.delete(moves[-1][0], recursive=True)
         return moves
 
-    monkeypatch.setattr(pl, "_plan_moves", plan_then_lose_one)
+    monkeypatch.setattr(commit, "plan_moves", plan_then_lose_one)
     with pytest.raises(pl.PipelineError, match=r"commit: .* is missing and was not moved"):
         pl.run_pipeline(log.write(), out, spark=spark)
     assert checkpoint(out) is None  # never committed as if the rows were there

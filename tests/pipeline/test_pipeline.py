@@ -14,6 +14,7 @@ from ddlcore.raw import encode_json as e
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 
 from .support import Log, parquet_rows, shop_log  # noqa: E402
@@ -90,7 +91,7 @@ def test_rerun_on_a_grown_log_processes_only_new_events(spark, tmp_path):
 def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, monkeypatch):
     log = shop_log(tmp_path)
     out = tmp_path / "out"
-    real = pl._apply_moves
+    real = commit.apply_moves
     calls = {"n": 0}
 
     def dying(moves, fs):
@@ -98,11 +99,11 @@ def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, 
         real(moves[:1], fs)
         raise KeyboardInterrupt("killed while moving files")
 
-    monkeypatch.setattr(pl, "_apply_moves", dying)
+    monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), out, spark=spark)
     assert (out / "_state" / "pending.json").exists()
-    monkeypatch.setattr(pl, "_apply_moves", real)
+    monkeypatch.setattr(commit, "apply_moves", real)
     res = pl.run_pipeline(log.write(), out, spark=spark)              # rolls forward, then nothing new
     assert res.events == 0
     _, rows1 = parquet_rows(spark, out, "orders", 1)
@@ -117,7 +118,7 @@ def test_a_run_killed_before_its_commit_point_leaves_nothing_visible(spark, tmp_
     def dying(*a, **k):
         raise KeyboardInterrupt("killed before the commit point")
 
-    monkeypatch.setattr(pl, "_merge_run_json", dying)
+    monkeypatch.setattr(commit, "merge_run_json", dying)
     with pytest.raises(KeyboardInterrupt):
         pl.run_pipeline(log.write(), out, spark=spark)
     assert not (out / "shop").exists()
@@ -149,13 +150,6 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
     strict = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o2"), "--strict",
                                        "--dialect", "mysql"])
     assert strict.exit_code == 1 and "event seq 8" in strict.output
-
-
-def test_cli_default_concurrency_is_the_pipelines():
-    from ddlcore.cli.run_cli import DEFAULT_CONCURRENT_JOBS as cli_default
-    from ddlcore.spark.pipeline import DEFAULT_CONCURRENT_JOBS
-
-    assert cli_default == DEFAULT_CONCURRENT_JOBS
 
 
 def test_ddl_events_spelt_with_json_whitespace_or_escapes_are_recorded(spark, tmp_path):
@@ -264,3 +258,29 @@ def test_versions_with_one_image_only(spark, tmp_path):
     assert rows2[0]["_before"].asDict() == {"id": 2 ** 32 - 1, "s": ["a", "b"], "n": "x"}
     staged_images = sorted(p.name for p in (out / "_state").rglob("_img=*"))
     assert staged_images == []                                        # staging is gone after the commit
+
+
+def test_a_directory_is_read_as_the_same_change_log_files_by_run_and_history_record(spark, tmp_path):
+    """A directory's change-log files are ``ddlcore.changelog.changelog_files`` for every
+    reader: ``ddlcore run`` reads the ``.ndjson`` file beside a Parquet one, as ``history
+    record`` does (it used to read only the Parquet files of a directory without ``*.jsonl*``)."""
+    from click.testing import CliRunner
+
+    from ddlcore.changelog import changelog_files, read_changelog, write_parquet
+    from ddlcore.cli import main
+
+    log = shop_log(tmp_path)
+    plain = log.write()
+    events = list(read_changelog(plain))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cut = 3  # the first events (the database and the table) as JSON Lines, the rows after as Parquet
+    (logs / "a.ndjson").write_text("".join(line + "\n" for line in plain.read_text().splitlines()[:cut]))
+    write_parquet(events[cut:], logs / "b.parquet")
+    assert [f.name for f in changelog_files(logs)] == ["a.ndjson", "b.parquet"]
+    res = pl.run_pipeline(logs, tmp_path / "out", spark=spark)
+    whole = pl.run_pipeline(plain, tmp_path / "whole", spark=spark)
+    assert (res.ddl, res.counts, res.last_seq) == (whole.ddl, whole.counts, whole.last_seq) and res.ddl == 3
+    recorded = CliRunner().invoke(main, ["history", "record", "--dialect", "mysql", str(logs),
+                                         "--store", str(tmp_path / "h.sqlite")])
+    assert recorded.exit_code == 0, recorded.output

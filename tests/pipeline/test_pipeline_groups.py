@@ -7,24 +7,29 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
+from ddlcore.runconfig import Tuning  # noqa: E402
+from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import readlog  # noqa: E402
+from ddlcore.spark import versions  # noqa: E402
 
 from .support import SHARD, Log, sharded_log  # noqa: E402
 
+#: these tests are about the Spark jobs that convert groups: none is converted on the driver
+#: (tests/pipeline/test_driver_groups.py compares the two)
+SPARK_JOBS = Tuning(driver_max_rows=-1)
 
 
-@pytest.fixture(autouse=True)
-def spark_group_jobs(monkeypatch):
-    """These tests are about the Spark jobs that convert groups: none is converted on the
-    driver (tests/pipeline/test_driver_groups.py compares the two)."""
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", -1)
+def run(*args, **kw):
+    """``run_pipeline`` with every conversion group a Spark job (``SPARK_JOBS``)."""
+    return pl.run_pipeline(*args, **{"tuning": SPARK_JOBS, **kw})
 
 
 def _files(out: Path) -> dict[str, list]:
@@ -40,18 +45,18 @@ def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs
         spark, tmp_path, monkeypatch):
     path = sharded_log(tmp_path).write()
     jobs: list[list[int]] = []
-    real = pl._conversion_groups
+    real = versions.conversion_groups
 
-    def recorded(todo, versions):
-        groups = real(todo, versions)
+    def recorded(todo, models):
+        groups = real(todo, models)
         jobs.extend(groups)
         return groups
 
-    monkeypatch.setattr(pl, "_conversion_groups", recorded)
-    grouped = pl.run_pipeline(path, tmp_path / "grouped", spark=spark)
+    monkeypatch.setattr(versions, "conversion_groups", recorded)
+    grouped = run(path, tmp_path / "grouped", spark=spark)
     assert sorted(len(g) for g in jobs) == [1, 1, 3]    # s0, s1, s2 v1 together; s2 v2 and other alone
-    monkeypatch.setattr(pl, "_conversion_groups", lambda todo, versions: [[k] for k in todo])
-    single = pl.run_pipeline(path, tmp_path / "single", spark=spark)
+    monkeypatch.setattr(versions, "conversion_groups", lambda todo, models: [[k] for k in todo])
+    single = run(path, tmp_path / "single", spark=spark)
 
     assert grouped.counts == single.counts and grouped.rows == single.rows == 10
     assert grouped.quarantine_reasons == single.quarantine_reasons == {"cannot convert": 1}
@@ -68,7 +73,7 @@ def test_versions_of_the_same_columns_share_one_job_and_write_what_separate_jobs
         assert gr == sr
     # no group directory left behind, no stray file in a version directory
     assert not list((tmp_path / "grouped").rglob("_part=*"))
-    assert not list((tmp_path / "grouped").rglob(pl._GROUPS))
+    assert not list((tmp_path / "grouped").rglob(commit.GROUPS))
     s1 = _rows(spark, g["shop/s1/schema_version=1"])[1]
     assert [(r["_op"], r["id"], r["status"]) for r in s1] == [("c", 2 ** 32 - 2, "new"), ("c", 2 ** 32 - 5, "new"),
                                                                ("u", 2 ** 32 - 2, "paid")]
@@ -94,9 +99,9 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
                  "note varchar(20) CHARACTER SET latin1, total decimal(8,2));"           # no key
                  "CREATE TABLE a.p1 (id int, _PART int); CREATE TABLE a.p2 (id int, _PART int)", tables)
     names = ["a.t", "b.u", "a.c", "a.n", "a.k", "a.p1", "a.p2"]
-    versions = [{"model": tables.get(n)} for n in names]
+    models = [tables.get(n) for n in names]
     # a column named like the partition column: never written by a job of several versions
-    assert pl._conversion_groups(list(range(7)), versions) == [[0, 1], [2], [3], [4], [5], [6]]
+    assert versions.conversion_groups(list(range(7)), models) == [[0, 1], [2], [3], [4], [5], [6]]
 
 
 def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):
@@ -105,7 +110,7 @@ def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path
     still read (the first written, the second quarantined as malformed)."""
     log = sharded_log(tmp_path)
     path = log.write()
-    first = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    first = run(path, tmp_path / "out", spark=spark)
     n = len(log.events)
     escaped = json.dumps({"op": "c", "database": "shop", "table": "s0", "position": "p", "ts": 1,
                           "after": ["7", "1", '{"$b64":"eA=="}', "1"]}).replace("{", '{"s\\u0065q": %d, ' % (n + 1), 1)
@@ -115,14 +120,14 @@ def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path
     with open(path, "a") as fh:
         fh.write(escaped + "\n" + plain + "\n" + torn + "\n")
     parsed = []
-    real = pl._read_events
+    real = readlog.read_events
 
     def spy(*a, **k):
         parsed.append(k.get("after_seq"))
         return real(*a, **k)
 
-    monkeypatch.setattr(pl, "_read_events", spy)
-    second = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    monkeypatch.setattr(readlog, "read_events", spy)
+    second = run(path, tmp_path / "out", spark=spark)
     assert first.last_seq == n and second.previous_seq == n and second.last_seq == n + 2
     assert None not in parsed[1:]                     # the row pass left old lines out
     assert second.rows == 2 and second.quarantined == 1
@@ -146,12 +151,11 @@ def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, mo
         return real(rows, *a, **k)
 
     monkeypatch.setattr(pl, "_write_version", recorded)
-    interpreted = pl.run_pipeline(path, tmp_path / "interpreted", spark=spark)
+    interpreted = run(path, tmp_path / "interpreted", spark=spark)
     assert seen and set(seen) == {"NO_CODEGEN"}
     seen.clear()
     limits.clear()
-    monkeypatch.setattr(pl, "_INTERPRETED_MAX_ROWS", -1)
-    compiled = pl.run_pipeline(path, tmp_path / "compiled", spark=spark)
+    compiled = run(path, tmp_path / "compiled", spark=spark, tuning=replace(SPARK_JOBS, interpreted_max_rows=-1))
     assert seen and "NO_CODEGEN" not in seen
     assert set(limits) == {"8000"}                    # no fused method the JIT would not compile
     assert spark.conf.get("spark.sql.codegen.factoryMode", None) != "NO_CODEGEN"  # put back
@@ -222,14 +226,14 @@ def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same
         return real(spark_, settings)
 
     monkeypatch.setattr(pl, "_settings", recorded)
-    concurrent = pl.run_pipeline(path, tmp_path / "concurrent", spark=spark)
+    concurrent = run(path, tmp_path / "concurrent", spark=spark)
     # the staging pass, then one phase for all the groups (of 3 versions and of 1): groups of
     # other sizes do not wait for each other
     assert len(seen) == 2 and "0" not in seen
     seen.clear()
-    monkeypatch.setattr(pl, "_HEAP_MB_PER_OPEN_WRITER", 10 ** 9)     # one open file per task: sorted
-    assert pl._open_writers_per_task(spark, 1) == 1
-    one_open = pl.run_pipeline(path, tmp_path / "sorted", spark=spark)
+    one_open_file = replace(SPARK_JOBS, heap_mb_per_open_writer=10 ** 9)    # one open file per task: sorted
+    assert pl._open_writers_per_task(spark, 1, one_open_file.heap_mb_per_open_writer) == 1
+    one_open = run(path, tmp_path / "sorted", spark=spark, tuning=one_open_file)
     assert seen == ["0", "0"]                                           # staging, then every group sorted
     assert concurrent.counts == one_open.counts and concurrent.rows == one_open.rows == 10
     assert concurrent.quarantine_reasons == one_open.quarantine_reasons
@@ -270,13 +274,12 @@ def test_the_runs_own_directories_are_listed_on_the_driver_on_a_local_filesystem
 def test_a_log_of_many_conversion_groups_runs_no_listing_job(spark, tmp_path, monkeypatch):
     """40 tables of columns of their own: 40 staged directories, read back without a Spark job
     to list them (groups converted on the driver here, as a log of many small tables is)."""
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", 1_000)
     log = Log(tmp_path / "changelog.jsonl")
     log.ddl("CREATE DATABASE shop")
     for t in range(40):
         log.ddl(f"CREATE TABLE t{t} (id int, note varchar({10 + t}))")
         log.row("c", f"t{t}", after=[t, b"x"])
     before = _listing_jobs(spark)
-    res = pl.run_pipeline(log.write(), tmp_path / "out", spark=spark)
+    res = run(log.write(), tmp_path / "out", spark=spark, tuning=Tuning(driver_max_rows=1_000))
     assert res.rows == 40 and len(res.versions_written) == 40
     assert _listing_jobs(spark) == before

@@ -17,7 +17,7 @@ from tests.pipeline.test_pipeline import shop_log
 pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import driver  # noqa: E402
 from ddlcore.spark.seqcheck import check_files, seq_range  # noqa: E402
 
 
@@ -88,8 +88,8 @@ def test_a_seq_twice_inside_a_file_is_refused_by_either_path(spark, tmp_path, mo
         fh.write(cap.log.read_text().splitlines(keepends=True)[-1])
     cap.grow(1)
     reads = []
-    real = small.DriverIncrement.read
-    monkeypatch.setattr(small.DriverIncrement, "read",
+    real = driver.DriverIncrement.read
+    monkeypatch.setattr(driver.DriverIncrement, "read",
                         classmethod(lambda cls, *a, **k: reads.append(real(*a, **k)) or reads[-1]))
     with pytest.raises(pl.PipelineError, match=r"seq 11 appears 2 times in the change log"):
         pl.run_pipeline(cap.dir, out, spark=spark)

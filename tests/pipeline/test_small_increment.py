@@ -1,6 +1,6 @@
-"""The driver-side path of a small incremental run (``ddlcore.spark.small``) against the Spark
+"""The driver-side path of a small incremental run (``ddlcore.spark.driver``) against the Spark
 path: the same increment, appended to the same committed output, processed by each (forced with
-``small.MAX_BYTES``), gives the same output — rows and Parquet schemas (physical, Spark's
+``Tuning.driver_increment_max_bytes``), gives the same output — rows and Parquet schemas (physical, Spark's
 footer metadata, as pyarrow and Spark read them), ``_run.json`` counts, quarantine records,
 ``malformed.json`` — on logs that exercise inserts, updates, deletes, absent values, DDL in the
 increment, an unknown table, statement-format DML, a capture quarantine, malformed lines, a
@@ -20,8 +20,9 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 import pyarrow.parquet as pq  # noqa: E402
 
+from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import small  # noqa: E402
+from ddlcore.spark import driver  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, mysql_extra_events  # noqa: E402
 from .support import event as _event  # noqa: E402
@@ -29,6 +30,12 @@ from .support import lines_of as _lines  # noqa: E402
 from .support import quarantine as _quarantine  # noqa: E402
 from .support import row_files as _row_files  # noqa: E402
 from .support import state as _state  # noqa: E402
+
+
+#: the reference: no small increment on the driver, a Spark job per conversion group
+SPARK_PATH = Tuning(driver_increment_max_bytes=-1, driver_max_rows=-1)
+#: the driver-side path (increments of up to 4 MB: every one here)
+DRIVER_PATH = Tuning(driver_increment_max_bytes=4 << 20, driver_max_rows=4 << 20)
 
 
 def _both_ways(spark, tmp_path: Path, monkeypatch, first: list[str], increment: list[str], **kw):
@@ -43,12 +50,9 @@ def _both_ways(spark, tmp_path: Path, monkeypatch, first: list[str], increment: 
     with open(log, "a") as fh:
         fh.write("".join(ln + "\n" for ln in increment))
     said: list[str] = []
-    monkeypatch.setattr(small, "MAX_BYTES", -1)
-    monkeypatch.setattr(small, "DRIVER_MAX_ROWS", -1)  # the reference: a Spark job per conversion group
-    res_spark = pl.run_pipeline(log, out_spark, spark=spark, progress=said.append, **kw)
+    res_spark = pl.run_pipeline(log, out_spark, spark=spark, progress=said.append, tuning=SPARK_PATH, **kw)
     assert not any("on the driver" in m for m in said)
     said.clear()
-    monkeypatch.setattr(small, "MAX_BYTES", 4 << 20)
     jobs_before = spark.sparkContext.statusTracker().getJobIdsForGroup(None)
     res_small = pl.run_pipeline(log, out_small, spark=spark, progress=said.append, **kw)
     assert any("on the driver" in m for m in said), said
@@ -114,30 +118,28 @@ def test_lines_spark_reads_otherwise_leave_the_run_to_spark():
     sure = ['{"seq": 1, "position": "p", "op": "c", "table": "t", "after": [1, "a", {"$b64": "AAE="}, null, 1.5]}',
             "not json", '{"seq": 1, "op": "c"', '{"position": "p", "op": "c", "table": "t", "after": [1]}']
     for line in sure:
-        small._spark_event(line, f)
+        driver._spark_event(line, f)
     unsure = ['{"seq": "5", "op": "c"}', '{"seq": 1, "seq": 2}', '{"SEQ": 1}', '{"seq": 1} xyz',
               '{"seq": 1, "after": [1e300]}', '{"seq": 1, "after": ["1.50"]}', '{"seq": 1, "after": "x"}',
               '{"seq": 1, "database": 5}', "[1]", '{"seq": 1.0}', '{"seq": 99999999999999999999}',
               '{"seq": 1, "tx": "\\ud800"}']
     for line in unsure:
-        with pytest.raises(small._Unsure):
-            small._spark_event(line, f)
-    ev = small._spark_event(sure[0], f)
+        with pytest.raises(driver._Unsure):
+            driver._spark_event(line, f)
+    ev = driver._spark_event(sure[0], f)
     assert ev.valid and ev.fields["after"] == ["1", "a", '{"$b64":"AAE="}', None, "1.5"]
-    assert not small._spark_event(sure[3], f).valid
+    assert not driver._spark_event(sure[3], f).valid
 
 
 def _strict_errors(spark, log: Path, out: Path, monkeypatch) -> list[tuple]:
     """``(seq, reason)`` of the error a ``--strict`` run stops with, by the Spark path, then by
     the driver's."""
     errors = []
-    for limit in (-1, 4 << 20):
-        monkeypatch.setattr(small, "MAX_BYTES", limit)
-        monkeypatch.setattr(small, "DRIVER_MAX_ROWS", limit)
+    for tuning in (SPARK_PATH, DRIVER_PATH):
         said: list[str] = []
         with pytest.raises(pl.PipelineError) as exc:
-            pl.run_pipeline(log, out, spark=spark, strict=True, progress=said.append)
-        assert any("on the driver" in m for m in said) == (limit > 0)
+            pl.run_pipeline(log, out, spark=spark, strict=True, progress=said.append, tuning=tuning)
+        assert any("on the driver" in m for m in said) == (tuning is DRIVER_PATH)
         errors.append((exc.value.seq, exc.value.reason))
     return errors
 

@@ -2,7 +2,7 @@
 appends to it: its last line, torn mid-write (no end of line yet), is neither quarantined as
 malformed nor lost — it is left unread (``RunResult.held`` names it), and the run after the
 writer finished the line reads it whole (issue 30, "also to try").  The first run reads the
-file whole with Spark; the next ones read its tail on the driver (``ddlcore.spark.small``)."""
+file whole with Spark; the next ones read its tail on the driver (``ddlcore.spark.driver``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .test_pipeline_no_loss import base, quarantine  # noqa: E402
 
 
 def test_a_torn_last_line_is_left_for_the_next_run(spark, tmp_path, monkeypatch):
-    from ddlcore.spark.small import DriverIncrement
+    from ddlcore.spark.driver import DriverIncrement
 
     on_driver: list[bool] = []
     real = DriverIncrement.read

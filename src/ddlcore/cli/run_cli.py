@@ -8,10 +8,8 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..runconfig import DEFAULT_CONCURRENT_JOBS
 from .common import assignments, one_line, verbose_option
-
-#: ``ddlcore.spark.pipeline.DEFAULT_CONCURRENT_JOBS`` (not imported: this module loads without pyspark)
-DEFAULT_CONCURRENT_JOBS = 4
 
 __all__ = ["run_cmd", "render_summary", "check_local_changelog"]
 

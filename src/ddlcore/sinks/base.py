@@ -23,7 +23,7 @@ class Sink(Protocol):
     format: str
 
     def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
-        """The version list (``pipeline._version_list`` entries) as the run writes it."""
+        """The version list (``ddlcore.spark.historypass.sink_versions`` entries) as the run writes it."""
 
     def stage(self, spark: Any, fs: Any, staging: str, run_id: str, previous_seq: int | None) -> None:
         """Write what the sink derives from the staged files (after every file is staged,

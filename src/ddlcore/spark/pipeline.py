@@ -1,11 +1,16 @@
 """The main job: a change log (DDL + row events) → typed Parquet tables, with PySpark.
 
-Owns: reading the change log in Spark, building the schema history from its DDL and source
-events on the driver, tagging every row event with the table version in force at its ``seq``,
-converting rows with ``RowConverter`` (JVM expressions, no Python per row), writing each table
-version, the schemas, the quarantine and the run summary, and committing a run atomically
-(checkpoint by ``seq``).  Must not know: any dialect (it is a name passed through or read from
-the log's source event).
+Owns: the run's order of stages (``run_pipeline``): reading the change log in Spark
+(``ddlcore.spark.readlog``), building the schema history from its DDL and source events on the
+driver, tagging every row event with the table version in force at its ``seq``
+(``ddlcore.spark.versions``) and staging it by conversion group, converting each group —
+with ``RowConverter``'s Spark expressions in a Spark job (the JVM: no Python per row), or on
+the driver with its Arrow kernels and Python face (``ddlcore.spark.driver``: every group in
+local mode writing to a local output, those of few rows elsewhere, and a small increment
+whole) — writing each table version, the schemas, the quarantine (``ddlcore.spark.quarantine``)
+and the run summary, and committing a run atomically (``ddlcore.spark.commit``).  Its options
+are one ``ddlcore.runconfig.RunConfig``.  Must not know: any dialect (it is a name passed
+through or read from the log's source event).
 
 Output layout (``OUT``; names escaped by ``ddlcore.spark.layout``)::
 
@@ -36,22 +41,9 @@ themselves: docs/pipeline.md, "Reading the output without Spark").
 Quarantine records (``OUT/_quarantine/*.json``) carry ``seq, position, op, database, schema,
 table, reason, event`` (the event's raw text), every key present even when null.
 
-Commit protocol (every file operation of the driver on ``OUT`` goes through Hadoop's FileSystem
-API, ``ddlcore.spark.fs``, so ``OUT`` may be any URI Spark writes to): a run writes into
-``OUT/_state/staging/<run>/``, every file named after the run (``_file_names``; rows that
-cannot be converted go first to ``OUT/_state/staging/<run>.bad/``, from which the quarantine
-file is written); when every write has succeeded it gives the staging directory the output's layout (``_assemble``), writes
-``OUT/_state/pending.json`` (the moves — a whole directory where its destination is new, else
-file by file, ``_plan_moves`` — the files to delete, the new checkpoint, fsynced), moves them
-into place, deletes the replaced quarantine files, writes the checkpoint and removes
-``pending.json``.
-A run holds the output's lock (``ddlcore.spark.outlock``) for its whole length, so only the
-lock's holder removes staging files or rolls a commit forward; a file to move that is gone from
-both ends stops the commit (``_apply_moves``).
-A run killed before ``pending.json`` exists leaves only staging files, removed by the next
-run, which redoes the work; a run killed after it is rolled forward by the next run before it
-reads anything.  So no row is lost or written twice, and readers of a table directory only
-ever see files of committed runs (up to the few renames of a roll-forward in progress).
+Commit protocol: ``ddlcore.spark.commit`` (a run writes into ``OUT/_state/staging/<run>/`` and
+commits by one plan, ``pending.json``, rolled forward by the next run if it was killed after
+writing it: no row lost or written twice).
 """
 
 from __future__ import annotations
@@ -59,54 +51,38 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import gzip
-import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
 import uuid
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import DdlCoreError, DdlParseError
+from ..changelog import AFTER_OPS, BEFORE_OPS, HISTORY_OPS, ROW_OPS
+from ..errors import PipelineError
+from ..runconfig import DEFAULT_CONCURRENT_JOBS, RunConfig, Tuning
+from . import commit, historypass, readlog
+from . import driver as driver_side
+from . import versions as vs
+from .commit import OutputState
+from .context import RunContext
+from .frames import local_frame, union
 from .layout import schema_file, version_dir
+from .quarantine import (CANNOT_CONVERT, CAPTURE_REASON, QUARANTINE_FIELDS, QUARANTINE_SCHEMA, STMT_REASON,
+                         STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind, short_reason)
+from .readlog import EVENT_SCHEMA_DDL
+from .versions import META_COLUMNS, META_METADATA
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..history import TableVersion
     from .fs import OutputFS
 
 __all__ = ["run_pipeline", "RunResult", "PipelineError", "EVENT_SCHEMA_DDL", "DEFAULT_CONCURRENT_JOBS",
-           "spark_session", "check_run_options"]
-
-#: the change-log event as Spark reads it (row images as array<string>: ddlcore.raw text form;
-#: ``catalog`` and ``source`` as their JSON text)
-EVENT_SCHEMA_DDL = ("seq LONG, position STRING, ts LONG, op STRING, database STRING, "
-                    "`table` STRING, ddl STRING, before ARRAY<STRING>, after ARRAY<STRING>, "
-                    "`schema` STRING, tx STRING, `row` LONG, quarantine STRING, snapshot BOOLEAN, "
-                    "search_path ARRAY<STRING>, catalog STRING, source STRING")
-#: the ops whose events become output rows
-ROW_OPS = ("c", "u", "d", "r", "t")
-#: ops recorded in the schema history, never output rows
-HISTORY_OPS = ("ddl", "source")
-ALL_OPS = ROW_OPS + HISTORY_OPS + ("stmt",)
-
-
-class PipelineError(DdlCoreError):
-    """The run stopped (``--strict`` and a bad event, a DDL event that cannot be parsed in
-    strict mode, a change log that is not the continuation of the output's, run options that
-    differ from the output's); ``seq`` / ``reason`` name the first bad event.  Nothing was
-    committed."""
-
-    def __init__(self, reason: str, seq: int | None = None):
-        self.reason = reason
-        self.seq = seq
-        super().__init__(f"event seq {seq}: {reason}" if seq is not None else reason)
-
+           "RunConfig", "Tuning", "spark_session", "check_run_options", "short_reason", "META_COLUMNS", "META_METADATA"]
 
 @dataclass
 class RunResult:
@@ -217,360 +193,8 @@ def submitted() -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _write_json(fs: "OutputFS", rel: str, data: Any) -> None:
-    """``data`` as JSON into ``rel``, atomically (``OutputFS.write_text``)."""
-    fs.write_text(rel, json.dumps(data, indent=2, sort_keys=True), atomic=True)
-
-
-def _read_json(fs: "OutputFS", rel: str) -> Any:
-    text = fs.read_text(rel)
-    return None if text is None else json.loads(text)
-
-
-class _State:
-    """``OUT/_state`` (paths relative to ``OUT``, read and written through ``fs``): the
-    checkpoint, the commit in progress, the staging area, the log's identity and run options
-    (``log.json``) and the malformed lines already quarantined (``malformed.json``)."""
-
-    def __init__(self, fs: "OutputFS"):
-        self.fs = fs
-        self.dir = "_state"
-        self.checkpoint = "_state/checkpoint.json"
-        self.pending = "_state/pending.json"
-        self.staging = "_state/staging"
-        self.log = "_state/log.json"
-        self.malformed = "_state/malformed.json"
-        self.inputs = "_state/inputs.json"
-
-    def last_seq(self) -> int | None:
-        data = _read_json(self.fs, self.checkpoint)
-        return None if data is None else data["last_seq"]
-
-    def log_info(self) -> dict | None:
-        return _read_json(self.fs, self.log)
-
-    def malformed_keys(self) -> set[str]:
-        return set(_read_json(self.fs, self.malformed) or ())
-
-    def marks(self) -> dict[str, dict[str, Any]]:
-        """``inputs.json``: what the committed runs consumed of each local JSON Lines
-        change-log file, ``{real path: {"offset": bytes, "fingerprint": hex}}``
-        (``_incremental_inputs``); empty when none was recorded or when it is not the
-        checkpoint's (its ``run`` differs from the checkpoint's: a checkpoint removed or put
-        back by hand)."""
-        data = _read_json(self.fs, self.inputs) or {}
-        checkpoint = _read_json(self.fs, self.checkpoint) or {}
-        if data.get("run") is None or data.get("run") != checkpoint.get("run"):
-            return {}
-        return dict(data.get("files") or {})
-
-    def recover(self) -> bool:
-        """Roll a committed-but-unfinished run forward; drop uncommitted staging files."""
-        rolled = False
-        plan = _read_json(self.fs, self.pending)
-        if plan is not None:
-            _apply_plan(plan, self)
-            self.fs.delete(self.pending)
-            rolled = True
-        self.fs.delete(self.staging, recursive=True)
-        return rolled
-
-
-def _apply_plan(plan: dict[str, Any], state: _State) -> None:
-    """Carry out a commit plan (idempotent: a roll-forward may repeat it).  Its paths are
-    relative to the output (absolute local paths in a plan of an earlier version)."""
-    fs = state.fs
-    _apply_moves(plan["moves"], fs)
-    for path in plan.get("deletes", ()):
-        fs.delete(path)
-    for name, data in (plan.get("state") or {}).items():
-        _write_json(fs, f"{state.dir}/{name}", data)
-    if plan.get("sink") is not None:  # the sink's commit (an Iceberg transaction), before the checkpoint
-        from ..sinks.base import commit_plan
-        commit_plan(plan["sink"], fs)
-    _write_json(fs, state.checkpoint, plan["checkpoint"])
-    if plan.get("run_json") is not None:
-        _write_json(fs, plan["run_json_path"], plan["run_json"])
-
-
-def _apply_moves(moves: list[list[str]], fs: "OutputFS") -> None:
-    """The moves of a commit plan (``_plan_moves``: ``[src, dst]`` a file, ``[src, dst, "dir"]``
-    a whole directory), idempotent: a source moved already is skipped, and a directory move that
-    an object store left half done (it copies file by file) is finished file by file
-    (``OutputFS.move_dir``).  A source that is neither where the plan put it nor at its
-    destination is an error (``PipelineError``), never skipped: the run's files were lost."""
-    for move in moves:
-        moved = fs.move_dir(move[0], move[1]) if len(move) > 2 and move[2] == "dir" else fs.move(move[0], move[1])
-        if not moved and not fs.exists(move[1]):
-            raise PipelineError(f"commit: {fs.str(move[0])} is missing and was not moved to {fs.str(move[1])}: "
-                                f"a file of the run was lost (removed by another process?); the commit "
-                                f"({_State(fs).pending}) cannot be finished")
-
-
-# --------------------------------------------------------------------------------------------
-# reading the change log
-# --------------------------------------------------------------------------------------------
-
-
-def _op_regex(*ops: str) -> str:
-    """A regex matching ``"op": "<one of ops>"`` in a JSON line, with any JSON whitespace and
-    any letter spelt as a ``\\u`` escape (JSON has no other way to write them): exact as a
-    pre-filter — a line whose parsed ``op`` is one of ``ops`` matches it."""
-    def letters(word: str) -> str:
-        return "".join(f"({ch}|\\\\u00{ord(ch):02x}|\\\\u00{ord(ch):02X})" for ch in word)
-    return rf'"{letters("op")}"\s*:\s*"(' + "|".join(letters(o) for o in ops) + ')"'
-
-
-def _op_prefilter(value, *ops: str):
-    """A Spark condition on a line's text (``value``) true for every line ``_op_regex(*ops)``
-    matches, and cheap: the line holds ``"<op>"`` as written or a ``\\u`` escape (one of the
-    regex's letters spelt as one).  Byte searches, no regex and no conversion of the line to a
-    Java string: and-ed before the regex, it leaves the regex to the few lines that pass (a
-    quarter of the DDL pass's time on a log of row events)."""
-    from functools import reduce
-
-    return reduce(lambda a, b: a | b, [value.contains(f'"{o}"') for o in ops] + [value.contains("\\u")])
-
-
-#: a line whose event may be recorded in the history (``ddl`` or ``source``)
-_MAYBE_HISTORY = _op_regex(*HISTORY_OPS)
-#: the same over bytes (``\s`` ASCII whitespace only, as in Java's regular expressions)
-_MAYBE_HISTORY_BYTES = re.compile(_MAYBE_HISTORY.encode("ascii"))
-_OPTIONAL_COLUMNS = (("schema", "STRING"), ("tx", "STRING"), ("row", "LONG"), ("quarantine", "STRING"),
-                     ("snapshot", "BOOLEAN"), ("search_path", "STRING"), ("catalog", "STRING"),
-                     ("source", "STRING"))
-
-
-class _Inputs(tuple):
-    """``(JSON Lines files, Parquet files)`` of a change log, and ``bound``: what of a
-    capture's output directory is final (``_CaptureBound``), or ``None``; ``tails``: the JSON
-    Lines files that are copies of the unread end of a change-log file (``_Tail``:
-    ``_incremental_inputs``)."""
-
-    bound: "_CaptureBound | None" = None
-    tails: "tuple[_Tail, ...]" = ()
-    #: some file is read from where the committed runs ended (or not at all): its part before
-    #: that was read by them, so the log's identity is the one they recorded
-    continued: bool = False
-    #: every input is such a tail and none holds a line that may be a ``ddl``/``source`` event
-    #: (``_MAYBE_HISTORY``, over the bytes): the DDL pass would find nothing
-    no_history: bool = False
-    #: some input is read whole (not a tail); the bytes of the tails
-    whole: bool = True
-    tail_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class _Tail:
-    """A copy (``copy``: the URI Spark reads; Spark's ``input_file_name()`` of it ends in
-    ``suffix``) of a change-log file's bytes from byte ``start`` on; ``origin``: the file's
-    URI as ``input_file_name()`` gives it when Spark reads the file itself, so a line read
-    from the copy names its own file (``_file``)."""
-
-    copy: str
-    suffix: str
-    origin: str
-    start: int
-
-
-@dataclass(frozen=True)
-class _CaptureBound:
-    """A capture's output read while the capture may be running or may have been killed: only
-    what its ``checkpoint.json`` covers is final.  ``seq``: the last checkpointed seq (events
-    after it may be truncated and written again by the capture's restart, and a snapshot
-    restarted from scratch); ``changelog``, ``durable_bytes``: the change-log file and the
-    length of its checkpointed prefix — a malformed line past it is a line still being written
-    (torn by a kill), never quarantined."""
-
-    seq: int
-    changelog: Path
-    durable_bytes: int
-    phase: str
-
-
-def _capture_bound(changelog: Path) -> _CaptureBound | None:
-    """The ``checkpoint.json`` a capture (``ddlcore capture mysql|postgres``) keeps beside its
-    ``changelog.jsonl``: ``seq``, ``changelog_bytes``, ``phase``.  While the first run's snapshot
-    is in progress (``phase`` ``snapshot``: a restart may start it over) nothing is final."""
-    directory, name = (changelog, "changelog.jsonl") if changelog.is_dir() else (changelog.parent, changelog.name)
-    path = directory / "checkpoint.json"
-    if name != "changelog.jsonl" or not path.is_file() or not (directory / name).is_file():
-        return None
-    try:
-        cp = json.loads(path.read_text(encoding="utf-8"))
-        seq, nbytes, phase = int(cp["seq"]), int(cp["changelog_bytes"]), str(cp.get("phase", "streaming"))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # not a capture's checkpoint
-    if phase != "streaming":
-        seq, nbytes = 0, 0
-    return _CaptureBound(seq, (directory / name).resolve(), nbytes, phase)
-
-
-def _remote_inputs(spark, uri: str) -> tuple[list[str], list[str]]:
-    """``_inputs`` of a change log that is a URI of another filesystem, listed through
-    Hadoop's FileSystem: a file, or the change-log files directly in a directory (sorted by
-    name).  Raises ``FileNotFoundError`` / ``PipelineError`` as ``_inputs`` does."""
-    from ..changelog import CHANGELOG_SUFFIXES, is_changelog_file
-    from .fs import OutputFS
-
-    fs = OutputFS(spark, uri)
-    try:
-        if not fs.exists():
-            raise FileNotFoundError(f"change log not found: {uri}")
-        if not fs.is_dir():
-            files = [fs.uri]
-        else:
-            files = [fs.str(name) for name, is_dir in fs.list() if not is_dir and is_changelog_file(name)]
-            if not files:
-                raise PipelineError(f"no change-log files (*{', *'.join(CHANGELOG_SUFFIXES)}) in {uri}")
-    finally:
-        fs.close()
-    parquet = [f for f in files if f.endswith(".parquet")]
-    return [f for f in files if not f.endswith(".parquet")], parquet
-
-
-def _inputs(changelog: Path) -> _Inputs:
-    """``(JSON Lines files, Parquet files)`` of a change log (a file, or a directory read as
-    its change-log files: ``ddlcore.changelog.changelog_files``), with the capture bound of a
-    capture's output (``_capture_bound``)."""
-    from ..changelog import ChangeLogError, changelog_files
-
-    if changelog.is_dir() and not any(changelog.glob("*.jsonl*")) and any(changelog.glob("*.parquet")):
-        files = sorted(changelog.glob("*.parquet"))
-    else:
-        try:
-            files = changelog_files(changelog)
-        except ChangeLogError as exc:
-            raise PipelineError(str(exc)) from None
-    parquet = [str(f) for f in files if f.suffix == ".parquet"]
-    text = [str(f) for f in files if f.suffix != ".parquet"]
-    inputs = _Inputs((text, parquet))
-    inputs.bound = _capture_bound(changelog)
-    return inputs
-
-
-#: a change-log file's consumed prefix is recognised by SHA-256 over its length, its first
-#: and its last ``_FP_EDGE`` bytes and ``_FP_SAMPLES`` blocks of ``_FP_BLOCK`` bytes spread
-#: evenly between (about 0.2 MB read, whatever the file's size)
-_FP_EDGE, _FP_BLOCK, _FP_SAMPLES = 1 << 16, 1 << 12, 32
-#: the tail of a change-log file is copied in chunks of this many bytes
-_COPY_CHUNK = 1 << 22
-
-
-def _prefix_fingerprint(fh, offset: int) -> str:
-    """The fingerprint (hex SHA-256) of the first ``offset`` bytes of the binary file ``fh``:
-    over ``offset`` and the sampled spans of ``_FP_EDGE``/``_FP_BLOCK``/``_FP_SAMPLES``.  It
-    tells the prefix a run consumed from a file rotated, replaced, truncated, rewritten or
-    compressed in its place (their first bytes — the first events' seqs, positions, a source
-    event's epoch — or their bytes before ``offset`` — the last consumed event's seq — differ);
-    an edit inside the consumed part that leaves every sampled byte alone is not seen (a
-    change-log file is expected to be appended to, never edited in place: docs/pipeline.md,
-    "Incremental runs")."""
-    h = hashlib.sha256(b"%d\n" % offset)
-    spans = [(0, _FP_EDGE)]
-    spans += [(offset * i // (_FP_SAMPLES + 1), _FP_BLOCK) for i in range(1, _FP_SAMPLES + 1)]
-    spans.append((max(0, offset - _FP_EDGE), _FP_EDGE))
-    for start, n in spans:
-        n = max(0, min(n, offset - start))
-        fh.seek(start)
-        data = fh.read(n)
-        if len(data) != n:  # shorter than the prefix: cannot be it
-            return "short"
-        h.update(data)
-    return h.hexdigest()
-
-
-def _line_end(fh, start: int, end: int) -> int:
-    """The offset just past the last ``\n`` among bytes ``[start, end)`` of the binary file
-    ``fh`` (``start`` if there is none): where the complete lines end."""
-    pos = end
-    while pos > start:
-        n = min(1 << 16, pos - start)
-        fh.seek(pos - n)
-        i = fh.read(n).rfind(b"\n")
-        if i >= 0:
-            return pos - n + i + 1
-        pos -= n
-    return start
-
-
-def _incremental_inputs(spark, fs: "OutputFS", inputs: _Inputs, marks: dict[str, dict[str, Any]],
-                        run_id: str) -> tuple[_Inputs, dict[str, dict[str, Any]]]:
-    """The change-log files this run reads, and what it consumes of each (the new
-    ``inputs.json``, committed with the run).
-
-    A committed run records, per local uncompressed JSON Lines file, the length of the
-    complete lines it read (``offset``: for a capture's file no more than the prefix its
-    checkpoint covers, ``_CaptureBound.durable_bytes``) and ``_prefix_fingerprint`` of them.
-    The next run checks that the file still starts with those bytes (at least ``offset``
-    bytes long, same fingerprint); then every line before ``offset`` was read by a committed
-    run (processed, or quarantined once), so only the bytes after it are read: they are
-    copied into ``OUT/_state/staging/<run>.tail/`` (deleted with the staging area) and read
-    from there (``_Tail``), and a file with nothing after it is not read at all.  Any other
-    file — a first run, a file rotated, replaced, truncated or grown by a rewrite, a
-    compressed file (Hadoop's codec by its name), a URI of another filesystem, Parquet — is
-    read whole, as before (the lines before the checkpoint are still left out unparsed:
-    ``_read_events``' ``after_seq``).  Either way the filters on ``seq`` stay, so reading
-    more than is new never writes a row twice.  ``marks``: the previous run's
-    ``inputs.json`` files (``_State.marks``).  Returns ``(inputs, new marks)``."""
-    from .fs import is_uri
-
-    text, parquet = inputs
-    bound = getattr(inputs, "bound", None)
-    jvm = spark._jvm
-    conf = spark._jsc.hadoopConfiguration()
-    codecs = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(conf)
-    read: list[str] = []
-    tails: list[_Tail] = []
-    new_marks: dict[str, dict[str, Any]] = {}
-    whole = bool(parquet)  # some input is read whole
-    history = False  # some tail may hold a ddl or source event
-    continued = False
-    tail_bytes = 0
-    for i, name in enumerate(text):
-        hpath = jvm.org.apache.hadoop.fs.Path(name)
-        if is_uri(name) or codecs.getCodec(hpath) is not None:
-            read.append(name)
-            whole = True
-            continue
-        real = os.path.realpath(_plain_path(name))
-        with open(real, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            mark = marks.get(real)
-            start = 0
-            if (mark is not None and 0 < int(mark["offset"]) <= size
-                    and _prefix_fingerprint(fh, int(mark["offset"])) == mark["fingerprint"]):
-                start = int(mark["offset"])
-            end = _line_end(fh, start, size)
-            if bound is not None and Path(real) == bound.changelog:  # only its checkpointed prefix is final
-                end = max(start, min(end, bound.durable_bytes))
-            new_marks[real] = {"offset": end, "fingerprint": _prefix_fingerprint(fh, end)}
-            if start == 0:
-                read.append(name)
-                whole = True
-                continue
-            continued = True
-            if start == size:  # nothing new in it
-                continue
-            rel = f"{_tail_dir(run_id)}/{i}.jsonl"
-            history = _copy_range(fh, start, size, fs, rel) or history
-            tail_bytes += size - start
-        origin = hpath.getFileSystem(conf).makeQualified(hpath).toUri().toString()
-        read.append(fs.str(rel))
-        tails.append(_Tail(fs.str(rel), f"/{run_id}.tail/{i}.jsonl", origin, start))
-    out = _Inputs((read, parquet))
-    out.bound = bound
-    out.tails = tuple(tails)
-    out.continued = continued
-    out.no_history = not whole and not history
-    out.whole, out.tail_bytes = whole, tail_bytes
-    return out, new_marks
-
-
-#: an incremental run that reads tails of at most this many bytes in all (about 16,000 events
-#: of the benchmark's) runs without Spark's code generation (``_INTERPRETED``)
-_INTERPRETED_MAX_BYTES = 4 << 20
-#: the session settings of such a run: expressions are interpreted, not compiled.  Generating
+#: the session settings of an incremental run that reads tails of at most
+#: ``Tuning.interpreted_max_bytes`` bytes in all (about 16,000 events of the benchmark's): expressions are interpreted, not compiled.  Generating
 #: and compiling the code of the conversion plans (thousands of expression nodes each) costs
 #: seconds per job, more than interpreting them over a few thousand rows; from a few tens of
 #: thousands of rows on, compiled code is faster (docs/pipeline.md, Performance)
@@ -584,12 +208,11 @@ _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.fact
 _COMPILED = {"spark.sql.codegen.hugeMethodLimit": "8000"}
 
 
-#: a conversion group of at most this many staged rows is converted with its expressions
-#: interpreted (``_INTERPRETED``), also in a full run: generating and compiling a new plan's
-#: code (Janino, then the JIT on the new classes) costs about 0.27 s of CPU more per group,
-#: interpreting about 11 us more per row (2M, 500 x 4, ``--distinct``: 200 groups of ~9,000
-#: rows; docs/pipeline.md, Performance)
-_INTERPRETED_MAX_ROWS = 20_000
+#: a conversion group of at most ``Tuning.interpreted_max_rows`` staged rows is converted with
+#: its expressions interpreted (``_INTERPRETED``), also in a full run: generating and compiling a
+#: new plan's code (Janino, then the JIT on the new classes) costs about 0.27 s of CPU more per
+#: group, interpreting about 11 us more per row (2M, 500 x 4, ``--distinct``: 200 groups of
+#: ~9,000 rows; docs/pipeline.md, Performance)
 
 
 def _session_settings(spark, settings: dict[str, str]) -> Callable[[], None]:
@@ -637,167 +260,8 @@ def _read_own(spark, fs: "OutputFS", *paths: str):
         return spark.read.parquet(*paths)
 
 
-def _tail_dir(run_id: str) -> str:
-    """Where a run's copies of change-log tails are staged (relative to the output)."""
-    return f"_state/staging/{run_id}.tail"
-
-
-def _copy_range(fh, start: int, end: int, fs: "OutputFS", rel: str) -> bool:
-    """Bytes ``[start, end)`` of the binary file ``fh`` into the output's file ``rel`` (in
-    place on a local output, else through a local temporary file and Hadoop's copy).  Returns
-    whether some line of them matches ``_MAYBE_HISTORY`` (the DDL pass's filter, which Spark
-    applies per line with the same — ASCII — pattern: no match here, none there)."""
-    maybe = False
-
-    def copy(dst) -> None:
-        nonlocal maybe
-        fh.seek(start)
-        left, carry = end - start, b""
-        while left > 0:
-            chunk = fh.read(min(_COPY_CHUNK, left))
-            if not chunk:
-                raise PipelineError(f"{fh.name}: the file shrank while it was read (a change-log file must only grow)")
-            dst.write(chunk)
-            left -= len(chunk)
-            if not maybe:  # whole lines only (a match never spans a line)
-                cut = chunk.rfind(b"\n") + 1 if left else len(chunk)
-                maybe = _MAYBE_HISTORY_BYTES.search(carry + chunk[:cut]) is not None
-                carry = chunk[cut:] if cut else carry + chunk
-
-    if fs.local_root is not None:
-        target = Path(fs.local_root) / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "wb") as dst:
-            copy(dst)
-        return maybe
-    with tempfile.NamedTemporaryFile(prefix="ddlcore-tail-", suffix=".jsonl") as tmp:
-        copy(tmp)
-        tmp.flush()
-        fs.copy_from_local(tmp.name, rel)
-    return maybe
-
-
-#: a ``"seq": N`` member with a plain integer value in a JSON line (the value ends at ``,`` or
-#: ``}``: ``1e3`` or ``12.0`` do not match)
-_SEQ_MEMBER = r'"seq"\s*:\s*(-?[0-9]+)\s*[,}]'
-#: a ``\u`` escape of a letter of ``seq`` (a key spelt with one is not matched by _SEQ_MEMBER)
-_SEQ_LETTER_ESCAPE = r'\\u00(73|65|71)'
-
-
-def _read_events(spark, inputs: _Inputs, *, history_only: bool = False,
-                 after_seq: int | None = None, skipped=None):
-    """Events as a DataFrame: the event columns, ``_line`` (the raw text), ``_file`` and
-    ``_valid``.  ``history_only``: only lines that may hold ``ddl``/``source`` events are
-    parsed (a superset of them; the caller still filters on ``op``) — the cheap pass that
-    collects the DDL.  A capture's output is read up to its checkpoint (``inputs.bound``:
-    events with a larger seq are left for a later run).  ``after_seq``: JSON lines whose
-    every ``"seq": N`` member (the event's and any nested one) has N ≤ ``after_seq`` are left
-    out unparsed — an incremental run parses only the new lines; a line with no such member, a ``seq`` key spelt with ``\\u``
-    escapes, a ``seq`` that is not a plain int64, or a line not ending in ``}`` (torn) is
-    parsed as before, so every line the caller would keep (``seq`` null or past
-    ``after_seq``) is still there.  ``skipped``: an ``Observation`` given ``max_seq``, the
-    largest N of the lines left out (for the check that the log reaches the checkpoint)."""
-    from pyspark.sql import functions as F
-
-    text_files, parquet_files = inputs
-    frames = []
-    if text_files:
-        text = spark.read.text(text_files).where(F.trim("value") != "")
-        if history_only:
-            text = text.where(_op_prefilter(F.col("value"), *HISTORY_OPS) & F.col("value").rlike(_MAYBE_HISTORY))
-        if after_seq is not None:
-            found = F.transform(F.regexp_extract_all(F.col("value"), F.lit(_SEQ_MEMBER), 1),
-                                lambda n: n.try_cast("long"))
-            old = F.coalesce((F.size(found) > 0)
-                             & F.forall(found, lambda n: n.isNotNull() & (n <= F.lit(after_seq)))
-                             & ~F.col("value").rlike(_SEQ_LETTER_ESCAPE)
-                             & F.rtrim(F.col("value")).endswith("}"), F.lit(False))
-            if skipped is not None:
-                text = text.observe(skipped, F.max(F.when(old, F.array_max(found))).alias("max_seq"))
-            text = text.where(~old)
-        file = F.input_file_name()
-        for tail in getattr(inputs, "tails", ()):  # a copy's lines name the file they were copied from
-            file = F.when(F.input_file_name().endswith(tail.suffix), F.lit(tail.origin)).otherwise(file)
-        parsed = text.select(F.col("value").alias("_line"), file.alias("_file"),
-                             F.from_json("value", EVENT_SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("e"))
-        frames.append(parsed.select("_line", "_file", "e.*"))
-    if parquet_files:
-        df = spark.read.parquet(*parquet_files)
-        for name, typ in _OPTIONAL_COLUMNS:  # a log of the first contract lacks them
-            if name not in df.columns:
-                df = df.withColumn(name, F.lit(None).cast(typ))
-        if history_only:
-            df = df.where(F.col("op").isin(*HISTORY_OPS))
-        df = (df.withColumn("_line", F.to_json(F.struct(*[F.col(c) for c in df.columns])))
-                .withColumn("_file", F.input_file_name())
-                .withColumn("before", F.from_json("before", "ARRAY<STRING>"))
-                .withColumn("after", F.from_json("after", "ARRAY<STRING>"))
-                .withColumn("search_path", F.from_json("search_path", "ARRAY<STRING>")))
-        frames.append(df.select("_line", "_file", *[F.col(f"`{c}`") for c in _EVENT_COLUMNS]))
-    if not frames:  # an incremental run on files with nothing new
-        frames.append(_local_frame(spark, [], "_line STRING, _file STRING, " + EVENT_SCHEMA_DDL))
-    df = _union(frames)
-    bound = getattr(inputs, "bound", None)
-    if bound is not None:
-        df = df.where(F.col("seq").isNull() | (F.col("seq") <= F.lit(bound.seq)))
-    ops = F.col("op")
-    valid = (F.col("seq").isNotNull() & F.col("position").isNotNull() & ops.isin(*ALL_OPS)
-             & F.when(ops.isin("ddl", "stmt"), F.col("ddl").isNotNull())
-                .when(ops == "source", F.col("source").isNotNull())
-                .otherwise(F.col("table").isNotNull()
-                           & F.when(ops.isin("c", "r"), F.col("after").isNotNull())
-                           .when(ops == "u", F.col("after").isNotNull() & F.col("before").isNotNull())
-                           .when(ops == "d", F.col("before").isNotNull())
-                           .otherwise(F.lit(True))))
-    return df.withColumn("_valid", F.coalesce(valid, F.lit(False)))
-
-
-_EVENT_COLUMNS = [c.split(" ")[0].strip("`") for c in EVENT_SCHEMA_DDL.split(", ")]
-
-
-#: staged row partitions (``_part``) that are not a table version
-_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE = -2, -1, -3, -4, -5
-_PART_KINDS = (_PART_INVALID, _PART_UNKNOWN, _PART_BLOCKED, _PART_STMT, _PART_CAPTURE)
-#: the quarantine reasons the tagging and conversion build (the Spark path in ``_run`` and
-#: ``_write_version``, the driver-side path in ``ddlcore.spark.small``): a statement-format DML
-#: event (then its first ``STMT_TEXT_CHARS`` characters), a row the capture marked (then the
-#: capture's reason), a row of a table with no version in force (the table's dotted name
-#: between the two parts), a row that cannot be converted (``conversion_reason``)
-STMT_REASON, STMT_TEXT_CHARS = "statement-format DML: the change log does not carry its rows: ", 300
-CAPTURE_REASON = "capture: "
-UNKNOWN_TABLE_REASON = ("unknown table: no schema of ", " in force at this seq")
-CANNOT_CONVERT = "cannot convert: "
-
-
-def conversion_reason(errors: list[tuple[str | None, str | None, str | None]]) -> str:
-    """The quarantine reason of a row that cannot be converted, from its errors ``(column,
-    raw value's text form, reason)`` (column ``None``: the row's arity), after image first:
-    ``cannot convert: status (9): enum index out of range; row (3): expected 4 raw values, got
-    3``.  The Spark path builds the same text in the JVM (``_write_version``)."""
-    return CANNOT_CONVERT + "; ".join(f"{'row' if c is None else c} ({'null' if v is None else v}): {r or ''}"
-                                      for c, v, r in errors)
-_QUARANTINE_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, "
-                      "`table` STRING, reason STRING, event STRING")
-_QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
 #: ``check_run_options``' default: read the output's log.json if it is local
 _LOCAL = object()
-#: table versions converted and written at the same time (Spark jobs submitted from threads)
-DEFAULT_CONCURRENT_JOBS = 4
-#: the pipeline's own columns in every row file
-META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
-#: the field metadata of the pipeline's own columns (``comment`` is the key Spark shows as a
-#: column comment; ``unit`` names the unit of a number)
-META_METADATA: dict[str, dict[str, str]] = {
-    "_op": {"comment": "the change: c insert, u update, d delete, r snapshot read, t truncate"},
-    "_seq": {"comment": "the event's seq in the change log (its order)"},
-    "_position": {"comment": "the event's position in the source's log (binlog file:offset, GTID, LSN, commit_ts)"},
-    "_ts": {"comment": "commit time of the change: milliseconds since the Unix epoch (UTC)", "unit": "ms"},
-    "_tx": {"comment": "the transaction (GTID or its BEGIN position, PostgreSQL xid); null when the log has none"},
-    "_row": {"comment": "index of the row within the source's row event"},
-    "_absent": {"comment": "columns absent from the row image: null because unknown, not NULL"},
-    "_before": {"comment": "the before image (u and d)"},
-    "_before_absent": {"comment": "columns absent from the before image"},
-}
 #: timestamps as Parquet INT64 ``TIMESTAMP(MICROS)`` (``isAdjustedToUTC`` true for
 #: ``TimestampType``, false for ``TimestampNTZType``), not Spark's default, the deprecated INT96
 PARQUET_TIMESTAMPS = ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
@@ -868,108 +332,22 @@ def _local_log_info(out: str | os.PathLike) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _check_identity(out: str, state: _State, sources: list, last: int | None, *,
-                    continued: bool = False) -> dict | None:
-    """The log's identity (from its source events) checked against the output's.
-    ``continued``: part of the log was not read because the committed runs read it
-    (``_Inputs.continued``): its source events are those that gave the recorded identity, so a
-    log with no source event among what was read has the recorded one."""
-    from ..changelog import SourceInfo
-
-    ids = []
-    for ev in sources:
-        ident = SourceInfo.from_json(ev.source).identity()
-        if ident not in ids:
-            ids.append(ident)
-    if len(ids) > 1:
-        raise PipelineError(f"the change log holds events of {len(ids)} different sources or capture epochs "
-                            f"({'; '.join(_ident_text(i) for i in ids)}): give one log at a time")
-    info = state.log_info()
-    recorded = None if info is None else info.get("identity")
-    ident = ids[0] if ids else (recorded if continued else None)
-    if recorded is not None and ident != recorded:
-        what = _ident_text(ident) if ident else "a log without a source event"
-        raise PipelineError(f"{out} continues the change log of {_ident_text(recorded)}; this change log is "
-                            f"{what}: a different log (a new capture or snapshot restarts seq at 1, and "
-                            f"continuing would skip its rows); write it to a new output directory")
-    if info is not None and recorded is None and ident is not None and last is not None \
-            and sources[0].seq <= last:
-        # the output consumed this log's first source event, yet recorded no identity: it was
-        # written from another log (a source event appearing after the checkpoint is a capture
-        # that gained one on an upgrade: the same log)
-        raise PipelineError(f"{out} was written from a change log without a source event up to seq {last}; "
-                            f"this change log is {_ident_text(ident)}: write it to a new output directory")
-    return ident
-
-
-def _ident_text(ident: dict) -> str:
-    server = ", ".join(f"{k} {v}" for k, v in sorted((ident.get("server") or {}).items()) if v is not None)
-    return (f"{ident.get('dialect')}/{ident.get('flavor') or '-'} server ({server or 'unnamed'}) "
-            f"epoch {ident.get('epoch')}")
-
-
-def _resolve_dialect(given: str | None, sources: list, info: dict | None, required: bool = False) -> str:
-    from ..errors import DialectNotFound
-    from ..plugins import get_dialect
-
-    try:
-        log = get_dialect(sources[0].source["dialect"]).name if sources else None
-    except DialectNotFound as exc:
-        raise PipelineError(f"the change log's source event says its DDL is "
-                            f"{sources[0].source['dialect']!r}: {exc}") from None
-    asked = get_dialect(given).name if given else None
-    if asked and log and asked != log:
-        raise PipelineError(f"--dialect {given}: the change log's source event says its DDL is {log}")
-    recorded = None if info is None else info.get("dialect")
-    name = log or asked or recorded
-    if name is None:
-        if required:
-            raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
-                                "header has one) and the output records none: name it, e.g. --dialect mysql")
-        name = "mysql"
-    if recorded is not None and name != recorded:
-        raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
-    return name
-
-
-# --------------------------------------------------------------------------------------------
-# the job
-# --------------------------------------------------------------------------------------------
-
-
-def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialect: str | None = None,
-                 history: str | os.PathLike | None = None, master: str | None = None,
-                 strict: bool = False, spark=None, spark_options: dict[str, Any] | None = None,
-                 progress: Callable[[str], None] | None = None,
-                 concurrent_jobs: int = DEFAULT_CONCURRENT_JOBS,
-                 replay_quarantine: bool = False, spark_conf: dict[str, str] | None = None,
-                 take_lock: bool = True, batch_end: tuple[int, int] | None = None,
-                 output_format: str = "parquet", catalog: str | None = None,
-                 batch_files: frozenset[str] | None = None, dialect_required: bool = False) -> RunResult:
+def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: RunConfig | None = None, *,
+                 spark=None, progress: Callable[[str], None] | None = None, **options: Any) -> RunResult:
     """Run the job once over ``changelog`` (JSON Lines, optionally gzip, or Parquet; or a
     directory of them, e.g. a capture's ``--out``) into ``out`` and return a ``RunResult``.
     Only events with ``seq`` past the checkpoint are processed; the run commits atomically
     (module docstring).
 
-    ``dialect``: the DDL dialect (default: the one the log's source event names, else the
-    output's, else ``mysql`` — with ``dialect_required``, as ``ddlcore run`` passes, neither is
-    a ``PipelineError`` naming ``--dialect``; one that contradicts the log is an error); ``history``: the schema history
-    store (default ``OUT/_history.sqlite``); ``spark_options``: type-mapping options
-    (``ddlcore.spark.SparkOptions``; the output keeps the first run's: others are refused);
-    ``strict``: stop with ``PipelineError`` at the first event that cannot be interpreted
-    (nothing committed) instead of quarantining it; ``concurrent_jobs``: table versions
-    converted at the same time; ``replay_quarantine``: also re-interpret quarantined row
-    events whose table had no known schema at their seq and has one now (module
-    ``docs/pipeline.md``: the rule), removing them from the quarantine in the same commit;
-    ``master`` / ``spark_conf``: for the session made when ``spark`` is not given
-    (``spark_session``); ``output_format``: ``parquet`` (the per-version layout) or ``iceberg``
-    (also an Iceberg changes table per source table, in ``catalog``: docs/tables.md); ``take_lock``: hold the output's lock for the run
-    (``ddlcore.spark.outlock``; ``False`` only for a caller that holds it, as ``run --follow``);
-    ``batch_end``: ``(seq, bytes)`` — a capture's log is read only up to this seq, whose line
-    ends at this byte of its ``changelog.jsonl``, as if its checkpoint were there (a batch of
-    ``run --follow --max-batch-events``: ``ddlcore.spark.follow.batch_end``); ``batch_files``:
-    the names of the files of a change-log directory to read, the others left out (a batch of
-    whole files: ``ddlcore.spark.filebatch``).
+    ``config``: the run's options and tuning (``ddlcore.runconfig.RunConfig``: dialect,
+    history store, strictness, ``-s`` options, concurrent jobs, quarantine replay, output
+    format and catalog, the session's master and properties, the output lock, a batch's end,
+    ``Tuning``); ``options``: ``RunConfig`` fields replacing ``config``'s (``strict=True``,
+    ``tuning=Tuning(driver_max_rows=-1)``, ...: ``RunConfig.of``; an unknown name is a
+    ``TypeError``); ``spark``: the session to use (default: one made from ``master`` and
+    ``spark_conf``, ``spark_session``); ``progress``: called with a line at each stage.
+    A dialect that contradicts the log's source event, ``-s`` options other than the output's,
+    and a format other than the output's are errors (``PipelineError``).
     The previous run's commit is rolled forward before the options and the log's identity are
     checked against those the output was written with.
 
@@ -984,6 +362,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     from .outlock import OutputLock
     from .seqcheck import check_files
 
+    cfg = RunConfig.of(config, **options)
+    dialect, output_format, catalog = cfg.dialect, cfg.output_format, cfg.catalog
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
     from .fs import is_uri
@@ -991,34 +371,35 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
     out = str(out)
     remote_log = is_uri(changelog)
     if not remote_log:
-        changelog = Path(_plain_path(str(changelog)))
+        changelog = Path(readlog.plain_path(str(changelog)))
         if not changelog.exists():
             raise FileNotFoundError(f"change log not found: {changelog}")
-        inputs = _only_files(_inputs(changelog), batch_files)
+        inputs = readlog.only_files(readlog.inputs_of(changelog), cfg.batch_files)
         bound = getattr(inputs, "bound", None)
-        if bound is not None and batch_end is not None and batch_end[0] < bound.seq:
-            inputs.bound = bound = replace(bound, seq=batch_end[0], durable_bytes=min(batch_end[1], bound.durable_bytes))
+        if bound is not None and cfg.batch_end is not None and cfg.batch_end[0] < bound.seq:
+            inputs.bound = bound = replace(bound, seq=cfg.batch_end[0],
+                                           durable_bytes=min(cfg.batch_end[1], bound.durable_bytes))
         check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
     # the values, before Spark starts; against the output's, once its last commit is rolled forward
-    check_run_options(out, dialect, spark_options, log_info=None)
+    check_run_options(out, dialect, cfg.spark_options, log_info=None)
     from ..sinks import make_sink
     try:
         make_sink(output_format, out, catalog=catalog)  # a bad format or a missing library: before Spark starts
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
-    spark = spark or spark_session(master, conf=spark_conf)
+    spark = spark or spark_session(cfg.master, conf=cfg.spark_conf)
     if remote_log:
         try:
-            inputs = _only_files(_remote_inputs(spark, str(changelog)), batch_files)
+            inputs = readlog.only_files(readlog.remote_inputs(spark, str(changelog)), cfg.batch_files)
         except Py4JJavaError as exc:
             raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
     try:
         fs = OutputFS(spark, out)
     except Py4JJavaError as exc:  # no filesystem for the scheme, an unreachable name node, ...
         raise PipelineError(f"output {out}: {_java_error(exc)}") from None
-    state = _State(fs)
+    state = OutputState(fs)
     created = None
-    lock = OutputLock(fs) if take_lock else None
+    lock = OutputLock(fs) if cfg.take_lock else None
     try:
         existed = fs.exists()
         fs.mkdirs()
@@ -1028,7 +409,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if state.recover():
             say("rolled forward the previous run's commit")
         # after the roll-forward: the options the recovered output was written with
-        sopts = check_run_options(out, dialect, spark_options, log_info=state.log_info())
+        sopts = check_run_options(out, dialect, cfg.spark_options, log_info=state.log_info())
         written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
         if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
             raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
@@ -1046,10 +427,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
-            return _run(spark, inputs, out, state, dialect=dialect, dialect_required=dialect_required,
-                        history=history, strict=strict,
-                        sopts=sopts, say=say, concurrent_jobs=concurrent_jobs,
-                        replay_quarantine=replay_quarantine, t0=t0,
+            return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0,
                         sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
         finally:
             if saved_ts is None:
@@ -1057,7 +435,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
             else:
                 spark.conf.set(PARQUET_TIMESTAMPS[0], saved_ts)
     except (Py4JJavaError, PySparkException):
-        problem = _unreadable_input(inputs)
+        problem = readlog.unreadable_input(inputs)
         if problem is not None:
             raise PipelineError(problem) from None
         raise
@@ -1069,15 +447,6 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, *, dialec
         if lock is not None:
             lock.release()
         fs.close()
-
-
-def _only_files(inputs, names: frozenset[str] | None):
-    """``inputs`` without the files whose names are not in ``names`` (``None``: all kept)."""
-    if names is None:
-        return inputs
-    kept = _Inputs(tuple([f for f in files if f.rstrip("/").rsplit("/", 1)[-1] in names] for files in inputs))
-    kept.bound = getattr(inputs, "bound", None)
-    return kept
 
 
 def _java_error(exc) -> str:
@@ -1093,144 +462,57 @@ def _only_state(fs: "OutputFS") -> bool:
                for name, _ in fs.list())
 
 
-def _unreadable_input(inputs: tuple[list[str], list[str]]) -> str | None:
-    """Why a change-log file cannot be read (a truncated or corrupt gzip file, a file that is
-    not UTF-8), naming the file and the byte offset; ``None`` if every file reads."""
-    from .fs import is_uri
-
-    for name in inputs[0]:
-        if is_uri(name):  # not read here (another filesystem): Spark's own error stands
-            continue
-        path = Path(_plain_path(name))
-        if path.suffix == ".gz":
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            offset = 0
-            try:
-                with open(path, "rb") as fh:
-                    while chunk := fh.read(1 << 20):
-                        d.decompress(chunk)
-                        offset += len(chunk)
-                        while d.unused_data:  # a multi-member gzip file
-                            rest = d.unused_data
-                            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                            d.decompress(rest)
-            except zlib.error as exc:
-                return f"{path}: corrupt gzip data near byte {offset} ({exc}); nothing was written"
-            if not d.eof:
-                return (f"{path}: truncated gzip file (the stream ends at byte {offset} before its end "
-                        f"marker); nothing was written")
-    return None
-
-
-def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, history, strict, sopts, say,
-         concurrent_jobs, replay_quarantine, t0, sink=None) -> RunResult:
+def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, say, t0, sink=None) -> RunResult:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    from ..changelog import validate
-    from ..history import HistoryError, SchemaHistory
     from . import seqcheck
-    from . import small as driver_side
-    from .small import DriverIncrement
 
     fs = state.fs
+    tuning = cfg.tuning
     last = state.last_seq()
     result = RunResult(previous_seq=last)
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    ctx = RunContext(spark, state, cfg, run_id, last, result, say)
     # paths relative to the output (``fs``); ``fs.str(...)`` is the URI Spark reads and writes
-    staging = f"{state.staging}/{run_id}"
-    rows_dir = f"{state.staging}/{run_id}.rows"
+    staging, rows_dir = ctx.staging, ctx.rows_dir
     local_tmp = None
     restore_settings: Callable[[], None] = lambda: None
 
     def past_checkpoint(df):
         return df if last is None else df.where(F.col("seq").isNull() | (F.col("seq") > F.lit(last)))
 
-    restore_names = _session_settings(spark, _file_names(run_id))
+    restore_names = _session_settings(spark, commit.file_names(run_id))
     try:
         # -- only the bytes of the change-log files past what the committed runs read -----------
         given = len(inputs[0])
-        inputs, marks = _incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
+        inputs, marks = readlog.incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {}, run_id)
         if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
             say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
                 f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
         # a small increment's lines, read on the driver (``None``: the run reads them with Spark)
-        small = None if replay_quarantine else DriverIncrement.read(spark, inputs, fs, last=last)
-        if small is None and not inputs.whole and inputs.tail_bytes <= _INTERPRETED_MAX_BYTES:
+        increment = None if cfg.replay_quarantine else driver_side.DriverIncrement.read(spark, inputs, fs, last=last, tuning=tuning)
+        if increment is None and not inputs.whole and inputs.tail_bytes <= tuning.interpreted_max_bytes:
             restore_settings = _session_settings(spark, _INTERPRETED)
             say("a small increment: expressions are interpreted (no code generation)")
 
-        # -- DDL and source events → history (driver) -------------------------------------------
-        say("reading the DDL events of the change log")
-        # the candidates are filtered on the driver: a Spark filter on the parsed fields would
-        # be merged with the text pre-filter, and the generated code would then parse every
-        # line (common-subexpression elimination evaluates the shared ``from_json`` first)
-        candidates = [] if inputs.no_history else small.history_candidates() if small is not None else _read_events(
-            spark, inputs, history_only=True).where("_valid").select("seq", "op", "_line", "_file").collect()
-        events = []
-        bad_history: list[tuple] = []
-        for r in candidates:
-            if r.op not in HISTORY_OPS:
-                continue
-            try:
-                events.append(validate(_line_object(r["_line"])))
-            except (ValueError, TypeError) as exc:
-                if last is None or r.seq > last:
-                    bad_history.append((r.seq, None, r.op, None, None, None,
-                                        f"malformed {r.op} event: {exc}", r["_line"]))
-        events.sort(key=lambda e: e.seq)
-        sources = [e for e in events if e.op == "source"]
-        info = state.log_info()
-        identity = _check_identity(out, state, sources, last, continued=inputs.continued)
-        name = _resolve_dialect(dialect, sources, info, dialect_required)
-        result.dialect = name
-        todo_events = [e for e in events if last is None or e.seq > last]
-        say(f"recording {len(todo_events)} DDL event(s) in the schema history")
-        if history:
-            hist_path = Path(history)
-        elif fs.local_root is not None:  # SQLite needs a local file: in place
-            hist_path = Path(fs.local_root) / "_history.sqlite"
-        else:  # a copy, recorded here and uploaded by the commit (docs/pipeline.md)
-            local_tmp = tempfile.mkdtemp(prefix="ddlcore-history-")
-            hist_path = Path(local_tmp) / "_history.sqlite"
-            if fs.exists("_history.sqlite"):
-                fs.copy_to_local("_history.sqlite", str(hist_path))
-        failed_ddl: list[tuple] = []
-        try:
-            hist = SchemaHistory.open(hist_path, dialect=name, lenient=not strict)
-        except HistoryError as exc:
-            raise PipelineError(f"schema history {hist_path}: {exc}") from None
-        with hist:
-            for ev in todo_events:
-                try:
-                    rec = hist.record(ev.to_json())
-                except DdlParseError as exc:
-                    raise PipelineError(f"DDL cannot be parsed: {exc}", ev.seq) from None
-                except HistoryError as exc:
-                    raise PipelineError(str(exc), ev.seq) from None
-                result.drift.extend(f"seq {ev.seq}: {w}" for w in rec.warnings if w.startswith("drift"))
-                if rec.status == "failed":
-                    failed_ddl.append((ev.seq, ev.position, "ddl", ev.database, ev.schema, None,
-                                       "DDL could not be parsed: " + (rec.error or {}).get("reason", "unparsable DDL"),
-                                       ev.to_line()))
-            result.ddl = sum(1 for e in todo_events if e.op == "ddl")
-            fold = hist.folds_table_names
-            versions = _version_list(hist)
-            if sink is not None:  # the sink's physical column names (ddlcore.sinks)
-                versions = sink.prepare(hist, versions, dialect=name)
+        # -- DDL and source events → history (driver: ddlcore.spark.historypass) -----------------
+        hp = historypass.record_history(ctx, inputs, increment, out, sink)
+        identity, name, fold, versions, hist_path = hp.identity, hp.dialect, hp.fold, hp.versions, hp.path
+        local_tmp = hp.local_copy
 
         # -- quarantined events to replay ---------------------------------------------------------
         replay_lines, replay_keys, old_quarantine = [], set(), []
-        if replay_quarantine:
+        if cfg.replay_quarantine:
             replay_lines, replay_keys, old_quarantine = _replayable(fs, versions, fold)
             say(f"replaying {len(replay_lines)} quarantined event(s)")
 
         # -- a small increment: tagged, converted and written on the driver, no Spark job
-        # (ddlcore.spark.small; docs/pipeline.md, "Incremental runs")
-        if small is not None:
-            group_dirs, new_malformed, deletes = small.run(
-                result, versions=versions, fold=fold, history_records=failed_ddl + bad_history, state=state,
-                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=strict, say=say)
+        # (ddlcore.spark.driver; docs/pipeline.md, "Incremental runs")
+        if increment is not None:
+            group_dirs, new_malformed, deletes = increment.run(
+                result, versions=versions, fold=fold, history_records=hp.records, state=state,
+                staging=staging, run_id=run_id, sopts=sopts, dialect=name, strict=cfg.strict, say=say)
         else:
             # -- row events → table version in force at their seq, staged by conversion group -------
             say("tagging row events with their table version")
@@ -1238,30 +520,30 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
             # lines before the checkpoint are not parsed (``after_seq``); the largest seq among them
             # still counts for the check below
             skipped = Observation("events before the checkpoint") if (last is not None and inputs[0]) else None
-            everything = _read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
+            everything = readlog.read_events(spark, inputs, after_seq=last, skipped=skipped).observe(
                 seen, F.max("seq").alias("max_seq"))
             events_df = (past_checkpoint(everything).observe(fresh, F.count(F.lit(1)).alias("events"),
                                                              *seqcheck.span_columns())
                          .withColumn("_replay", F.lit(None).cast("INT")))
             if replay_lines:
-                rp = _local_frame(spark, replay_lines, "_line STRING, _replay INT")
+                rp = local_frame(spark, replay_lines, "_line STRING, _replay INT")
                 rp = rp.select("_line", F.lit("replay").alias("_file"),
                                F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), "_replay").select(
                     "_line", "_file", "e.*", F.lit(True).alias("_valid"), "_replay")
                 events_df = events_df.unionByName(rp)
             # a source column named like a pipeline column (``_op``, ...): its version's rows are
             # quarantined with this reason, never mixed up with the pipeline's own columns
-            collide = _collisions(versions)
+            collide = vs.collisions(versions)
             # the versions that can get rows in this run (in force past the checkpoint, or a replay
             # target), in conversion groups: the rows are staged by group, so a log of thousands of
             # table versions stages a few dozen directories, not thousands
-            live = sorted(set(_live(versions, last)) | {k for _, k in replay_lines})
-            groups = _conversion_groups(live, versions)
-            gdf = _local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
+            live = sorted(set(vs.live(versions, last)) | {k for _, k in replay_lines})
+            groups = vs.conversion_groups(live, [v.table for v in versions])
+            gdf = local_frame(spark, [(k, g) for g, members in enumerate(groups) for k in members],
                                "g_part INT, g_grp INT")
-            vdf = _local_frame(
-                spark, [(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold), k,
-                  v["from"], v["to"], v["reason"] if v["blocked"] else collide.get(k)) for k, v in enumerate(versions)],
+            vdf = local_frame(
+                spark, [(vs.fold_name(v.table_id.database, fold), vs.fold_name(v.table_id.schema, fold), vs.fold_name(v.table_id.name, fold), k,
+                  v.valid_from_seq, v.valid_to_seq, v.reason if v.blocked else collide.get(k)) for k, v in enumerate(versions)],
                 "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
             rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
             is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
@@ -1272,26 +554,26 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
             tagged = rows.join(F.broadcast(vdf), cond, "left")
             op = F.col("op")
             part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
-                    .when(~F.col("_valid"), F.lit(_PART_INVALID))
-                    .when(op == "stmt", F.lit(_PART_STMT))
-                    .when(F.col("quarantine").isNotNull(), F.lit(_PART_CAPTURE))
-                    .when(F.col("v_part").isNull(), F.lit(_PART_UNKNOWN))
-                    .when(F.col("v_reason").isNotNull(), F.lit(_PART_BLOCKED))
+                    .when(~F.col("_valid"), F.lit(PartKind.INVALID.value))
+                    .when(op == "stmt", F.lit(PartKind.STATEMENT.value))
+                    .when(F.col("quarantine").isNotNull(), F.lit(PartKind.CAPTURE.value))
+                    .when(F.col("v_part").isNull(), F.lit(PartKind.UNKNOWN_TABLE.value))
+                    .when(F.col("v_reason").isNotNull(), F.lit(PartKind.BLOCKED.value))
                     .otherwise(F.col("v_part")))
             where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
-            reason = (F.when(F.col("_part") == _PART_STMT,
+            reason = (F.when(F.col("_part") == PartKind.STATEMENT.value,
                              F.concat(F.lit(STMT_REASON), F.substring(F.col("ddl"), 1, STMT_TEXT_CHARS)))
-                      .when(F.col("_part") == _PART_CAPTURE, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
-                      .when(F.col("_part") == _PART_UNKNOWN,
+                      .when(F.col("_part") == PartKind.CAPTURE.value, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
+                      .when(F.col("_part") == PartKind.UNKNOWN_TABLE.value,
                             F.concat(F.lit(UNKNOWN_TABLE_REASON[0]), where, F.lit(UNKNOWN_TABLE_REASON[1])))
-                      .when(F.col("_part") == _PART_BLOCKED, F.col("v_reason")))
+                      .when(F.col("_part") == PartKind.BLOCKED.value, F.col("v_reason")))
             staged = (tagged.withColumn("_part", part)
                       .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
                       .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
                               "after", "_part", F.when(F.col("_part") >= 0, F.col("g_grp")).otherwise(F.col("_part"))
                               .alias("_grp"), reason.alias("_reason"),
                               F.when(F.col("_part") < 0, F.col("_line")).alias("_line"),
-                              F.when(F.col("_part") == _PART_INVALID, F.col("_file")).alias("_file"),
+                              F.when(F.col("_part") == PartKind.INVALID.value, F.col("_file")).alias("_file"),
                               # the bytes of its values, summed per group below (groups of few
                               # rows but large values are not converted on the driver)
                               F.when(F.col("_part") >= 0, F.expr(f"{_IMAGE_BYTES.format('after')} + "
@@ -1299,9 +581,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
             # one open file per staged directory and task, instead of sorting each task's rows by
             # directory first — unless there are more directories than the heap lets a task
             # keep files open (``_partitioned_writers``)
-            staged_dirs = len(groups) + len(_PART_KINDS)
+            staged_dirs = len(groups) + len(PartKind)
             with _settings(spark, {_CONCURRENT_WRITERS: _partitioned_writers(
-                    staged_dirs, _open_writers_per_task(spark, jobs=1))}):
+                    staged_dirs, _open_writers_per_task(spark, 1, tuning.heap_mb_per_open_writer))}):
                 (staged.write.mode("overwrite").options(**_STAGING_PARQUET)
                  .partitionBy("_grp").parquet(fs.str(rows_dir)))
             max_seq = max((m for m in (seen.get.get("max_seq"), skipped.get.get("max_seq") if skipped else None)
@@ -1313,7 +595,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
             parts = sorted(int(n.split("=", 1)[1]) for n, is_dir in fs.list(rows_dir) if is_dir and n.startswith("_grp="))
             result.events = fresh.get.get("events") or 0
             if seqcheck.span_has_duplicate(fresh.get):  # the seq rule inside the run (only then: a pass more)
-                dup = (past_checkpoint(_read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
+                dup = (past_checkpoint(readlog.read_events(spark, inputs, after_seq=last)).where(F.col("seq").isNotNull())
                        .groupBy("seq").agg(F.collect_list("_file").alias("files")).where(F.size("files") > 1)
                        .orderBy("seq").limit(1).collect())
                 if dup:
@@ -1323,19 +605,20 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
 
             quarantined = []
             new_malformed: list[str] = []
-            records = list(failed_ddl) + bad_history
-            if _PART_INVALID in parts:
-                malformed, new_malformed = _malformed_records(spark, fs.str(f"{rows_dir}/_grp={_PART_INVALID}"), state,
+            records = list(hp.records)
+            if PartKind.INVALID in parts:
+                malformed, new_malformed = readlog.malformed_records(spark, fs.str(f"{rows_dir}/_grp={PartKind.INVALID.value}"),
+                                                              state,
                                                               inputs, on_held=result.held.append)
                 records += malformed
             if records:
-                quarantined.append(_local_frame(spark, records, _QUARANTINE_SCHEMA))
-            for k in (k for k in parts if k < 0 and k != _PART_INVALID):
+                quarantined.append(local_frame(spark, [r.as_tuple() for r in records], QUARANTINE_SCHEMA))
+            for k in (k for k in parts if k < 0 and k != PartKind.INVALID):
                 quarantined.append(spark.read.parquet(fs.str(f"{rows_dir}/_grp={k}")).select(
                     "seq", "position", "op", "database", "schema", "table", F.col("_reason").alias("reason"),
                     F.col("_line").alias("event")))
-            if strict and quarantined:
-                first = _union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
+            if cfg.strict and quarantined:
+                first = union(quarantined).orderBy(F.col("seq").asc_nulls_first()).limit(1).collect()[0]
                 raise PipelineError(first.reason, first.seq)
 
             # -- convert and write each table version ----------------------------------------------
@@ -1352,9 +635,9 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                     staged_counts[(r["_part"], r["op"])] = r["count"]
                     staged_bytes[r["_part"]] += r["bytes"] or 0
             todo = sorted({k for k, _ in staged_counts}, key=lambda k: (
-                versions[k]["database"] or "", versions[k]["schema"] or "", versions[k]["table"], versions[k]["version"]))
+                versions[k].table_id.database or "", versions[k].table_id.schema or "", versions[k].table_id.name, versions[k].version))
             # column names differing only in case (PostgreSQL): written as they are
-            case = ({"spark.sql.caseSensitive": "true"} if any(_case_collision(versions[k]["model"]) for k in todo)
+            case = ({"spark.sql.caseSensitive": "true"} if any(vs.case_collision(versions[k].table) for k in todo)
                     else {})
             # versions whose conversion and output schema are the same (the same columns and table
             # defaults: sharded or copied tables, and versions whose change left the columns alone)
@@ -1369,7 +652,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
             def convert(i: int, g: int) -> tuple[list[int], str | None]:
                 group = groups[g]
                 v = versions[group[0]]
-                say(f"converting {_label(v)} version {v['version']}"
+                say(f"converting {vs.label(v)} version {v.version}"
                     + (f" and {len(group) - 1} more table version(s) of the same columns" if len(group) > 1 else "")
                     + f" ({i + 1}/{len(order)})")
                 bad_dir = fs.str(f"{state.staging}/{run_id}.bad/{group[0]}")
@@ -1379,11 +662,11 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                 ops = {o for (k, o), n in staged_counts.items() if n and k in members}
                 rows = spark.read.parquet(fs.str(f"{rows_dir}/_grp={group_of[group[0]]}"))
                 if len(group) == 1:
-                    target = fs.str(f"{staging}/{version_dir(v['database'], v['schema'], v['table'], v['version'])}")
+                    target = fs.str(f"{staging}/{version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)}")
                     partition_by = None
                 else:
-                    target, partition_by = fs.str(f"{staging}/{_GROUPS}/{group[0]}"), "_part"
-                has_bad = _write_version(rows, v["model"], sopts, name, target, bad_dir,
+                    target, partition_by = fs.str(f"{staging}/{commit.GROUPS}/{group[0]}"), "_part"
+                has_bad = _write_version(rows, v.table, sopts, name, target, bad_dir,
                                          after=bool(ops & {"c", "r", "u"}), before=bool(ops & {"d", "u"}),
                                          partition_by=partition_by, partitions=len(group))
                 # py4j's JavaObject and JavaMember refer to each other, so the Python objects of a
@@ -1410,8 +693,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                     group_bytes[group_of[k]] += n
                 # the groups ``driver_max_rows`` allows (every one in local mode, those of few rows
                 # elsewhere): converted and written on the driver (in worker processes), no Spark
-                # job each (ddlcore.spark.small.convert_staged; docs/pipeline.md, step 3)
-                max_rows = driver_side.driver_max_rows(spark, fs)  # ``None``: any number
+                # job each (ddlcore.spark.driver.convert_staged; docs/pipeline.md, step 3)
+                max_rows = driver_side.driver_max_rows(spark, fs, tuning)  # ``None``: any number
                 on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
                 if on_driver:
                     say(f"converting {len(on_driver)} conversion group(s)"
@@ -1419,13 +702,14 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                     driver_bad = f"{state.staging}/{run_id}.bad/driver"
                     left, has_bad = driver_side.convert_staged(
                         staged_rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=name, fs=fs,
-                        rows_dir=rows_dir, staging=staging, run_id=run_id, bad_dir=driver_bad, say=say)
+                        rows_dir=rows_dir, staging=staging, run_id=run_id, bad_dir=driver_bad, tuning=tuning,
+                        say=say)
                     if has_bad:
                         bad_dirs.append(fs.str(driver_bad))
                     done = set(on_driver) - set(left)
                     order = [g for g in order if g not in done]
-                few_rows = [g for g in order if size[g] <= _INTERPRETED_MAX_ROWS]
-                many_rows = [g for g in order if size[g] > _INTERPRETED_MAX_ROWS]
+                few_rows = [g for g in order if size[g] <= tuning.interpreted_max_rows]
+                many_rows = [g for g in order if size[g] > tuning.interpreted_max_rows]
                 converted = []
                 # a partitioned write keeps one file open per version and task instead of sorting
                 # its rows by version, for groups of fewer versions than the heap lets a task keep
@@ -1433,8 +717,8 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                 # own: the setting is made once per phase, as the concurrent jobs' threads share
                 # the session's settings (set per job, one job's value was seen by another, whose
                 # writer then fell back to sorting mid-task and failed on a file it had made)
-                jobs = max(1, concurrent_jobs)
-                open_per_task = _open_writers_per_task(spark, jobs)
+                jobs = max(1, cfg.concurrent_jobs)
+                open_per_task = _open_writers_per_task(spark, jobs, tuning.heap_mb_per_open_writer)
                 phases = []
                 for kind, settings in ((few_rows, _INTERPRETED), (many_rows, _COMPILED)):
                     open_files = [g for g in kind if len(groups[g]) < open_per_task]
@@ -1453,7 +737,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                     if len(group) > 1:
                         for k in group:
                             v = versions[k]
-                            group_dirs[k] = version_dir(v["database"], v["schema"], v["table"], v["version"])
+                            group_dirs[k] = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
             finally:
                 gc.unfreeze()
             bad_counts: dict[tuple[int, str], int] = defaultdict(int)
@@ -1465,19 +749,19 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                 for o in ROW_OPS:
                     n = staged_counts.get((k, o), 0) - bad_counts.get((k, o), 0)
                     if n:
-                        result.counts[(v["database"] or "", _label(v, db=False), v["version"], o)] = n
+                        result.counts[(v.table_id.database or "", vs.label(v, db=False), v.version, o)] = n
                         result.rows += n
-                result.versions_written.append((v["database"], _label(v, db=False), v["version"]))
+                result.versions_written.append((v.table_id.database, vs.label(v, db=False), v.version))
             if bad_dirs:
                 converted_bad = _read_own(spark, fs, *bad_dirs)
-                if strict:
+                if cfg.strict:
                     first = converted_bad.orderBy("seq").limit(1).collect()[0]
                     raise PipelineError(first.reason, first.seq)
                 # the events' raw text, read back from the change log for these events only
-                lines = past_checkpoint(_read_events(spark, inputs, after_seq=last)).select(
+                lines = past_checkpoint(readlog.read_events(spark, inputs, after_seq=last)).select(
                     "seq", "position", "op", F.col("_line").alias("event"))
                 if replay_lines:
-                    lines = lines.unionByName(_local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
+                    lines = lines.unionByName(local_frame(spark, replay_lines, "_line STRING, _replay INT").select(
                         F.from_json("_line", EVENT_SCHEMA_DDL).alias("e"), F.col("_line").alias("event")).select(
                         "e.seq", "e.position", "e.op", "event"))
                 quarantined.append(converted_bad.join(lines, ["seq", "position", "op"], "left").select(
@@ -1485,10 +769,10 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
 
             # -- quarantine ------------------------------------------------------------------------
             if quarantined:
-                bad = _union(quarantined).persist()
+                bad = union(quarantined).persist()
                 try:
                     for r in bad.groupBy("reason").count().collect():
-                        short = _short_reason(r.reason)
+                        short = short_reason(r.reason)
                         result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + r["count"]
                         result.quarantined += r["count"]
                     # every field in every record, null ones too (Spark's JSON writer drops them by default)
@@ -1501,7 +785,7 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
                 kept = [r for r in old_quarantine if _record_key(r) not in replay_keys]
                 result.replayed = len(old_quarantine) - len(kept)
                 fs.write_text(f"{staging}/_quarantine/{run_id}-part-kept.json", "".join(
-                    json.dumps({k: r.get(k) for k in _QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
+                    json.dumps({k: r.get(k) for k in QUARANTINE_FIELDS}, ensure_ascii=False) + "\n" for r in kept))
                 deletes = sorted({r["_path"] for r in old_quarantine})
 
         # -- schemas ---------------------------------------------------------------------------
@@ -1517,238 +801,18 @@ def _run(spark, inputs, out: str, state: _State, *, dialect, dialect_required, h
         if local_tmp is not None:
             shutil.rmtree(local_tmp, ignore_errors=True)
 
-    # -- commit ----------------------------------------------------------------------------------
+    # -- commit (ddlcore.spark.commit) --------------------------------------------------------------
     say("committing")
     result.seconds = time.perf_counter() - t0
-    run_json = _merge_run_json(fs, result)
-    _assemble(fs, staging, group_dirs)
-    moves = _plan_moves(fs, staging, run_id)
-    if sink is not None:
-        sink.stage(spark, fs, staging, run_id, last)
     log_info = {"identity": identity, "dialect": name, "spark_options": sopts,
                 "format": "parquet" if sink is None else sink.format}
-    plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
-    if new_malformed:
-        plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))
-    plan = {"run": run_id, "moves": moves, "deletes": deletes, "state": plan_state,
-            "checkpoint": {"last_seq": result.last_seq, "run": run_id},
-            "run_json": run_json, "run_json_path": "_run.json",
-            "sink": None if sink is None else sink.plan(fs, staging, run_id, result.last_seq, last)}
-    _write_json(fs, state.pending, plan)  # the commit point
-    _apply_plan(plan, state)
-    fs.delete(state.pending)
-    fs.delete(state.staging, recursive=True)
+    commit.commit(ctx, group_dirs=group_dirs, deletes=deletes, new_malformed=new_malformed, marks=marks,
+                  log_info=log_info, sink=sink)
     say("committed")
     return result
 
 
-def _line_object(line: str) -> Any:
-    obj = json.loads(line)
-    if isinstance(obj, dict):  # a Parquet row's JSON: its JSON-text fields as values
-        for k in ("catalog", "source", "search_path", "before", "after"):
-            if isinstance(obj.get(k), str):
-                try:
-                    obj[k] = json.loads(obj[k])
-                except ValueError:
-                    pass
-        for k in ("schema", "tx", "row", "quarantine", "snapshot", "catalog", "source", "search_path"):
-            if k in obj and obj[k] is None:
-                del obj[k]
-    return obj
-
-
-def _fold(name: str | None, fold: bool) -> str | None:
-    return name.lower() if (fold and name is not None) else name
-
-
-def _label(v: dict, db: bool = True) -> str:
-    parts = ([v["database"] or "?"] if db else []) + ([v["schema"]] if v["schema"] is not None else [])
-    return ".".join(parts + [v["table"]])
-
-
-from ..reasons import short_reason  # noqa: E402  (ddlcore status groups the quarantine by it too)
-
-_short_reason = short_reason
-
-
-def _meta_collision(table) -> bool:
-    return bool(set(table.column_names) & set(META_COLUMNS))
-
-
-def _collisions(versions: list[dict[str, Any]]) -> dict[int, str]:
-    """The versions (indexes into ``_version_list``) with a source column named like a pipeline
-    column (``_op``, ...), each with the reason its rows are quarantined: never mixed up with
-    the pipeline's own columns."""
-    return {k: (f"column name(s) {', '.join(sorted(set(v['model'].column_names) & set(META_COLUMNS)))} "
-                f"of {v['table']} collide with the pipeline's own columns: rows not written")
-            for k, v in enumerate(versions) if v["model"] is not None and _meta_collision(v["model"])}
-
-
-def _live(versions: list[dict[str, Any]], last: int | None) -> list[int]:
-    """The versions (indexes into ``_version_list``, ascending) that can get rows in a run
-    after the checkpoint ``last`` (``None``: a first run): with a model, not blocked, no
-    column named like the pipeline's, in force past ``last``."""
-    return [k for k, v in enumerate(versions)
-            if v["model"] is not None and not v["blocked"] and not _meta_collision(v["model"])
-            and (last is None or v["to"] is None or v["to"] > last)]
-
-
-def _case_collision(table) -> bool:
-    names = [n.lower() for n in table.column_names]
-    return len(set(names)) != len(names)
-
-
-def _malformed_records(spark, part_dir: str, state: _State, inputs: _Inputs | tuple = ((), ()), *,
-                       on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
-    """Quarantine records of the malformed lines staged in ``part_dir``, each reason naming
-    the file and line number; a line without a ``seq`` is quarantined once (its key, made of
-    its file, text and occurrence — the how-manieth line of that text in the file — is
-    remembered in ``malformed.json``; a file read from an offset, ``inputs.tails``, counts
-    the lines of that text before it too).  In a capture's change log (``inputs.bound``) only
-    the lines of its checkpointed prefix count: a line past it is being written (or was torn
-    by a kill, and the capture's restart truncates it).  Returns the records and the keys of
-    the seq-less lines quarantined now."""
-    rows = spark.read.parquet(str(part_dir)).select("seq", "position", "op", "database", "schema", "table",
-                                                     "_line", "_file").collect()
-    return malformed_from_rows(rows, state, inputs, on_held=on_held)
-
-
-def malformed_from_rows(rows: list, state: _State, inputs: _Inputs | tuple = ((), ()), *,
-                        on_held: Callable[[str], None] | None = None) -> tuple[list[tuple], list[str]]:
-    """``_malformed_records`` of malformed lines given as ``rows`` (mappings with ``seq``,
-    ``position``, ``op``, ``database``, ``schema``, ``table`` as the Spark reader parsed them,
-    ``_line`` the raw text, ``_file`` its file's URI).  The last line of a local file that has
-    no end of line yet is a line being appended, not a malformed one: it is left out (``on_held``
-    is given a line naming it) and a later run reads it whole (``_held_tails``)."""
-    from ..changelog import validate
-
-    rows = _held_tails(rows, on_held or (lambda msg: None))
-
-    bound = getattr(inputs, "bound", None)
-    starts = {t.origin: t.start for t in getattr(inputs, "tails", ())}
-    if bound is not None:
-        durable = None
-        kept = []
-        for r in rows:
-            if r["_file"] and Path(_plain_path(r["_file"])).resolve() == bound.changelog:
-                if durable is None:
-                    durable = _complete_lines(bound.changelog, bound.durable_bytes)
-                if (r["_line"] or "") not in durable:
-                    continue
-            kept.append(r)
-        rows = kept
-    wanted: dict[str, set[str]] = defaultdict(set)
-    for r in rows:
-        if r["_file"]:
-            wanted[r["_file"]].add(r["_line"])
-    numbers = {f: _line_numbers(f, lines) for f, lines in wanted.items()}
-    known = state.malformed_keys()
-    seen: dict[tuple[str, str], int] = defaultdict(int)
-    records, new_keys = [], []
-    for r in sorted(rows, key=lambda r: (r["_file"] or "", r["_line"] or "")):
-        file, line = r["_file"] or "?", r["_line"] or ""
-        found = numbers.get(file, {}).get(line, [])
-        if (file, line) not in seen and file in starts:  # the lines of this text before the part read
-            seen[(file, line)] = sum(1 for _, at in found if at < starts[file])
-        occurrence = seen[(file, line)]
-        seen[(file, line)] += 1
-        nums = [no for no, _ in found]
-        where = f"{_plain_path(file)}:{nums[occurrence]}" if occurrence < len(nums) else _plain_path(file)
-        try:
-            obj = json.loads(line)
-            validate(obj)
-            why = "malformed event"
-        except ValueError as exc:
-            why = f"malformed event: {exc}"
-        if r["seq"] is None:
-            key = hashlib.sha256(f"{file}\0{line}\0{occurrence}".encode("utf-8", "surrogatepass")).hexdigest()
-            if key in known:
-                continue
-            new_keys.append(key)
-        records.append((r["seq"], r["position"], r["op"], r["database"], r["schema"], r["table"],
-                        f"{where}: {why}", line))
-    return records, new_keys
-
-
-def _held_tails(rows: list, on_held: Callable[[str], None]) -> list:
-    """``rows`` without those whose ``_line`` is the unterminated last line of their local,
-    uncompressed file (``_unterminated_tail``): a writer is still appending it (a torn line
-    read as malformed would be quarantined, and the whole line, once written, read again)."""
-    tails: dict[str, str | None] = {}
-    kept = []
-    for r in rows:
-        file = r["_file"]
-        if file and file not in tails:
-            tails[file] = _unterminated_tail(Path(_plain_path(file)))
-        tail = tails.get(file) if file else None
-        if tail is not None and (r["_line"] or "") == tail:
-            on_held(f"{_plain_path(file)}:{_count_lines(Path(_plain_path(file)))}: the last line has no end of line "
-                f"and is not a complete event (a writer still appending it?): left for a later run")
-            continue
-        kept.append(r)
-    return kept
-
-
-def _unterminated_tail(path: Path, block: int = 1 << 16) -> str | None:
-    """The text after the last newline of ``path`` when the file does not end with one (a
-    local, uncompressed file only), else ``None``."""
-    if path.suffix in (".gz", ".parquet") or not path.is_file():
-        return None
-    with open(path, "rb") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        if end == 0 or (fh.seek(end - 1) >= 0 and fh.read(1) == b"\n"):
-            return None
-        tail = b""
-        while end > 0 and b"\n" not in tail:
-            start = max(0, end - block)
-            fh.seek(start)
-            tail = fh.read(end - start) + tail
-            end = start
-    return tail.rsplit(b"\n", 1)[-1].decode("utf-8", "replace").rstrip("\r")
-
-
-def _count_lines(path: Path) -> int:
-    """The number of the last line of ``path`` (1-based; a last line without newline counts)."""
-    with open(path, "rb") as fh:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")) + 1
-
-
-def _complete_lines(path: Path, nbytes: int) -> set[str]:
-    """The complete lines (newline-terminated) of the first ``nbytes`` bytes of ``path``."""
-    with open(path, "rb") as fh:
-        data = fh.read(nbytes)
-    return {raw.decode("utf-8", "replace").rstrip("\r") for raw in data.split(b"\n")[:-1]}
-
-
-def _plain_path(uri: str) -> str:
-    """A local path from Spark's ``input_file_name()`` URI (``file:///a/b%20c`` → ``/a/b c``)."""
-    from urllib.parse import unquote, urlparse
-
-    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
-
-
-def _line_numbers(uri: str, lines: set[str]) -> dict[str, list[tuple[int, int]]]:
-    """Where each of ``lines`` occurs in a JSON Lines file: ``(line number, 1-based; byte
-    offset of the line's start, in the uncompressed text)`` each, in file order."""
-    path = Path(_plain_path(uri))
-    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    if not path.exists() or path.suffix == ".parquet":
-        return found
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as fh:
-            at = 0
-            for no, raw in enumerate(fh, start=1):
-                text = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if text in lines:
-                    found[text].append((no, at))
-                at += len(raw)
-    except (OSError, EOFError, zlib.error):
-        pass
-    return found
-
-
-def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
+def _replayable(fs: "OutputFS", versions: list[TableVersion], fold: bool) -> tuple[list[tuple[str, int]], set, list[dict]]:
     """The committed quarantine records of row events whose table had no known schema at their
     seq (blocked, or unknown) and whose *next* version is a definition from the source
     (``snapshot``: a resync, or ``create``) with nothing in between: ``(event line, target
@@ -1764,9 +828,9 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
                 records.append(r)
     by_table: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        by_table[(_fold(v["database"], fold), _fold(v["schema"], fold), _fold(v["table"], fold))].append((k, v))
-    for vs in by_table.values():
-        vs.sort(key=lambda kv: kv[1]["from"])
+        by_table[vs.fold_key(v.table_id, fold)].append((k, v))
+    for spans in by_table.values():
+        spans.sort(key=lambda kv: kv[1].valid_from_seq)
     lines, keys = [], set()
     for r in records:
         if r.get("op") not in ROW_OPS or not r.get("event") or r.get("seq") is None:
@@ -1775,20 +839,20 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
         drift = reason.startswith("capture: drift: ")
         if not (drift or reason.startswith("schema unknown since seq") or reason.startswith("unknown table:")):
             continue
-        key = (_fold(r.get("database"), fold), _fold(r.get("schema"), fold), _fold(r.get("table"), fold))
+        key = (vs.fold_name(r.get("database"), fold), vs.fold_name(r.get("schema"), fold), vs.fold_name(r.get("table"), fold))
         seq = r["seq"]
-        later = [(k, v) for k, v in by_table.get(key, []) if v["from"] > seq]
-        before = [v for _, v in by_table.get(key, []) if v["from"] < seq]
+        later = [(k, v) for k, v in by_table.get(key, []) if v.valid_from_seq > seq]
+        before = [v for _, v in by_table.get(key, []) if v.valid_from_seq < seq]
         if not later:
             continue
         k, nxt = later[0]
         in_force = before[-1] if before else None
         if drift:  # the binlog's metadata contradicted the history: only a resync settles it
-            if nxt["kind"] != "snapshot":
+            if nxt.kind != "snapshot":
                 continue
-        elif in_force is not None and not in_force["blocked"]:
+        elif in_force is not None and not in_force.blocked:
             continue  # a schema was known at its seq (dropped, or in force): not replayable
-        if nxt["model"] is None or nxt["kind"] not in ("snapshot", "create") or _meta_collision(nxt["model"]):
+        if nxt.table is None or nxt.kind not in ("snapshot", "create") or vs.meta_collision(nxt.table):
             continue
         lines.append((r["event"], k))
         keys.add(_record_key(r))
@@ -1797,30 +861,6 @@ def _replayable(fs: "OutputFS", versions: list[dict], fold: bool) -> tuple[list[
 
 def _record_key(r: dict) -> tuple:
     return (r.get("seq"), r.get("position"), r.get("op"))
-
-
-def _local_frame(spark, rows: list[tuple], schema: str):
-    """A DataFrame of ``rows`` (tuples in the order of ``schema``, a DDL field list) built
-    in the JVM alone: the rows are one JSON literal of the plan, read with ``from_json``.
-    ``spark.createDataFrame`` on a list would pickle them and have them unpickled by Python
-    workers on the executors — a cluster's executors would need Python, and the same Python
-    as the driver, for a list of version spans (``tests/pipeline/test_cluster.py`` checks
-    that a run starts no Python there).  For the driver's small tables (versions,
-    quarantine records, replayed lines); every value a JSON scalar."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, DataType
-
-    struct = DataType.fromDDL(schema)
-    names = struct.fieldNames()
-    text = json.dumps([dict(zip(names, r)) for r in rows], ensure_ascii=False)
-    return spark.range(0, 1, 1, 1).select(F.inline(F.from_json(F.lit(text), ArrayType(struct))))
-
-
-def _union(frames: list):
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
 
 
 def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: int,
@@ -1857,16 +897,15 @@ def _map_concurrently(fn: Callable[[int, int], Any], items: list[int], workers: 
 #: Spark's setting for writing a partitioned output without sorting each task's rows by
 #: partition first (up to this many files open per task)
 _CONCURRENT_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
-#: MB of a JVM's heap per Parquet writer its tasks keep open at once.  Each open writer holds
-#: its columns' buffers until it closes: one task writing 1,200 partitions at once (1,200
-#: tables of one shape, or of 1,200 shapes in the staging pass) exhausted a 1 GB heap with
-#: 584 files open; 8 MB each keeps a 1 GB heap to 128 open writers in all
-_HEAP_MB_PER_OPEN_WRITER = 8
+#: ``Tuning.heap_mb_per_open_writer``: MB of a JVM's heap per Parquet writer its tasks keep open
+#: at once.  Each open writer holds its columns' buffers until it closes: one task writing 1,200
+#: partitions at once (1,200 tables of one shape, or of 1,200 shapes in the staging pass)
+#: exhausted a 1 GB heap with 584 files open; 8 MB each keeps a 1 GB heap to 128 open writers
 
 
-def _open_writers_per_task(spark, jobs: int) -> int:
+def _open_writers_per_task(spark, jobs: int, mb_per_writer: int = Tuning.heap_mb_per_open_writer) -> int:
     """How many files one task may keep open (one per partition it writes to) so that the
-    writers of all the tasks one JVM runs at once stay within ``_HEAP_MB_PER_OPEN_WRITER`` of
+    writers of all the tasks one JVM runs at once stay within ``mb_per_writer`` MB of
     heap each: the heap (in local mode the driver's, which runs the tasks; else
     ``spark.executor.memory``) over ``jobs`` concurrent jobs times the JVM's task slots (in
     local mode the master's threads; else ``spark.executor.cores``, or all the cluster's
@@ -1880,7 +919,7 @@ def _open_writers_per_task(spark, jobs: int) -> int:
     else:
         heap_mb = int(sc._jsc.sc().executorMemory())
         slots = int(sc.getConf().get("spark.executor.cores", str(sc.defaultParallelism)))
-    return max(1, heap_mb // _HEAP_MB_PER_OPEN_WRITER // (max(1, jobs) * max(1, slots)))
+    return max(1, heap_mb // max(1, mb_per_writer) // (max(1, jobs) * max(1, slots)))
 
 
 def _partitioned_writers(partitions: int, open_per_task: int) -> str:
@@ -1890,7 +929,7 @@ def _partitioned_writers(partitions: int, open_per_task: int) -> str:
     bound) — its rows are then written as they come — else ``"0"``: Spark sorts each task's
     rows by partition and keeps one file open at a time.  Never a value in between: a task
     that outgrows the setting falls back to sorting mid-task, which fails on a file name it
-    has already used (the files are named after the run, ``_file_names``)."""
+    has already used (the files are named after the run, ``commit.file_names``)."""
     return str(partitions + 1) if partitions < open_per_task else "0"
 
 
@@ -1907,9 +946,6 @@ _STAGING_PARQUET = {"parquet.enable.dictionary": "false", "parquet.column.statis
 _OUTPUT_PARQUET = {f"parquet.enable.dictionary#{c}": "false" for c in ("_seq", "_position")}
 
 
-#: the ops whose events carry each row image (an image an event of another op carries is
-#: ignored: neither converted nor a reason to quarantine the event)
-_AFTER_OPS, _BEFORE_OPS = ("c", "r", "u"), ("u", "d")
 #: the staged columns a conversion job carries through to its output
 _KEEP = ["seq", "position", "op", "database", "schema", "table", "ts", "tx", "row", "_part"]
 
@@ -1965,7 +1001,7 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True,
                    .select(*keep, *map(col, ("before", "_xa", "_raw")), *items)
                    .select(*keep, *map(col, ("before", "_xa", "_raw")), *refs, values.alias("_v"))
                    .select(*keep, col("before"), col("_xa"), col("_v").alias("_a"),
-                           (col("op").isin(*_AFTER_OPS) & failed).alias("_fa")))
+                           (col("op").isin(*AFTER_OPS) & failed).alias("_fa")))
     else:
         conv_df = rows.select(*keep, col("before"), no_names.alias("_xa"), none.alias("_a"),
                               F.lit(False).alias("_fa"))
@@ -1975,7 +1011,7 @@ def _converted(rows, conv, *, after: bool = True, before: bool = True,
                    .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *items)
                    .select(*keep, *map(col, ("_xa", "_a", "_fa", "_xb", "_raw")), *refs, values.alias("_v"))
                    .select(*keep, *map(col, ("_xa", "_a", "_xb")), col("_v").alias("_b"),
-                           (col("_fa") | (col("op").isin(*_BEFORE_OPS) & failed)).alias("_bad")))
+                           (col("_fa") | (col("op").isin(*BEFORE_OPS) & failed)).alias("_bad")))
     else:
         conv_df = conv_df.select(*keep, col("_xa"), col("_a"), no_names.alias("_xb"), none.alias("_b"),
                                  col("_fa").alias("_bad"))
@@ -2050,8 +1086,8 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
                        .select(*keep, "_a", conv.present("before").alias("_raw"))
                        .select(*keep, "_a", image.alias("_b")))
         none = F.array().cast(ERRORS_TYPE)
-        errs = F.concat(F.when(F.col("op").isin(*_AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
-                        F.when(F.col("op").isin(*_BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
+        errs = F.concat(F.when(F.col("op").isin(*AFTER_OPS), F.coalesce(F.col("_a._errors"), none)).otherwise(none),
+                        F.when(F.col("op").isin(*BEFORE_OPS), F.coalesce(F.col("_b._errors"), none)).otherwise(none))
         conv_bad = with_errors.withColumn("_errs", errs).where(F.size("_errs") > 0).select(
             "seq", "position", "op", "database", "schema", "table", "_part",
             F.concat(F.lit(CANNOT_CONVERT), F.concat_ws("; ", F.transform(
@@ -2062,85 +1098,31 @@ def _write_version(rows, table, sopts, dialect, target: str, bad_dir: str, *, af
     return has_bad
 
 
-#: the staging directory of the jobs that write several table versions (``_GROUPS/<first
-#: version>/_part=<version>/``); the commit moves each version's files to its own directory
-_GROUPS = "_groups"
-#: the table model's fields that name the table: versions equal but for these are converted alike
-_IDENTITY_FIELDS = ("database", "schema", "name")
-
-
-def _shape(model: dict[str, Any]) -> str:
-    """What a version's conversion and ``struct_type`` depend on: its table model's JSON
-    (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
-    return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
-
-
-def _conversion_groups(todo: list[int], versions: list[dict[str, Any]]) -> list[list[int]]:
-    """``todo`` (version indexes) grouped by what their conversion and output schema depend
-    on: the table model (columns, key, defaults, options: what ``SparkRules.rule`` may read)
-    but its name.  Versions in a group get the same ``RowConverter`` rules and ``struct_type``
-    (both are functions of the model without its name), so one plan converts them all.
-    Groups keep ``todo``'s order (by their first version).  A version with a column named
-    like the partition column (``_part``, in any case) is written alone."""
-    groups: dict[str, list[int]] = {}
-    for k in todo:
-        if any(n.lower() == "_part" for n in versions[k]["model"].column_names):
-            groups[f"alone {k}"] = [k]
-            continue
-        groups.setdefault(_shape(versions[k]["model"].to_json()), []).append(k)
-    return list(groups.values())
-
-
-def _version_list(hist) -> list[dict[str, Any]]:
-    """Every table version in the history: ``database``, ``schema``, ``table``, ``version``,
-    ``from``/``to`` (valid seqs), ``kind``, ``model`` (the ``Table``; ``None`` for a dropped or
-    blocked table), ``blocked`` and ``reason`` (a blocked version's: rows in its span are
-    quarantined with it).  Dropped spans are left out (rows there are of an unknown table)."""
-    out = []
-    for v in hist.all_versions():
-        if v.table is None and not v.blocked:
-            continue
-        out.append({"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
-                    "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
-                    "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None})
-    return out
-
-
-def _schemas_to_write(fs: "OutputFS", versions: list[dict[str, Any]], last: int | None) -> list[dict[str, Any]]:
-    """The versions (of ``_version_list``) whose schema file this run writes: on a first run
+def _schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | None) -> list[TableVersion]:
+    """The versions (of ``vs.version_list``) whose schema file this run writes: on a first run
     (``last`` ``None``) every version with a table model; then those that began after the
     checkpoint ``last`` (new), those that ended after it (their ``valid_to_seq`` changed),
     and any whose file is missing from ``OUT/_schemas`` — a committed file of a version that
     began and ended by ``last`` holds what this run would write (``_run``: the history
     records events after the checkpoint only; the type-mapping options and the dialect are
     the output's, ``check_run_options``)."""
-    todo = [v for v in versions if v["model"] is not None]
+    todo = [v for v in versions if v.table is not None]
     if last is None:
         return todo
     have = set(fs.names("_schemas"))
-    return [v for v in todo if v["from"] > last or (v["to"] is not None and v["to"] > last)
-            or schema_file(v["database"], v["schema"], v["table"], v["version"]) not in have]
+    return [v for v in todo if v.valid_from_seq > last or (v.valid_to_seq is not None and v.valid_to_seq > last)
+            or schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version) not in have]
 
 
-def _file_names(run_id: str) -> dict[str, str]:
-    """The session settings of a run's writes: every file Spark writes is named after the run
-    (``<run>-part-NNNNN-<job uuid>-c000.snappy.parquet``: Spark 4 takes the Hadoop property
-    ``mapreduce.output.basename``, SPARK-49991), and no job writes a ``_SUCCESS`` marker — so a
-    staged version directory holds exactly the files its output directory gets, and the commit
-    moves it whole (``_plan_moves``) instead of renaming each file to add the run id."""
-    return {"mapreduce.output.basename": f"{run_id}-part",
-            "mapreduce.fileoutputcommitter.marksuccessfuljobs": "false"}
-
-
-def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopts: dict[str, Any],
+def _write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
                    dialect: str) -> None:
-    """The schema file of each version of ``schemas`` (``_version_list`` entries) into the
+    """The schema file of each version of ``schemas`` (``vs.version_list`` entries) into the
     directory ``rel`` of the output, which does not exist yet: written with Python into a local
     temporary directory, then moved in at once (``OutputFS.put_tree``: one rename on a local
     output) — not one Hadoop ``create`` per file through the gateway (2,000 schema files took
     4.7 s that way; docs/pipeline.md, Performance).  The ``struct_type`` is ``struct_type``'s,
     the one ``RowConverter`` builds (without the converter's functions), built once per model
-    shape (``_shape``: versions of sharded tables share it, as they share a conversion plan)."""
+    shape (``vs.shape``: versions of sharded tables share it, as they share a conversion plan)."""
     if not schemas:
         return
     from .schema import struct_type
@@ -2151,14 +1133,14 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopt
         tree.mkdir()  # the umask's mode, not mkdtemp's 0700
         structs: dict[str, Any] = {}
         for v in schemas:
-            model = v["model"].to_json()
-            shape = _shape(model)
+            model = v.table.to_json()
+            shape = vs.shape(model)
             if shape not in structs:
-                structs[shape] = struct_type(v["model"], dialect, options=sopts).jsonValue()
-            (tree / schema_file(v["database"], v["schema"], v["table"], v["version"])).write_text(json.dumps({
-                "database": v["database"], "schema": v["schema"], "table": v["table"],
-                "schema_version": v["version"], "valid_from_seq": v["from"], "valid_to_seq": v["to"],
-                "directory": version_dir(v["database"], v["schema"], v["table"], v["version"]),
+                structs[shape] = struct_type(v.table, dialect, options=sopts).jsonValue()
+            (tree / schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)).write_text(json.dumps({
+                "database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
+                "schema_version": v.version, "valid_from_seq": v.valid_from_seq, "valid_to_seq": v.valid_to_seq,
+                "directory": version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version),
                 "struct_type": structs[shape], "model": model}, indent=2), encoding="utf-8")
         fs.mkdirs(rel.rpartition("/")[0])
         fs.put_tree(str(tree), rel)
@@ -2166,121 +1148,3 @@ def _write_schemas(fs: "OutputFS", rel: str, schemas: list[dict[str, Any]], sopt
         shutil.rmtree(local, ignore_errors=True)
 
 
-def _make_dirs(fs: "OutputFS", dirs: set[str]) -> None:
-    """Make the directories ``dirs`` of the output (relative paths; the parent of each is in
-    ``dirs`` or exists): each top-most one with every one below it at once, made locally and
-    moved in (``OutputFS.put_tree``) — not a Hadoop ``mkdirs`` each, which on a local output
-    runs a ``chmod`` process each."""
-    if not dirs:
-        return
-    below: dict[str, list[str]] = defaultdict(list)
-    for d in dirs:
-        top = d
-        while top.rpartition("/")[0] in dirs:
-            top = top.rpartition("/")[0]
-        below[top].append(d)
-    local = tempfile.mkdtemp(prefix="ddlcore-dirs-")
-    try:
-        for i, (top, inside) in enumerate(sorted(below.items())):
-            tree = Path(local, str(i))
-            tree.mkdir()
-            for d in inside:
-                if d != top:
-                    (tree / d[len(top) + 1:]).mkdir(parents=True, exist_ok=True)
-            fs.put_tree(str(tree), top)
-    finally:
-        shutil.rmtree(local, ignore_errors=True)
-
-
-def _assemble(fs: "OutputFS", staging: str, group_dirs: dict[int, str]) -> None:
-    """Before the commit point, give the run's staging directory ``staging`` the output's
-    layout, so that the commit can move whole directories (``_plan_moves``): each version
-    written by a job of several (``_GROUPS/<first>/_part=<version>/``) is renamed to its own
-    directory (``group_dirs``: version → its directory, relative to the output), one rename
-    each, and the directories above them that the staging directory lacks are made at once
-    (``_make_dirs``).  Only the group directories and the parents of these destinations are
-    listed (``OutputFS.names``), never every staged file.  A
-    crash here leaves only staging files: the next run deletes them.  Raises
-    ``PipelineError`` for staged rows of a version with no directory in ``group_dirs``."""
-    groups = f"{staging}/{_GROUPS}"
-    parts: dict[str, str] = {}
-    for first in fs.names(groups):
-        for name in fs.names(f"{groups}/{first}"):
-            if name.startswith("_part="):  # a partition directory of Spark's
-                k = int(name.split("=", 1)[1])
-                if k not in group_dirs:
-                    raise PipelineError(f"{groups}/{first}/{name}: staged rows of table version {k} "
-                                        f"with no output directory")
-                parts[f"{groups}/{first}/{name}"] = f"{staging}/{group_dirs[k]}"
-    listed: dict[str, set[str]] = {}
-    found: dict[str, bool] = {staging: True}
-
-    def exists(d: str) -> bool:  # in the staging directory, from listings of its parents
-        if d not in found:
-            parent, _, name = d.rpartition("/")
-            if exists(parent) and parent not in listed:
-                listed[parent] = set(fs.names(parent))
-            found[d] = name in listed.get(parent, ())
-        return found[d]
-
-    if len(set(parts.values())) < len(parts) or any(exists(d) for d in parts.values()):
-        raise PipelineError(f"{staging}: a table version staged twice")  # pragma: no cover - a bug
-    missing: set[str] = set()
-    for dst in parts.values():
-        d = dst.rpartition("/")[0]
-        while d not in missing and not exists(d):
-            missing.add(d)
-            d = d.rpartition("/")[0]
-    _make_dirs(fs, missing)
-    for src, dst in parts.items():  # none of them exists: a rename each, without a check
-        fs.rename_new(src, dst)
-
-
-def _plan_moves(fs: "OutputFS", staging: str, run_id: str) -> list[list[str]]:
-    """The commit's moves (paths relative to the output): the run's staging directory
-    (``_assemble``d into the output's layout) merged into the output.  A staged directory whose
-    destination does not exist yet is moved whole, ``[src, dst, "dir"]`` — a first run moves a
-    handful of directories, not a file each —; one that exists is descended into; a file is
-    moved by itself, ``[src, dst]``: rows appended to an existing version directory, a schema
-    file or the history's copy replacing its namesake.  Data and quarantine files are named
-    after the run (``<run>-...``; Spark's by ``_file_names``, the driver's by their writers),
-    so files of different runs never collide; one moved by itself without that prefix gets it.
-    Names beginning with ``.`` (a local filesystem's ``.crc`` side files, moved with their
-    file) or ``_SUCCESS`` and the emptied ``_GROUPS`` directory are left out.  Only staged
-    directories whose destination exists are listed (and their destinations, by name)."""
-    moves: list[list[str]] = []
-
-    def merge(rel: str) -> None:  # ``rel`` is a directory in the staging area and in the output
-        kids = fs.list(f"{staging}/{rel}".rstrip("/"))
-        there = set(fs.names(rel)) if any(is_dir for _, is_dir in kids) else set()
-        for name, is_dir in kids:
-            if name.startswith(".") or name == "_SUCCESS" or (not rel and name == _GROUPS):
-                continue
-            sub = f"{rel}/{name}" if rel else name
-            if is_dir:
-                if name in there:
-                    merge(sub)
-                else:
-                    moves.append([f"{staging}/{sub}", sub, "dir"])
-            elif not rel or rel.split("/", 1)[0] == "_schemas" or name.startswith(f"{run_id}-"):
-                moves.append([f"{staging}/{sub}", sub])
-            else:
-                moves.append([f"{staging}/{sub}", f"{rel}/{run_id}-{name}"])
-
-    merge("")
-    return moves
-
-
-def _merge_run_json(fs: "OutputFS", result: RunResult) -> dict[str, Any]:
-    total: dict[str, int] = defaultdict(int)
-    runs = 0
-    prev = _read_json(fs, "_run.json")
-    if prev is not None:
-        runs = prev.get("runs", 0)
-        for row in prev.get("total", {}).get("counts", []):
-            total[json.dumps([row["database"], row["table"], row["schema_version"], row["op"]])] += row["rows"]
-    for (d, t, v, o), n in result.counts.items():
-        total[json.dumps([d, t, v, o])] += n
-    counts = [{"database": d, "table": t, "schema_version": v, "op": o, "rows": n}
-              for (d, t, v, o), n in sorted((tuple(json.loads(k)), n) for k, n in total.items())]
-    return {"runs": runs + 1, "last_run": result.to_json(), "total": {"counts": counts}}

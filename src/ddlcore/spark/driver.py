@@ -1,6 +1,7 @@
-"""A small incremental run on the driver: tagging, conversion and writing without Spark jobs.
+"""The job on the driver: tagging, conversion and writing in Python and Arrow, without Spark jobs.
 
-Owns: deciding whether a run's new lines can be handled on the driver, and then doing there,
+Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
+whether a run's new lines can be handled on the driver, and then doing there,
 in Python, what the Spark path of ``ddlcore.spark.pipeline._run`` does with Spark jobs — reading
 the lines as Spark's JSON reader reads them, tagging each row event with the table version in
 force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
@@ -9,16 +10,17 @@ pyarrow, with the footer Spark writes), the quarantine records and the counts in
 staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
 dialect.  docs/pipeline.md, "Incremental runs".
 
-It also converts, in a Spark run, the conversion groups of staged rows that ``driver_max_rows``
-gives the driver (``convert_staged``: all of them in local mode writing to a local output,
-those of few rows elsewhere): their rows are read from the staging area and converted and
-written here, where a Spark job each would cost more than its rows — in ``DRIVER_WORKERS``
+The conversion groups of a Spark run (``convert_staged``): the groups of staged rows that
+``driver_max_rows`` gives the driver (all of them in local mode writing to a local output, those
+of few rows elsewhere): their rows are read from the staging area and converted and
+written here, where a Spark job each would cost more than its rows — in ``Tuning.driver_workers``
 processes forked from the driver, a group (or a part of a large one) at a time each, column by
 column through a memo of each column's converted values (docs/pipeline.md, "How it works",
 step 3).
 
 When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
-(``_Inputs.whole`` false: no file read whole, no Parquet), of at most ``MAX_BYTES`` in all,
+(``readlog.Inputs.whole`` false: no file read whole, no Parquet), of at most
+``Tuning.driver_increment_max_bytes`` in all,
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
 is known here exactly (``_spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
@@ -45,54 +47,40 @@ from collections import Counter, defaultdict, deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import raw
-from . import columnar
-from . import pipeline as pl
+from ..changelog import AFTER_OPS, BEFORE_OPS, HISTORY_OPS, ROW_OPS
+from ..errors import PipelineError
+from ..runconfig import Tuning
+from . import columnar, readlog
+from . import versions as vs
 from .layout import version_dir
+from .quarantine import (CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, PartKind, QuarantineRecord, conversion_reason,
+                         short_reason, unknown_table_reason)
 from .seqcheck import first_duplicate
+from .versions import META_COLUMNS, META_METADATA
 
-__all__ = ["DriverIncrement", "MAX_BYTES", "DRIVER_MAX_ROWS", "DRIVER_WORKERS", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
+if TYPE_CHECKING:  # pragma: no cover
+    from ..history import TableVersion
+
+__all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct"]
 
-#: the driver-side path takes a run whose new bytes are at most this many (the small increment
-#: of ``pipeline._INTERPRETED_MAX_BYTES``, about 16,000 events of the benchmark's); ``-1``
-#: never (tests set it to force one path or the other)
-MAX_BYTES = pl._INTERPRETED_MAX_BYTES
-#: in a Spark run, the conversion groups of at most this many staged rows are converted on the
-#: driver (``convert_staged``); ``-1``: none (tests set it to keep the Spark group jobs
-#: exercised); ``None``: by where the run is (``driver_max_rows``)
-DRIVER_MAX_ROWS: int | None = None
+#: the sizes and limits of the driver-side paths are ``ddlcore.runconfig.Tuning``'s fields, handed
+#: down with each call (``driver_increment_max_bytes``, ``driver_max_rows``, ``cluster_max_rows``,
+#: ``group_max_bytes``, ``driver_workers``, ``part_rows``, ``chunk_rows``, ``batch_rows``,
+#: ``batch_bytes``, ``memo_texts``, ``memo_min_texts``, ``memo_text_chars``).  Measured reasons:
 #: in local mode writing to the local filesystem, every group is converted on the driver
 #: (``driver_max_rows`` ``None``: the driver's cores are Spark's; 2M events, 20 x 3, groups of
-#: about 83,000 rows: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s
-#: as Spark jobs, docs/pipeline.md, "Performance"), and a group of more staged rows than this
-#: in parts of about this many, in several workers at once (``_parts``: its staged files, a
-#: staging task's each; 10M events: 88 parts)
-PART_ROWS = 100_000
-#: ``driver_max_rows`` otherwise: on a cluster the executors' cores convert a Spark job's rows
-#: in parallel, and the driver reads the groups' rows through Spark.  The groups Spark would
-#: run with interpreted expressions (``pipeline._INTERPRETED_MAX_ROWS``): 60 tables of 5,000
-#: rows each took 25 s in Spark jobs (41 s of CPU: half of it planning them in the driver's JVM
-#: and Python) and 12.7 s on the driver, in one process
-CLUSTER_MAX_ROWS = 20_000
-#: the processes converting those groups (forked from the driver, one group at a time each;
-#: the driver itself collects the rows and writes the files); ``None``: one per CPU the driver
-#: may use; ``1``: none, the driver converts them itself
-DRIVER_WORKERS: int | None = None
-#: the staged rows a conversion worker holds as Python objects at a time (``_convert_slice``:
-#: a row group of each version's file per chunk)
-CHUNK_ROWS = 10_000
-#: the staged rows ``convert_staged`` reads into the driver at a time, and their values' bytes
-#: (UTF-8 text forms): the driver's memory bound
-BATCH_ROWS = 50_000
-BATCH_BYTES = 64 << 20
-#: a group whose values take more bytes than this stays a Spark job however few its rows (large
-#: BLOBs: a worker holds the group as Arrow, and a chunk of it as Python objects, several times
-#: their bytes); on a local output, where a worker reads a chunk at a time, a group whose
-#: chunk of ``CHUNK_ROWS`` rows would take more, on average
-GROUP_MAX_BYTES = 64 << 20
+#: about 83,000 rows: ``run_pipeline`` 49.7-55.3 s with the groups on the driver, 66.7-71.7 s as
+#: Spark jobs, docs/pipeline.md, "Performance"), a group of more than ``part_rows`` staged rows
+#: in parts (a staging task's files each; 10M events: 88 parts); elsewhere the groups Spark would
+#: run with interpreted expressions (``cluster_max_rows``): 60 tables of 5,000 rows each took 25 s
+#: in Spark jobs (41 s of CPU: half of it planning them in the driver's JVM and Python) and
+#: 12.7 s on the driver, in one process.  A group whose values take more than
+#: ``group_max_bytes`` stays a Spark job (large BLOBs: a worker holds the group as Arrow, and a
+#: chunk of it as Python objects, several times their bytes).
 #: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
 #: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
 #: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
@@ -104,9 +92,9 @@ ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
 _CR = b"\r"
 #: a ``\u`` escape of a UTF-16 surrogate (Jackson and Python read lone ones differently)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SEQ_MEMBER = re.compile(pl._SEQ_MEMBER, re.ASCII)
-_SEQ_LETTER_ESCAPE = re.compile(pl._SEQ_LETTER_ESCAPE)
-_MAYBE_HISTORY = re.compile(pl._MAYBE_HISTORY, re.ASCII)
+_SEQ_MEMBER = re.compile(readlog.SEQ_MEMBER, re.ASCII)
+_SEQ_LETTER_ESCAPE = re.compile(readlog.SEQ_LETTER_ESCAPE)
+_MAYBE_HISTORY = re.compile(readlog.MAYBE_HISTORY, re.ASCII)
 #: a leading word, and the JSON literals Jackson reads as a value (Spark's reader allows NaN
 #: and Infinity): a line starting with another word is not JSON to either reader
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -118,7 +106,7 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 _FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "database": "str", "table": "str",
            "ddl": "str", "before": "raw", "after": "raw", "schema": "str", "tx": "str", "row": "long",
            "quarantine": "str", "snapshot": "bool", "search_path": "strings", "catalog": "json", "source": "json"}
-assert set(_FIELDS) == set(pl._EVENT_COLUMNS)
+assert set(_FIELDS) == set(readlog.EVENT_COLUMNS)
 
 
 class _Unsure(Exception):
@@ -217,7 +205,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def _spark_event(line: str, file: str) -> _Event:
-    """``line`` read as ``pipeline._read_events`` reads it (``from_json`` with
+    """``line`` read as ``readlog.read_events`` reads it (``from_json`` with
     ``EVENT_SCHEMA_DDL``, PERMISSIVE), or ``_Unsure``."""
     fields: dict[str, Any] = dict.fromkeys(_FIELDS)
     values: dict[str, list | None] = {"before": None, "after": None}
@@ -261,9 +249,9 @@ def _spark_event(line: str, file: str) -> _Event:
 
 
 def _valid(f: dict[str, Any]) -> bool:
-    """``pipeline._read_events``' ``_valid``, over the fields as Spark read them."""
+    """``readlog.read_events``' ``_valid``, over the fields as Spark read them."""
     op = f["op"]
-    if f["seq"] is None or f["position"] is None or op not in pl.ALL_OPS:
+    if f["seq"] is None or f["position"] is None or op not in readlog.ALL_OPS:
         return False
     if op in ("ddl", "stmt"):
         return f["ddl"] is not None
@@ -304,18 +292,18 @@ def _old(line: str, last: int) -> tuple[bool, int | None]:
 
 
 def _read_tail(tail, fs) -> bytes:
-    """The bytes of a tail's copy (``pipeline._Tail``): read in place on a local output, else
+    """The bytes of a tail's copy (``readlog.Tail``): read in place on a local output, else
     from the change-log file it was copied from (local: ``_incremental_inputs`` copies only
     local files), as many bytes as the copy holds."""
     if fs.local_root is not None:
-        with open(pl._plain_path(tail.copy), "rb") as fh:
+        with open(readlog.plain_path(tail.copy), "rb") as fh:
             return fh.read()
     length = int(fs.fs.getFileStatus(fs.path(tail.copy)).getLen())
-    with open(pl._plain_path(tail.origin), "rb") as fh:
+    with open(readlog.plain_path(tail.origin), "rb") as fh:
         fh.seek(tail.start)
         data = fh.read(length)
     if len(data) != length:
-        raise pl.PipelineError(f"{tail.origin}: the file shrank while it was read (a change-log file must only grow)")
+        raise PipelineError(f"{tail.origin}: the file shrank while it was read (a change-log file must only grow)")
     return data
 
 
@@ -324,7 +312,7 @@ class DriverIncrement:
     tagging, conversion and writing done on them (``run``).  ``events``: the lines Spark would
     parse, in file order (``_Event``); ``max_seq``: the largest ``seq`` among them and among
     the lines left out as read before (the check that the log reaches the checkpoint);
-    ``inputs``: the run's ``_Inputs``."""
+    ``inputs``: the run's ``readlog.Inputs``."""
 
     def __init__(self, events: list[_Event], max_seq: int | None, inputs, last: int | None,
                  old_history: list[_Event] = ()):
@@ -335,12 +323,12 @@ class DriverIncrement:
         self.last = last
 
     @classmethod
-    def read(cls, spark, inputs, fs, *, last: int | None) -> "DriverIncrement | None":
+    def read(cls, spark, inputs, fs, *, last: int | None, tuning: Tuning = Tuning()) -> "DriverIncrement | None":
         """The run's new lines when the driver-side path applies to them (module docstring),
         else ``None``.  ``inputs``: ``_incremental_inputs``' result; ``fs``: the output
-        (``OutputFS``); ``last``: the checkpoint.  Raises ``PipelineError`` for a change-log
+        (``OutputFS``); ``last``: the checkpoint; ``tuning``: its ``driver_increment_max_bytes``.  Raises ``PipelineError`` for a change-log
         file that shrank since its tail was copied."""
-        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > MAX_BYTES
+        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > tuning.driver_increment_max_bytes
                 or len(inputs[0]) != len(inputs.tails)):
             return None
         bound = inputs.bound
@@ -376,7 +364,7 @@ class DriverIncrement:
 
     # -- the run --------------------------------------------------------------------------------
 
-    def run(self, result, *, versions: list[dict], fold: bool, history_records: list[tuple], state,
+    def run(self, result, *, versions: list[TableVersion], fold: bool, history_records: list[QuarantineRecord], state,
             staging: str, run_id: str, sopts: dict, dialect: str, strict: bool,
             say=lambda msg: None) -> tuple[dict[int, str], list[str], list[str]]:
         """Tag, convert and write this increment's row events into ``staging`` (the run's
@@ -390,7 +378,7 @@ class DriverIncrement:
         last = self.last
         fs = state.fs
         if self.max_seq is not None and self.max_seq < last:
-            raise pl.PipelineError(
+            raise PipelineError(
                 f"the change log ends at seq {self.max_seq}, before this output's checkpoint (seq {last}): it is "
                 f"not the log this output was written from (a new capture restarts seq at 1); write it to a new "
                 f"output directory")
@@ -403,20 +391,20 @@ class DriverIncrement:
         result.last_seq = max(x for x in (self.max_seq, last) if x is not None)
         tagged = _tag(fresh, versions, fold, last)
         records = list(history_records)
-        invalid = [ev for ev, part, _ in tagged if part == pl._PART_INVALID]
+        invalid = [ev for ev, part, _ in tagged if part == PartKind.INVALID]
         new_malformed: list[str] = []
         if invalid:
-            malformed, new_malformed = pl.malformed_from_rows(invalid, state, self.inputs,
+            malformed, new_malformed = readlog.malformed_from_rows(invalid, state, self.inputs,
                                                               on_held=result.held.append)
             records += malformed
         for ev, part, reason in tagged:
-            if part < 0 and part != pl._PART_INVALID:
+            if part < 0 and part != PartKind.INVALID:
                 f = ev.fields
-                records.append((f["seq"], f["position"], f["op"], f["database"], f["schema"], f["table"],
-                                reason, ev.line))
+                records.append(QuarantineRecord(f["seq"], f["position"], f["op"], f["database"], f["schema"],
+                                                f["table"], reason, ev.line))
         if strict and records:
-            first = min(records, key=_by_seq)
-            raise pl.PipelineError(first[6], first[0])
+            first = min(records, key=QuarantineRecord.by_seq)
+            raise PipelineError(first.reason, first.seq)
         by_version: dict[int, list[_Event]] = defaultdict(list)
         for ev, part, _ in tagged:
             if part >= 0:
@@ -426,7 +414,7 @@ class DriverIncrement:
                                 _version_opener(fs, staging, run_id))
         if strict and bad:
             ev, reason = min(bad, key=lambda b: b[0].seq)
-            raise pl.PipelineError(reason, ev.seq)
+            raise PipelineError(reason, ev.seq)
         if bad:
             lines: dict[tuple, list[str]] = defaultdict(list)
             for ev in fresh:  # the Spark path joins the bad rows with the log's lines on these
@@ -436,20 +424,20 @@ class DriverIncrement:
             for ev, reason in bad:
                 f = ev.fields
                 for line in lines.get((ev.seq, f["position"], ev.op), [None]):
-                    records.append((ev.seq, f["position"], ev.op, f["database"], f["schema"], f["table"], reason, line))
+                    records.append(QuarantineRecord(ev.seq, f["position"], ev.op, f["database"], f["schema"],
+                                                    f["table"], reason, line))
         if records:
-            records.sort(key=_by_seq)
+            records.sort(key=QuarantineRecord.by_seq)
             for r in records:
-                short = pl._short_reason(r[6])
+                short = short_reason(r.reason)
                 result.quarantine_reasons[short] = result.quarantine_reasons.get(short, 0) + 1
             result.quarantined += len(records)
-            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json", "".join(
-                json.dumps(dict(zip(pl._QUARANTINE_FIELDS, r)), ensure_ascii=False, separators=(",", ":")) + "\n"
-                for r in records))
+            fs.write_text(f"{staging}/_quarantine/{run_id}-part-00000-{uuid.uuid4()}-c000.json",
+                          "".join(r.to_line() + "\n" for r in records))
         return {}, new_malformed, []
 
 
-def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict], last: int | None, sopts: dict,
+def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableVersion], last: int | None, sopts: dict,
                       dialect: str, result, open_file) -> list[tuple[_Event, str]]:
     """Convert each version's row events (``by_version``: version index → events, in file
     order), write its good rows into a file ``open_file(version)`` gives, and count them into
@@ -457,23 +445,23 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[dict],
     rows the Spark path quarantines as unconvertible, ``(event, reason)`` each."""
     # the Spark path converts the versions of a conversion group with one plan, in one job
     groups = [[k for k in members if k in by_version]
-              for members in pl._conversion_groups(pl._live(versions, last), versions)]
+              for members in vs.conversion_groups(vs.live(versions, last), [v.table for v in versions])]
     grouped = {k for members in groups for k in members}
     groups += [[k] for k in by_version if k not in grouped]  # not live (never with rows): alone
     bad = [b for members in groups if members
            for b in convert_group(members, by_version, versions, sopts, dialect, open_file)]
-    todo = sorted(by_version, key=lambda k: (versions[k]["database"] or "", versions[k]["schema"] or "",
-                                             versions[k]["table"], versions[k]["version"]))
+    todo = sorted(by_version, key=lambda k: (versions[k].table_id.database or "", versions[k].table_id.schema or "",
+                                             versions[k].table_id.name, versions[k].version))
     bad_counts = Counter((part, ev.op) for ev, part, _ in bad)
     for k in todo:
         v = versions[k]
         counts = Counter(ev.op for ev in by_version[k])
-        for o in pl.ROW_OPS:
+        for o in ROW_OPS:
             n = counts[o] - bad_counts[(k, o)]
             if n:
-                result.counts[(v["database"] or "", pl._label(v, db=False), v["version"], o)] = n
+                result.counts[(v.table_id.database or "", vs.label(v, db=False), v.version, o)] = n
                 result.rows += n
-        result.versions_written.append((v["database"], pl._label(v, db=False), v["version"]))
+        result.versions_written.append((v.table_id.database, vs.label(v, db=False), v.version))
     return [(ev, reason) for ev, _, reason in bad]
 
 
@@ -500,16 +488,16 @@ class _GroupJob:
     lasts the whole job."""
 
     def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file,
-                 staged: bool = False):
+                 staged: bool = False, tuning: Tuning = Tuning()):
         from . import RowConverter
 
         self.members, self.versions, self.open_file = members, versions, open_file
-        self.conv = RowConverter(versions[members[0]]["model"], dialect, options=sopts)
-        self.memos = _memos(self.conv) if staged else None
+        self.conv = RowConverter(versions[members[0]].table, dialect, options=sopts)
+        self.memos = _memos(self.conv, tuning) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)
         self.columns = _column_converters(self.conv, self.schema, self.memos) if staged else None
-        self.after, self.before = not ops.isdisjoint(pl._AFTER_OPS), not ops.isdisjoint(pl._BEFORE_OPS)
+        self.after, self.before = not ops.isdisjoint(AFTER_OPS), not ops.isdisjoint(BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
         self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
@@ -622,30 +610,30 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
                "_part INT, reason STRING")
 
 
-def driver_max_rows(spark, fs) -> int | None:
-    """The most staged rows of a conversion group converted on the driver (``DRIVER_MAX_ROWS``
-    when set; else ``None``, no limit, for a local master writing to the local filesystem —
-    the groups of more than ``PART_ROWS`` rows in parts — and ``CLUSTER_MAX_ROWS`` otherwise);
-    ``fs``: the output's ``OutputFS``."""
-    if DRIVER_MAX_ROWS is not None:
-        return DRIVER_MAX_ROWS
+def driver_max_rows(spark, fs, tuning: Tuning = Tuning()) -> int | None:
+    """The most staged rows of a conversion group converted on the driver
+    (``tuning.driver_max_rows`` when set; else ``None``, no limit, for a local master writing to
+    the local filesystem — the groups of more than ``tuning.part_rows`` rows in parts — and
+    ``tuning.cluster_max_rows`` otherwise); ``fs``: the output's ``OutputFS``."""
+    if tuning.driver_max_rows is not None:
+        return tuning.driver_max_rows
     local = spark.sparkContext.master.startswith("local") and fs.scheme == "file"
-    return None if local else CLUSTER_MAX_ROWS
+    return None if local else tuning.cluster_max_rows
 
 
-def _parts(directory: str, rows: int) -> list[list[str]]:
+def _parts(directory: str, rows: int, part_rows: int) -> list[list[str]]:
     """A group's staged Parquet files (in ``directory``, local; not ``.``- or ``_``-prefixed,
     as pyarrow's dataset discovery skips them), in name order, split into parts of at least
-    ``PART_ROWS`` rows each by their footers (one part if the group's ``rows`` are no more)."""
+    ``part_rows`` rows each by their footers (one part if the group's ``rows`` are no more)."""
     import pyarrow.parquet as pq
 
     files = [os.path.join(directory, n) for n in sorted(os.listdir(directory)) if not n.startswith((".", "_"))]
-    if rows <= PART_ROWS:
+    if rows <= part_rows:
         return [files]
     parts: list[list[str]] = [[]]
     n = 0
     for f in files:
-        if n >= PART_ROWS:
+        if n >= part_rows:
             parts.append([])
             n = 0
         parts[-1].append(f)
@@ -678,9 +666,9 @@ def _remove_files(paths: list[str], root: str) -> None:
 
 
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
-                   versions: list[dict], *,
+                   versions: list[TableVersion], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
-                   say=lambda msg: None) -> tuple[list[int], bool]:
+                   tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that
     ``driver_max_rows`` allows (``pipeline._run``), instead of a Spark job each: a job's fixed
     cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
@@ -688,10 +676,10 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
     in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative to the output ``fs``); ``groups``:
     group → its versions with rows; ``sizes``: group → staged rows; ``nbytes``: group → the
-    bytes of its values (the staged ``_bytes``; a group of more than ``GROUP_MAX_BYTES``, or
+    bytes of its values (the staged ``_bytes``; a group of more than ``tuning.group_max_bytes``, or
     on a local output whose chunk would hold more, is left to Spark).  Each group is converted by
     ``RowConverter``'s Python face (``_GroupJob``: the group job's rules) in one of
-    ``DRIVER_WORKERS`` processes forked from the driver (``_convert_slice``), and each version
+    ``tuning.driver_workers`` processes forked from the driver (``_convert_slice``), and each version
     is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
     path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
     ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
@@ -699,12 +687,12 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     Where the rows come from and the files go, by the output's filesystem:
 
     * local: each worker reads its group's staged files itself (pyarrow, a chunk at a time)
-      and writes its versions' files itself; a group of more than ``PART_ROWS`` rows is split
+      and writes its versions' files itself; a group of more than ``tuning.part_rows`` rows is split
       into parts (``_parts``), converted at once in several workers, under the job's rules
       over all of them (``_PartsOf``); the driver only hands out parts and writes the bad rows
       (no Spark job, no rows through the driver);
-    * any other (HDFS, object stores): the driver reads the rows at most ``BATCH_ROWS`` and
-      ``BATCH_BYTES`` at a time (a Spark job each, through Arrow, the next batch read while one
+    * any other (HDFS, object stores): the driver reads the rows at most ``tuning.batch_rows`` and
+      ``tuning.batch_bytes`` at a time (a Spark job each, through Arrow, the next batch read while one
       converts) and writes the files the workers return, through Hadoop's ``FileSystem``.
 
     A group with a value whose text is not the text form of its raw value (``_staged_values``:
@@ -719,22 +707,22 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     local_out = None if local_rows is None else (fs.local(staging), run_id)
     # the bytes a worker holds at once: a group's, or on a local output a chunk's (on average)
     held = ((lambda g: nbytes.get(g, 0)) if local_rows is None else
-            (lambda g: nbytes.get(g, 0) * min(1.0, CHUNK_ROWS / max(1, sizes.get(g, 0)))))
-    large = [g for g in sorted(groups) if held(g) > GROUP_MAX_BYTES]
+            (lambda g: nbytes.get(g, 0) * min(1.0, tuning.chunk_rows / max(1, sizes.get(g, 0)))))
+    large = [g for g in sorted(groups) if held(g) > tuning.group_max_bytes]
     if large:
         say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
-            f"{GROUP_MAX_BYTES:,} bytes" + ("" if local_rows is None else f" per {CHUNK_ROWS:,} rows"))
+            f"{tuning.group_max_bytes:,} bytes" + ("" if local_rows is None else f" per {tuning.chunk_rows:,} rows"))
     todo = sorted(set(groups) - set(large))
     left: list[int] = list(large)
     # a local output: the workers read the staged files (a group of many rows in parts, in
     # several workers at once) and write the versions' files; otherwise a group is one part
-    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0)) for g in todo} if local_rows is not None
+    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0), tuning.part_rows) for g in todo} if local_rows is not None
              else dict.fromkeys(todo, [None]))
     split = [g for g in todo if len(parts[g]) > 1]
     if split:
-        say(f"{len(split)} of them in parts of about {PART_ROWS:,} rows (their staged files): "
+        say(f"{len(split)} of them in parts of about {tuning.part_rows:,} rows (their staged files): "
             f"{sum(len(parts[g]) for g in split)} parts")
-    workers = _workers(sum(len(p) for p in parts.values()))
+    workers = _workers(sum(len(p) for p in parts.values()), tuning.driver_workers)
     if workers > 1:
         say(f"converting them in {workers} worker processes")
     done = unsure = files_of_bad = 0
@@ -758,7 +746,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
         try:
             out = future.result()
         except BrokenProcessPool as exc:
-            raise pl.PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
+            raise PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
                                    f"nothing was committed; run again") from None
         group = running[g]
         group.left -= 1
@@ -782,20 +770,20 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             return
         if group.failed:
             bad.extend(group.errored)
-        if len(bad) >= BATCH_ROWS:
+        if len(bad) >= tuning.batch_rows:
             write_bad()
         done += 1
         if done % step == 0 or done == len(todo):
             say(f"converted {done} of {len(groups)} conversion group(s) on the driver")
 
     sources = (((g, part) for g in todo for part in parts[g]) if local_out
-               else _read_groups(staged, todo, sizes, nbytes))
+               else _read_groups(staged, todo, sizes, nbytes, tuning))
     #: parts submitted and not yet taken, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
     with _Converters(workers) as submit:
         for g, rows in sources:
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
-                                      sopts, dialect, rows, local_out)))
+                                      sopts, dialect, rows, local_out, tuning)))
             while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
                 finish(*pending.popleft())
         while pending:
@@ -807,13 +795,14 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     return left, files_of_bad > 0
 
 
-def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> list[list[int]]:
-    """The groups of ``todo`` in batches of at most ``BATCH_ROWS`` staged rows (``sizes``) and
-    ``BATCH_BYTES`` of values (``nbytes``), in order; a group larger than that alone."""
+def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int],
+             tuning: Tuning = Tuning()) -> list[list[int]]:
+    """The groups of ``todo`` in batches of at most ``tuning.batch_rows`` staged rows (``sizes``)
+    and ``tuning.batch_bytes`` of values (``nbytes``), in order; a group larger than that alone."""
     batches: list[list[int]] = []
     rows_in_batch = bytes_in_batch = 0
     for g in todo:
-        if not batches or rows_in_batch + sizes[g] > BATCH_ROWS or bytes_in_batch + nbytes.get(g, 0) > BATCH_BYTES:
+        if not batches or rows_in_batch + sizes[g] > tuning.batch_rows or bytes_in_batch + nbytes.get(g, 0) > tuning.batch_bytes:
             batches.append([])
             rows_in_batch = bytes_in_batch = 0
         batches[-1].append(g)
@@ -822,15 +811,15 @@ def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]) -> 
     return batches
 
 
-def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[int, int]):
+def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[int, int], tuning: Tuning):
     """``(group, its staged rows as an Arrow table in seq order)`` of each group of ``todo``,
-    read from ``staged`` by the driver at most ``BATCH_ROWS`` rows and ``BATCH_BYTES`` of values
+    read from ``staged`` by the driver at most ``tuning.batch_rows`` rows and ``batch_bytes`` of values
     at a time (a Spark job each; a group larger than that alone): the caller converts a batch's
     groups while the next batch is read."""
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    for batch in _batches(todo, sizes, nbytes):
+    for batch in _batches(todo, sizes, nbytes, tuning):
         # one SQL predicate (``isin`` makes a py4j literal per group)
         table = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED).toArrow()
         table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
@@ -841,14 +830,13 @@ def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[in
             start += n
 
 
-def _workers(groups: int) -> int:
-    """How many processes convert ``groups`` groups on the driver: ``DRIVER_WORKERS`` (``None``:
+def _workers(groups: int, n: int | None) -> int:
+    """How many processes convert ``groups`` groups on the driver: ``n`` (``None``:
     the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
     Linux (``_Converters`` forks them: macOS's system libraries do not survive a fork with
     threads, and Windows has none)."""
     if not sys.platform.startswith("linux"):
         return 1
-    n = DRIVER_WORKERS
     if n is None:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(n, groups))
@@ -930,12 +918,12 @@ def _ipc(table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, dialect: str, rows,
-                   local_out: tuple[str, str] | None = None
+def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts: dict, dialect: str, rows,
+                   local_out: tuple[str, str] | None = None, tuning: Tuning = Tuning()
                    ) -> tuple[list[tuple[str, bytes]], list[dict], bool, list[str]] | None:
     """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
     (``members``: the group's versions with rows; ``versions``: those versions by index),
-    ``CHUNK_ROWS`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
+    ``tuning.chunk_rows`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
     Parquet file as ``(version_dir, bytes)`` (none on a local output), each row with an error
     as a ``_BAD_SCHEMA`` record (unconvertible if some row of the group failed: the caller's
     rule, over all the parts), whether some row failed, and the local files written — or
@@ -943,21 +931,21 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
     none of this part's files is left behind).  ``rows``: an Arrow table of the ``_STAGED``
     columns in ``seq`` order, its IPC stream's bytes, or a list of the group's local staged
     Parquet files (read here a chunk at a time, in that order: a worker's memory follows
-    ``CHUNK_ROWS``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
+    ``tuning.chunk_rows``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
     Runs in a worker process (``_Converters``) or the driver."""
-    chunks, ops = _chunks(rows)
+    chunks, ops = _chunks(rows, tuning.chunk_rows)
     files: list[tuple[str, bytes]] = []
 
-    def open_file(v: dict):
-        directory = version_dir(v["database"], v["schema"], v["table"], v["version"])
+    def open_file(v: TableVersion):
+        directory = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
         if local_out is None:
             return _Bytes(lambda data: files.append((directory, data)))
         os.makedirs(local_out[0], exist_ok=True)
         return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True)
+    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True, tuning=tuning)
     try:
         for chunk in chunks:
             job.add_staged(chunk)
@@ -971,8 +959,8 @@ def _convert_slice(members: list[int], versions: dict[int, dict], sopts: dict, d
                    for ev, k, reason in job.errored], job.failed, written
 
 
-def _chunks(rows) -> tuple[Any, set[str]]:
-    """``_convert_slice``'s ``rows`` as chunks of at most ``CHUNK_ROWS`` rows of the ``_STAGED``
+def _chunks(rows, chunk_rows: int) -> tuple[Any, set[str]]:
+    """``_convert_slice``'s ``rows`` as chunks of at most ``chunk_rows`` rows of the ``_STAGED``
     columns (Arrow tables, an iterator), and the ops among all of them (the plan's images).
     Local Parquet files (a list of paths) are read a chunk at a time (pyarrow), their ops
     first from the ``op`` column alone."""
@@ -980,14 +968,14 @@ def _chunks(rows) -> tuple[Any, set[str]]:
 
     if not isinstance(rows, list):
         table = rows if isinstance(rows, pa.Table) else pa.ipc.open_stream(rows).read_all()
-        return (table.slice(start, CHUNK_ROWS) for start in range(0, table.num_rows, CHUNK_ROWS)), \
+        return (table.slice(start, chunk_rows) for start in range(0, table.num_rows, chunk_rows)), \
             set(table.column("op").unique().to_pylist())
     import pyarrow.dataset as ds
 
     files = ds.dataset(rows, format="parquet")
     ops = set(files.to_table(columns=["op"]).column("op").unique().to_pylist())
     return (pa.Table.from_batches([batch]) for batch in files.to_batches(
-        columns=list(_STAGED), batch_size=CHUNK_ROWS, batch_readahead=1, fragment_readahead=1)), ops
+        columns=list(_STAGED), batch_size=chunk_rows, batch_readahead=1, fragment_readahead=1)), ops
 
 
 def _by_version(table, parts) -> list[tuple[int, Any]]:
@@ -1011,15 +999,15 @@ def _version_opener(fs, staging: str, run_id: str):
     """The ``open_file(version)`` of ``convert_group``: a new Parquet file of a version's rows in
     ``staging/<version_dir>/`` (through ``fs``, Hadoop's FileSystem, when it is closed), named
     after the run (the commit's rule)."""
-    def open_file(v: dict) -> _Bytes:
-        rel = _version_file(staging, version_dir(v["database"], v["schema"], v["table"], v["version"]), run_id)
+    def open_file(v: TableVersion) -> _Bytes:
+        rel = _version_file(staging, version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version), run_id)
         return _Bytes(lambda data: _write_bytes(fs, rel, data))
     return open_file
 
 
 def _version_file(staging: str, directory: str, run_id: str) -> str:
     """A new row file of the version directory ``directory`` (``version_dir``) in ``staging``,
-    named after the run as Spark's writers name theirs (``pipeline._file_names``)."""
+    named after the run as Spark's writers name theirs (``commit.file_names``)."""
     return f"{staging}/{directory}/{run_id}-part-00000-{uuid.uuid4()}-c000.snappy.parquet"
 
 
@@ -1044,7 +1032,7 @@ def _staged_value(t: str | None) -> Any:
     if t is None:
         return None
     first = t[:1]
-    if first in raw._NUMBER_START:
+    if first in raw.NUMBER_START:
         # what ``from_text`` and the check below give, without them: an integer in its text
         # form (ASCII digits, no leading zero, no ``-0``), or a text that is no number (a
         # date's): a plain string
@@ -1054,7 +1042,7 @@ def _staged_value(t: str | None) -> Any:
                 return int(t)
             except ValueError:  # past Python's limit on the digits of an int
                 raise _Unsure from None
-        if not raw._NUMBER.match(t):
+        if not raw.NUMBER.match(t):
             return t
     elif first == "{" and t.startswith('{"$'):
         m = _PLAIN_TAGGED.match(t)
@@ -1063,7 +1051,7 @@ def _staged_value(t: str | None) -> Any:
             # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
             # fifth of this function again)
             try:
-                return raw._from_payload(kind, m[2])
+                return raw.from_payload(kind, m[2])
             except (ValueError, TypeError, KeyError, OverflowError):
                 raise _Unsure from None
     else:  # a plain string: ``raw.from_text`` gives it back, its own text form
@@ -1081,50 +1069,43 @@ def _staged_value(t: str | None) -> Any:
     return v
 
 
-def _by_seq(record: tuple) -> tuple:
-    """Quarantine records in ``seq`` order, those without one first (Spark's
-    ``asc_nulls_first``)."""
-    return (record[0] is not None, record[0] or 0)
-
-
-def _tag(events: list[_Event], versions: list[dict], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
+def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
     """Each event that is not a history event, with the partition the Spark path's tagging
-    gives it (a version's index, or one of ``pipeline._PART_*``) and its quarantine reason
+    gives it (a version's index, or a ``PartKind``) and its quarantine reason
     (``None`` for a version's row and a malformed line, whose reason is built later).  A row
     event of a version whose column names collide with the pipeline's is that version's
-    ``_PART_BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
+    ``PartKind.BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
     (non-ASCII, with folded table names)."""
-    collide = pl._collisions(versions)
+    collide = vs.collisions(versions)
     index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
     for k, v in enumerate(versions):
-        index[(pl._fold(v["database"], fold), pl._fold(v["schema"], fold), pl._fold(v["table"], fold))].append((k, v))
+        index[vs.fold_key(v.table_id, fold)].append((k, v))
     out = []
     for ev in events:
         f = ev.fields
-        if ev.valid and ev.op in pl.HISTORY_OPS:
+        if ev.valid and ev.op in HISTORY_OPS:
             continue
         if not ev.valid:
-            out.append((ev, pl._PART_INVALID, None))
+            out.append((ev, PartKind.INVALID, None))
             continue
         if ev.op == "stmt":
-            out.append((ev, pl._PART_STMT, pl.STMT_REASON + f["ddl"][:pl.STMT_TEXT_CHARS]))
+            out.append((ev, PartKind.STATEMENT, STMT_REASON + f["ddl"][:STMT_TEXT_CHARS]))
             continue
         matches: list[tuple[int, dict]] = []
-        if ev.op in pl.ROW_OPS:
+        if ev.op in ROW_OPS:
             names = (f["database"], f["schema"], f["table"])
             if fold and any(n is not None and not n.isascii() for n in names):
                 raise _Unsure
-            key = tuple(pl._fold(n, fold) for n in names)
+            key = tuple(vs.fold_name(n, fold) for n in names)
             matches = [(k, v) for k, v in index.get(key, ())
-                       if v["from"] is not None and ev.seq > v["from"] and (v["to"] is None or ev.seq < v["to"])]
+                       if v.valid_from_seq is not None and ev.seq > v.valid_from_seq and (v.valid_to_seq is None or ev.seq < v.valid_to_seq)]
         for k, v in matches or [(None, None)]:
             if f["quarantine"] is not None:
-                out.append((ev, pl._PART_CAPTURE, pl.CAPTURE_REASON + f["quarantine"]))
+                out.append((ev, PartKind.CAPTURE, CAPTURE_REASON + f["quarantine"]))
             elif k is None:
-                where = ".".join(x for x in (f["database"] or "?", f["schema"], f["table"]) if x is not None)
-                out.append((ev, pl._PART_UNKNOWN, pl.UNKNOWN_TABLE_REASON[0] + where + pl.UNKNOWN_TABLE_REASON[1]))
-            elif v["blocked"] or k in collide:
-                out.append((ev, pl._PART_BLOCKED, v["reason"] if v["blocked"] else collide[k]))
+                out.append((ev, PartKind.UNKNOWN_TABLE, unknown_table_reason(f["database"], f["schema"], f["table"])))
+            elif v.blocked or k in collide:
+                out.append((ev, PartKind.BLOCKED, v.reason if v.blocked else collide[k]))
             else:
                 out.append((ev, k, None))
     return out
@@ -1154,13 +1135,11 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     return row, absent, errors, used
 
 
-#: the texts the ``_ColumnMemo`` of a group job keep at most, over all their columns and both
-#: images (a column of distinct values stops filling its memo; at most a few hundred bytes
-#: each: a worker's memory stays bounded however wide the table), and the least any column
-#: keeps; texts longer than ``MEMO_TEXT_CHARS`` are converted every time (seldom repeated)
-MEMO_TEXTS = 131_072
-MEMO_MIN_TEXTS = 64
-MEMO_TEXT_CHARS = 64
+#: the texts the ``_ColumnMemo`` of a group job keep at most (``Tuning.memo_texts``), over all
+#: their columns and both images (a column of distinct values stops filling its memo; at most a
+#: few hundred bytes each: a worker's memory stays bounded however wide the table), and the least
+#: any column keeps (``memo_min_texts``); texts longer than ``memo_text_chars`` are converted
+#: every time (seldom repeated)
 #: a value ``_ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
 #: convert: their rows' errors and absent names are the row pass's)
 _SLOW = object()
@@ -1173,14 +1152,14 @@ class _ColumnMemo(dict):
     absent marker and a value ``fn`` refuses.  A conversion is a function of the text alone (a
     column rule is built from the version's model and the options), so a text seen before —
     an enum, a status, a date, a foreign key — costs one lookup.  Keeps at most ``limit``
-    texts, of at most ``MEMO_TEXT_CHARS`` characters each."""
+    texts, of at most ``max_chars`` characters each."""
 
-    __slots__ = ("fn", "slow", "limit")
+    __slots__ = ("fn", "slow", "limit", "max_chars")
 
-    def __init__(self, fn, limit: int):
+    def __init__(self, fn, limit: int, max_chars: int = Tuning.memo_text_chars):
         super().__init__()
         self[None] = None
-        self.fn, self.slow, self.limit = fn, 0, limit
+        self.fn, self.slow, self.limit, self.max_chars = fn, 0, limit, max_chars
 
     def __missing__(self, text: str) -> Any:
         if text == raw.ABSENT_TEXT:
@@ -1192,16 +1171,17 @@ class _ColumnMemo(dict):
         except Exception:  # the row pass finds the reason (``try_convert``)
             self.slow += 1
             return _SLOW
-        if len(self) <= self.limit and len(text) <= MEMO_TEXT_CHARS:
+        if len(self) <= self.limit and len(text) <= self.max_chars:
             self[text] = out
         return out
 
 
-def _memos(conv) -> dict[str, list[_ColumnMemo]]:
+def _memos(conv, tuning: Tuning = Tuning()) -> dict[str, list[_ColumnMemo]]:
     """A ``_ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
-    ``MEMO_TEXTS`` between them."""
-    limit = max(MEMO_MIN_TEXTS, MEMO_TEXTS // max(1, 2 * len(conv._functions)))
-    return {image: [_ColumnMemo(fn, limit) for fn in conv._functions] for image in ("after", "before")}
+    ``tuning.memo_texts`` between them."""
+    limit = max(tuning.memo_min_texts, tuning.memo_texts // max(1, 2 * len(conv._functions)))
+    return {image: [_ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv._functions]
+            for image in ("after", "before")}
 
 
 def _column_converters(conv, schema, memos: dict[str, list[_ColumnMemo]]) -> dict[str, list]:
@@ -1308,16 +1288,16 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
         ea = eb = ()
         if fast_a[j] is _SLOW:
             va = given["after"][j] if given is not None else _staged_values(texts_a[j])
-            image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in pl._AFTER_OPS)
+            image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in AFTER_OPS)
             failed |= fa
             keep[j] = not fa
         if fast_b[j] is _SLOW:
             vb = given["before"][j] if given is not None else _staged_values(texts_b[j])
-            image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in pl._BEFORE_OPS)
+            image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in BEFORE_OPS)
             failed |= fb
             keep[j] = keep[j] and not fb
         if ea or eb:
-            errored.append((rows.event(j), pl.conversion_reason([*ea, *eb])))
+            errored.append((rows.event(j), conversion_reason([*ea, *eb])))
     kept = range(n) if all(keep) else [j for j in range(n) if keep[j]]
     images = [none if image is None else image
               for image in ((image_b[j] if ops[j] == "d" else image_a[j]) for j in kept)]
@@ -1343,7 +1323,7 @@ def output_struct(conv):
                                          for f in conv.struct_type.fields]),
                   "_before_absent": names}
     return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in conv.struct_type.fields]
-                      + [StructField(n, meta_types[n], True, pl.META_METADATA[n]) for n in pl.META_COLUMNS])
+                      + [StructField(n, meta_types[n], True, META_METADATA[n]) for n in META_COLUMNS])
 
 
 def parquet_format(struct) -> tuple[Any, dict[str, str]]:
