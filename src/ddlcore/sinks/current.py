@@ -45,6 +45,9 @@ COMPACT_FRACTION = 0.3
 #: a run with at most this many row events for a table joins its keys to the table's key
 #: columns by broadcasting them (no shuffle of the table's keys); more: Spark chooses
 BROADCAST_ROWS = 500_000
+#: a rebuild of at most this many row events computes the current state in one task (no shuffle
+#: stage: a small table's job is mostly fixed costs); more: Spark partitions by key
+SINGLE_TASK_ROWS = 200_000
 _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 
 
@@ -206,19 +209,20 @@ def _files(fs: Any, roots: list[str], lin: Lineage) -> list[str]:
             for d in _dirs(fs, roots, v) for n in fs.names(d) if n.endswith(".parquet")]
 
 
-def _truncates(io: Any, paths: list[str]) -> bool:
-    """Whether a row of the Parquet files ``paths`` (URIs) is a ``TRUNCATE`` (``_op`` ``t``),
-    from their ``_op`` column read in the driver (dictionary-encoded: a fraction of a Spark job's
-    fixed cost; the footers' min/max cannot tell, ``u`` sorts after ``t``)."""
+def _scan_ops(io: Any, paths: list[str]) -> tuple[int, bool]:
+    """The rows of the Parquet files ``paths`` (URIs) and whether one is a ``TRUNCATE`` (``_op``
+    ``t``), from their ``_op`` column read in the driver (dictionary-encoded: a fraction of a
+    Spark job's fixed cost; the footers' min/max cannot tell, ``u`` sorts after ``t``)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    rows, truncates = 0, False
     for path in paths:
         with io.new_input(path).open() as fh:
             ops = pq.ParquetFile(fh).read(columns=["_op"]).column("_op")
-        if pc.any(pc.equal(ops, "t")).as_py():
-            return True
-    return False
+        rows += len(ops)
+        truncates = truncates or bool(pc.any(pc.equal(ops, "t")).as_py())
+    return rows, truncates
 
 
 #: the key-value metadata entry of a Parquet file Spark wrote: its schema as Spark JSON
@@ -285,7 +289,9 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
             entry.update(delta)
             entry["files"] = _write(fs, frame, dest)
             return entry
-    # (not a rebuild: the merge found a TRUNCATE)
-    truncates = not rebuild or _truncates(io, _files(fs, ["", staging], lin))
+    rows, truncates = _scan_ops(io, _files(fs, ["", staging] if rebuild else [staging], lin))
+    if rows <= SINGLE_TASK_ROWS:
+        changes = changes.coalesce(1)  # (one partition: the window needs no shuffle of the keys)
+    truncates = truncates or not rebuild  # (not a rebuild: the merge found a TRUNCATE)
     entry["files"] = _write(fs, current_frame(changes, lin, truncates=truncates), dest)
     return entry
