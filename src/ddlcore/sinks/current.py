@@ -45,6 +45,9 @@ COMPACT_FRACTION = 0.3
 #: a run with at most this many row events for a table joins its keys to the table's key
 #: columns by broadcasting them (no shuffle of the table's keys); more: Spark chooses
 BROADCAST_ROWS = 500_000
+#: a rebuild of at most this many row events computes the current state in one task (no shuffle
+#: stage: a small table's job is mostly fixed costs); more: Spark partitions by key
+SINGLE_TASK_ROWS = 200_000
 _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 
 
@@ -188,7 +191,7 @@ def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key:
             deletes.append([path, data])
     prev = _rows_at(spark, sorted({by_key[_path_key(f, True)].file.file_path for f, _ in previous}), previous,
                     "inner") if previous else None
-    merged = current_frame(changes, lin, prev)
+    merged = current_frame(changes, lin, prev, truncates=not tasks)  # (``_hits`` looked for one)
     if compact_paths:
         kept = _rows_at(spark, compact_paths, compacted, "left_anti")
         merged = merged.unionByName(kept.select(*merged.columns))
@@ -197,8 +200,49 @@ def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key:
 
 def _staged_rows(fs: Any, io: Any, staging: str, lin: Lineage) -> int:
     """The run's row events of ``lin`` (its staged files' Parquet footers: no Spark job)."""
-    return sum(data_file(io, file_uri(f"{d}/{n}")).record_count for v in lin.versions if v.table is not None
-               for d in _dirs(fs, [staging], v) for n in fs.names(d) if n.endswith(".parquet"))
+    return sum(data_file(io, path).record_count for path in _files(fs, [staging], lin))
+
+
+def _files(fs: Any, roots: list[str], lin: Lineage) -> list[str]:
+    """The URIs of the Parquet files of every version of ``lin`` under ``roots`` (``_dirs``)."""
+    return [file_uri(f"{d}/{n}") for v in lin.versions if v.table is not None
+            for d in _dirs(fs, roots, v) for n in fs.names(d) if n.endswith(".parquet")]
+
+
+def _scan_ops(io: Any, paths: list[str]) -> tuple[int, bool]:
+    """The rows of the Parquet files ``paths`` (URIs) and whether one is a ``TRUNCATE`` (``_op``
+    ``t``), from their ``_op`` column read in the driver (dictionary-encoded: a fraction of a
+    Spark job's fixed cost; the footers' min/max cannot tell, ``u`` sorts after ``t``)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    rows, truncates = 0, False
+    for path in paths:
+        with io.new_input(path).open() as fh:
+            ops = pq.ParquetFile(fh).read(columns=["_op"]).column("_op")
+        rows += len(ops)
+        truncates = truncates or bool(pc.any(pc.equal(ops, "t")).as_py())
+    return rows, truncates
+
+
+#: the key-value metadata entry of a Parquet file Spark wrote: its schema as Spark JSON
+SPARK_SCHEMA_KEY = b"org.apache.spark.sql.parquet.row.metadata"
+
+
+def _spark_schema(fs: Any, io: Any, dirs: list[str]) -> Any:
+    """The Spark schema of the Parquet files in ``dirs`` (Spark paths; one version's files, one
+    schema) from the first file's footer (what Spark's inference reads, without its job);
+    ``None`` for a file Spark did not write."""
+    import json
+
+    import pyarrow.parquet as pq
+    from pyspark.sql.types import StructType
+
+    name = next(n for n in sorted(fs.names(dirs[0])) if n.endswith(".parquet"))
+    with io.new_input(file_uri(f"{dirs[0]}/{name}")).open() as fh:
+        meta = pq.ParquetFile(fh).metadata.metadata or {}
+    text = meta.get(SPARK_SCHEMA_KEY)
+    return StructType.fromJson(json.loads(text)) if text is not None else None
 
 
 def _write(fs: Any, frame: Any, dest: str) -> list[str]:
@@ -215,6 +259,8 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
     for all), or ``None`` when the run changes nothing in it."""
+    from pyiceberg.io import load_file_io
+
     ddl = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
     if not ddl and not any(_dirs(fs, [staging], v) for v in lin.versions if v.table is not None):
         return None  # no event of this run
@@ -229,7 +275,9 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
              "fields": [{**f.to_json(), "alive": True} for f in fields], "remove": None, "files": [], "deletes": []}
     if lin.dropped:
         return entry  # a dropped table has no rows: every file removed
-    changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True)
+    io = load_file_io({}, fs.str(warehouse))
+    changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,
+                            lambda dirs: _spark_schema(fs, io, dirs))
     if changes is None:
         return entry if rebuild else None
     dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
@@ -241,5 +289,9 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
             entry.update(delta)
             entry["files"] = _write(fs, frame, dest)
             return entry
-    entry["files"] = _write(fs, current_frame(changes, lin), dest)
+    rows, truncates = _scan_ops(io, _files(fs, ["", staging] if rebuild else [staging], lin))
+    if rows <= SINGLE_TASK_ROWS:
+        changes = changes.coalesce(1)  # (one partition: the window needs no shuffle of the keys)
+    truncates = truncates or not rebuild  # (not a rebuild: the merge found a TRUNCATE)
+    entry["files"] = _write(fs, current_frame(changes, lin, truncates=truncates), dest)
     return entry

@@ -35,6 +35,8 @@ __all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", 
 CATALOG_FILE = "_catalog.sqlite"
 WAREHOUSE_DIR = "_iceberg"
 DEFAULT_CATALOG = "ddlcore"
+#: current-state tables staged at the same time (``IcebergSink.stage``)
+STAGE_THREADS = 4
 
 
 def open_catalog(spec: dict[str, Any]) -> Any:
@@ -112,12 +114,16 @@ class IcebergSink:
         (``ddlcore.sinks.current``), for ``plan``."""
         from .current import stage_current
 
+        from concurrent.futures import ThreadPoolExecutor
+
         catalog = open_catalog(self.catalog_spec(fs))
-        self.current = {}
-        for lin in self.lineages:
-            entry = stage_current(spark, catalog, fs, staging, run_id, lin, previous_seq, WAREHOUSE_DIR)
-            if entry is not None:
-                self.current[lin.lineage_id] = entry
+        # tables are independent: their Spark jobs overlap (a small table's jobs are mostly fixed
+        # costs: scheduling, schema inference, py4j round trips, waiting on one core)
+        with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
+            futures = [(lin, pool.submit(stage_current, spark, catalog, fs, staging, run_id, lin, previous_seq,
+                                         WAREHOUSE_DIR)) for lin in self.lineages]
+            entries = [(lin, f.result()) for lin, f in futures]  # the first error, as raised
+        self.current = {lin.lineage_id: e for lin, e in entries if e is not None}
 
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
              previous_seq: int | None) -> dict[str, Any] | None:

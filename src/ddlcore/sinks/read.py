@@ -65,12 +65,13 @@ def _lineage(out: Path, table: str, as_of_seq: int | None) -> tuple[Lineage, dic
     return build_fields(lin, lambda t: spark_type_specs(t, info.get("dialect"), info.get("spark_options"))), info
 
 
-def _version_frame(spark, paths: list[str], lin: Lineage, v: Any, physical: bool) -> Any:
+def _version_frame(spark, paths: list[str], lin: Lineage, v: Any, physical: bool, schema: Any = None) -> Any:
     """One version's rows (its Parquet files under the directories ``paths``) projected onto the
-    lineage's current fields."""
+    lineage's current fields; ``schema``: the files' Spark schema (``None``: Spark infers it, a
+    job)."""
     from pyspark.sql import functions as F
 
-    df = spark.read.parquet(*paths)
+    df = (spark.read.schema(schema) if schema is not None else spark.read).parquet(*paths)
     vkey = (str(v.table_id), v.version)
     name_of = {key: (lin.physical[vkey][col] if physical else col) for col, key in lin.keys[vkey].items()}
 
@@ -82,15 +83,18 @@ def _version_frame(spark, paths: list[str], lin: Lineage, v: Any, physical: bool
     return df.select(*proj(""), *_META, before.alias("_before"), "_before_absent")
 
 
-def changes_frame(spark, lin: Lineage, dirs_of: Callable[[Any], list[str]], physical: bool) -> Any:
+def changes_frame(spark, lin: Lineage, dirs_of: Callable[[Any], list[str]], physical: bool,
+                  schema_of: Callable[[list[str]], Any] | None = None) -> Any:
     """Every row event of the lineage ``lin`` in its latest fields (``read_table``), read from
     ``dirs_of(version)``: the directories holding that version's Parquet files (Spark paths,
-    only directories that have some); ``None`` when no version has files."""
+    only directories that have some); ``None`` when no version has files.  ``schema_of(dirs)``:
+    the Spark schema of those files when known without a job (else ``None``: Spark infers it)."""
     frames = []
     for v in lin.versions:
         paths = dirs_of(v) if v.table is not None else []
         if paths:
-            frames.append(_version_frame(spark, paths, lin, v, physical))
+            schema = schema_of(paths) if schema_of is not None else None
+            frames.append(_version_frame(spark, paths, lin, v, physical, schema))
     if not frames:
         return None
     df = frames[0]
@@ -139,15 +143,16 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
     return df.select(*cols, "_op", "_seq", "_row", "_absent"), names
 
 
-def _current(df: Any, key: list[str], names: list[str]) -> Any:
+def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) -> Any:
     """The current state of the changes ``df`` (docs/tables.md, "Current state"): per key the
     last event by ``_seq`` (then ``_row``), a column absent from an image keeping the last value
     present before it (with its ``__u<i>`` flag); deletes remove the key; rows before the last
-    truncate are gone; ``_unknown`` lists the columns whose value is not known."""
+    truncate are gone; ``_unknown`` lists the columns whose value is not known.
+    ``truncates=False``: the caller knows ``df`` has no ``TRUNCATE`` (no job looks for one)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0]
+    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0] if truncates else None
     rows = df.where(F.col("_op") != "t")
     if last_t is not None:
         rows = rows.where(F.col("_seq") > last_t)
@@ -200,12 +205,13 @@ def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_
     return current_frame(df, lin) if current else df
 
 
-def current_frame(changes: Any, lin: Lineage, previous: Any = None) -> Any:
+def current_frame(changes: Any, lin: Lineage, previous: Any = None, truncates: bool = True) -> Any:
     """The current state (docs/tables.md, "Current state") of the row events ``changes``
     (``changes_frame``) of ``lin``: its current fields in the source's order, ``_seq`` and
     ``_unknown``.  ``previous``: a current state computed before these events (same columns;
     its rows count as the first events of their keys, so absent columns keep their values).
-    Key: the primary key, or every column for a table without one."""
+    Key: the primary key, or every column for a table without one.  ``truncates=False``: the
+    caller knows ``changes`` hold no ``TRUNCATE`` (saves the Spark job looking for the last one)."""
     from pyspark.sql import functions as F
 
     last = [v.table for v in lin.versions if v.table is not None][-1]
@@ -221,4 +227,4 @@ def current_frame(changes: Any, lin: Lineage, previous: Any = None) -> Any:
                                F.lit(None).cast("array<string>").alias("_absent"))
         df = prev.unionByName(df.select(*prev.columns))
     key = [c for c in last.primary_key] or names
-    return _current(df, key, names)
+    return _current(df, key, names, truncates)
