@@ -2,7 +2,7 @@
 
 Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
 whether a run's new lines can be handled on the driver, and then doing there,
-in Python, what the Spark path of ``ddlcore.spark.pipeline._run`` does with Spark jobs — reading
+in Python, what the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading
 the lines as Spark's JSON reader reads them, tagging each row event with the table version in
 force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
 agree with the JVM face: tests/spark/test_faces_agree.py), and writing the rows (Parquet, by
@@ -467,7 +467,7 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableV
 
 class _GroupJob:
     """The Spark path's one job for a conversion group (``members``: version indexes of one
-    ``pipeline._conversion_groups`` group that have rows; ``versions``: version index → its
+    ``versions.conversion_groups`` group that have rows; ``versions``: version index → its
     record), done here: ``add`` converts a chunk of the group's row events (version index →
     its events as ``_Rows``, in ``seq`` order) and appends each version's good rows to its
     Parquet file (a row group per chunk: memory follows the chunk, not the group); ``finish``
@@ -602,9 +602,9 @@ class _LocalFile(io.FileIO):
         os.remove(self.name)
 
 
-#: the staged columns a conversion reads (``pipeline._run``'s staging)
+#: the staged columns a conversion reads (``stage.stage_rows``)
 _STAGED = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after", "_part")
-#: what a row the Spark path quarantines as unconvertible is staged as (``_write_version``'s
+#: what a row the Spark path quarantines as unconvertible is staged as (``convertpass.write_version``'s
 #: second job), read back with those of the Spark jobs
 _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, `table` STRING, "
                "_part INT, reason STRING")
@@ -670,7 +670,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that
-    ``driver_max_rows`` allows (``pipeline._run``), instead of a Spark job each: a job's fixed
+    ``driver_max_rows`` allows (``convertpass.convert_versions``), instead of a Spark job each: a job's fixed
     cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
     and in local mode the workers' cost per row is below a Spark job's on the same cores.
     ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
@@ -1113,7 +1113,7 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
 
 def _image(conv, texts: list | None, values: list | None, on: bool,
            used: bool = True) -> tuple[tuple | None, list | None, list, bool]:
-    """One row image converted as ``_write_version`` converts it: ``(values, absent names,
+    """One row image converted as ``convertpass.write_version`` converts it: ``(values, absent names,
     errors, failed)``; values ``None`` for no image (or ``on`` false: the plan leaves the image
     out), absent names ``None`` when none is absent; errors ``(column, text, reason)`` each
     (computed whether or not ``on``: the Spark path's second job builds the reasons of both
@@ -1257,7 +1257,7 @@ _ROW_FIELDS = ("seq", "position", "ts", "op", "database", "schema", "table", "tx
 
 def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, list[_ColumnMemo]] | None = None
              ) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
-    """The rows ``_write_version`` writes for one version's events (``rows``), as columns (each
+    """The rows ``convertpass.write_version`` writes for one version's events (``rows``), as columns (each
     output column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input),
     the rows with an error in either image ``(event, reason)``, and whether some row failed (an
     error in an image the plan converts: ``after`` / ``before``).  ``memos``: for staged rows,
@@ -1284,7 +1284,7 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
     failed, errored = False, []
     for j in [j for j in range(n) if fast_a[j] is _SLOW or fast_b[j] is _SLOW]:
         op = ops[j]
-        # only the images the event's op carries count, as in ``pl._converted``
+        # only the images the event's op carries count, as in ``convertpass.converted``
         ea = eb = ()
         if fast_a[j] is _SLOW:
             va = given["after"][j] if given is not None else _staged_values(texts_a[j])
@@ -1311,7 +1311,7 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
 
 
 def output_struct(conv):
-    """The ``StructType`` of a version's row files, as ``_write_version`` writes it: the
+    """The ``StructType`` of a version's row files, as ``convertpass.write_version`` writes it: the
     table's columns (``struct_type``, field metadata included), then ``META_COLUMNS`` with
     ``META_METADATA``."""
     from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
