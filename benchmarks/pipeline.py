@@ -175,7 +175,7 @@ class LogWriter:
 
 def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=True, before=True,
                        partition_by=None, partitions=1):
-    """``ddlcore.spark.pipeline._write_version`` with a per-row Python UDF as the converter
+    """``ddlcore.spark.convertpass.write_version`` with a per-row Python UDF as the converter
     (``RowConverter.try_convert`` on each image, absent markers listed as the pipeline lists
     them); the same output columns and field metadata.  Rows that cannot be converted are not
     quarantined here: the benchmark's log has none, and an error says so if it had."""
@@ -283,15 +283,15 @@ def udf_job(spark, log: Path, out: Path, jobs: int, progress=None):
     """``run_pipeline`` with every table version converted by the naive per-row Python UDF
     (``_udf_write_version``) in a Spark job (``progress``: its callback); its result."""
     from ddlcore.runconfig import Tuning
-    from ddlcore.spark import pipeline
+    from ddlcore.spark import convertpass, pipeline
 
-    real = pipeline._write_version
-    pipeline._write_version = _udf_write_version
+    real = convertpass.write_version
+    convertpass.write_version = _udf_write_version
     try:
         return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress,
                                      tuning=Tuning(driver_max_rows=-1))
     finally:
-        pipeline._write_version = real
+        convertpass.write_version = real
 
 
 def run_job(kind: str, log: Path, out: Path, jobs: int) -> dict:

@@ -1,5 +1,5 @@
 """Staged rows converted a column at a time (``ddlcore.spark.columnar``) against the row pass
-(``driver._convert`` with each image's values from ``_staged_values``): a chunk it converts is
+(``driver.convert_rows`` with each image's values from ``staged_values``): a chunk it converts is
 the row pass's table, value for value; it declines every chunk the row pass would quarantine
 from or mark absent; and each kernel gives, on the texts it takes, exactly the rule's Python
 face, on integers, decimals and datetimes at their edges (``-0``, leading zeros, range limits,
@@ -33,13 +33,13 @@ _STAGED_SCHEMA = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts
 
 def _job(conv, memo_texts: int = 4096):
     schema = driver.parquet_format(driver.output_struct(conv))[0]
-    memos = {image: [driver._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
-    return schema, memos, driver._column_converters(conv, schema, memos)
+    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    return schema, memos, driver.column_converters(conv, schema, memos)
 
 
 def _chunk(events: list[tuple]) -> tuple[dict, "pa.Table"]:
     """Events ``(op, after texts, before texts)`` as the row pass's columns and as staged rows."""
-    columns = {name: [None] * len(events) for name in driver._ROW_FIELDS}
+    columns = {name: [None] * len(events) for name in driver.ROW_FIELDS}
     columns.update(op=[e[0] for e in events], seq=list(range(len(events))),
                    position=[f"p:{i}" for i in range(len(events))],
                    ts=[1000 + i for i in range(len(events))], tx=["t"] * len(events), row=[0] * len(events),
@@ -62,19 +62,19 @@ _CLEAN_EVENT = st.sampled_from(["c", "r", "u", "d"]).flatmap(lambda op: st.tuple
 def test_a_chunk_converted_by_columns_is_the_row_pass_table(events, memo_texts, images):
     """Whatever the chunk (values that do not convert, absent markers, nulls, a wrong arity),
     ``convert_chunk`` gives the row pass's table or declines; it never converts a chunk with a
-    row the row pass quarantines or marks absent, and raises ``_Unsure`` only where the row
+    row the row pass quarantines or marks absent, and raises ``Unsure`` only where the row
     pass does."""
     conv = RowConverter(memo_table(), dialect="mysql")
     schema, memos, converters = _job(conv, memo_texts)
     after, before = images
     columns, table = _chunk(events)
     try:
-        values = {image: [driver._staged_values(t) for t in columns[image]] for image in ("after", "before")}
-    except driver._Unsure:
-        with pytest.raises(driver._Unsure):
+        values = {image: [driver.staged_values(t) for t in columns[image]] for image in ("after", "before")}
+    except driver.Unsure:
+        with pytest.raises(driver.Unsure):
             columnar.convert_chunk(table, schema, conv.names, converters, after=after, before=before)
         return
-    want, errored, failed = driver._convert(conv, driver._Rows(columns, values), after=after, before=before)
+    want, errored, failed = driver.convert_rows(conv, driver.Rows(columns, values), after=after, before=before)
     got = columnar.convert_chunk(table, schema, conv.names, converters, after=after, before=before)
     event("declined" if got is None else "converted by columns")
     if got is None:
@@ -99,8 +99,8 @@ def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distin
         return [good[i % len(good)] for good in GOOD]
     events = [("c", image(0), None), ("u", image(1), image(2)), ("d", None, image(3)), ("r", image(4), None)]
     columns, table = _chunk(events)
-    values = {image: [driver._staged_values(t) for t in columns[image]] for image in ("after", "before")}
-    want, errored, failed = driver._convert(conv, driver._Rows(columns, values), after=True, before=True)
+    values = {image: [driver.staged_values(t) for t in columns[image]] for image in ("after", "before")}
+    want, errored, failed = driver.convert_rows(conv, driver.Rows(columns, values), after=True, before=True)
     got = columnar.convert_chunk(table, schema, conv.names, converters, after=True, before=True)
     assert got is not None and not errored and not failed
     assert got.to_pylist() == pa.Table.from_pydict(want, schema=schema).to_pylist()
@@ -143,7 +143,7 @@ _DT_TEXTS = st.one_of(
 
 #: a text Python's ``re`` reads as a number (``raw.NUMBER_RX``, its ``$`` matching before a last newline)
 _NUMBER = re.compile(driver.raw.NUMBER_RX)
-#: what ``driver._PLAIN_TAGGED`` takes as a plain payload
+#: what ``driver.PLAIN_TAGGED`` takes as a plain payload
 _PAYLOAD = st.text(st.characters(blacklist_characters='"\\', blacklist_categories=("Cc",)))
 _PLAIN = st.text().filter(lambda t: not t.startswith('{"$') and not _NUMBER.match(t))
 _TEXT_TEXTS = st.one_of(
@@ -196,7 +196,7 @@ def _datetimes(rule: DateTimeRule) -> st.SearchStrategy[str]:
 @given(st.data())
 def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     """On texts it takes (it returns an array), a kernel's values are those of the Python face
-    (``fn(_staged_value(text))``), which takes every one of them; nulls stay null."""
+    (``fn(staged_value(text))``), which takes every one of them; nulls stay null."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
     schema = driver.parquet_format(driver.output_struct(conv))[0]
     i = data.draw(st.integers(0, len(conv.rules) - 1))
@@ -216,8 +216,8 @@ def test_each_kernel_is_its_rules_python_face_on_the_texts_it_takes(data):
     want = []
     for t in texts:
         try:
-            want.append(None if t is None else fn(driver._staged_value(t)))
-        except (Fail, driver._Unsure) as exc:
+            want.append(None if t is None else fn(driver.staged_value(t)))
+        except (Fail, driver.Unsure) as exc:
             pytest.fail(f"the kernel took {t!r}, which the Python face does not ({exc!r})")
     assert got.type == arrow_type
     assert got.to_pylist() == pa.array(want, arrow_type).to_pylist()

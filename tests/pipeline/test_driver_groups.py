@@ -241,8 +241,8 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     for t in ("a", "b", "c"):
         log.row("c", t, after=[1, "xy", 7])
     tuning = replace(ON_DRIVER, group_max_bytes=1_000, batch_bytes=5)  # a batch per group (4 bytes each)
-    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
-    assert driver._batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
+    assert driver.group_batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
+    assert driver.group_batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
     _read_in_batches(monkeypatch)
     res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning)
     assert res.rows == 5
@@ -369,7 +369,7 @@ def test_a_worker_error_stops_the_run_before_its_commit(spark, tmp_path, monkeyp
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
+    monkeypatch.setattr(driver.GroupJob, "add_staged", _failing_group("raise"))  # inherited by the forked workers
     out = tmp_path / "out"
     with pytest.raises(RuntimeError, match="a worker's own error") as exc:
         _run(spark, log, out, TWO_WORKERS)
@@ -381,7 +381,7 @@ def test_a_dead_worker_stops_the_run_before_its_commit(spark, tmp_path, monkeypa
     lines = lines_of(EXAMPLES / "shop" / "changelog.jsonl")
     log = tmp_path / "changelog.jsonl"
     log.write_text("".join(ln + "\n" for ln in lines))
-    monkeypatch.setattr(driver._GroupJob, "add_staged", _failing_group("die"))
+    monkeypatch.setattr(driver.GroupJob, "add_staged", _failing_group("die"))
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match="a process converting conversion groups on the driver died"):
         _run(spark, log, out, TWO_WORKERS)
@@ -410,14 +410,14 @@ def test_workers_never_talk_to_the_jvm(spark):
     and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
     assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
-    with driver._Converters(2) as submit:
+    with driver.Converters(2) as submit:
         assert submit(_finalizers).result() == 0
         assert submit(_ignores_sigint).result()
     assert _finalizers() > 0 and not _ignores_sigint()
 
 
 def _reference_values(texts: list) -> list | str:
-    """What ``driver._staged_values`` must give: every text through ``raw.from_text``, kept where
+    """What ``driver.staged_values`` must give: every text through ``raw.from_text``, kept where
     it is its value's text form or a tagged value that decodes; ``"unsure"`` otherwise."""
     from ddlcore import raw
 
@@ -452,12 +452,12 @@ _TEXT = st.one_of(
 
 @given(st.lists(_TEXT, max_size=4))
 def test_staged_values_fast_paths_agree_with_raw_from_text(texts):
-    """The fast paths of ``_staged_values`` (an integer in its text form, a tagged value with a
+    """The fast paths of ``staged_values`` (an integer in its text form, a tagged value with a
     plain payload) give exactly what ``raw.from_text`` and the text-form check give, value and
     type, and leave to Spark exactly the same images."""
     try:
-        got = driver._staged_values(texts)
-    except driver._Unsure:
+        got = driver.staged_values(texts)
+    except driver.Unsure:
         got = "unsure"
     want = _reference_values(texts)
     assert repr(got) == repr(want)
@@ -479,7 +479,7 @@ import os, time
 from ddlcore.spark import driver
 def pid():
     return os.getpid()
-with driver._Converters(2) as submit:
+with driver.Converters(2) as submit:
     found = {{submit(pid).result() for _ in range(20)}}
     open({str(pids)!r}, "w").write(" ".join(map(str, found)))
     time.sleep(60)
@@ -529,30 +529,30 @@ def test_driver_max_rows_follows_where_the_run_is(spark, tmp_path, monkeypatch):
 @given(st.lists(EVENT, max_size=12), st.integers(0, 12), st.sampled_from([1, 4096]),
        st.sampled_from([(True, True), (True, False), (False, True)]))
 def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, images):
-    """``_convert`` over staged rows (the column pass through ``_ColumnMemo``, one memo per
+    """``convert_rows`` over staged rows (the column pass through ``ColumnMemo``, one memo per
     image and column lasting across chunks) gives what the row pass gives with each image's
-    values from ``_staged_values`` — output columns, quarantined rows and reasons, failure —
+    values from ``staged_values`` — output columns, quarantined rows and reasons, failure —
     on images with values that do not convert, absent markers, nulls and a wrong arity, with
-    the memo full after one text or not; and raises ``_Unsure`` exactly where the row pass
+    the memo full after one text or not; and raises ``Unsure`` exactly where the row pass
     does."""
     from ddlcore.spark import RowConverter
 
     conv = RowConverter(memo_table(), dialect="mysql")
     after, before = images
-    memos = {image: [driver._ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
     for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
-        columns = {name: [None] * len(chunk) for name in driver._ROW_FIELDS}
+        columns = {name: [None] * len(chunk) for name in driver.ROW_FIELDS}
         columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],
                        before=[e[2] for e in chunk])
         try:
-            values = {"after": [driver._staged_values(e[1]) for e in chunk],
-                      "before": [driver._staged_values(e[2]) for e in chunk]}
-        except driver._Unsure:
-            with pytest.raises(driver._Unsure):
-                driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
+            values = {"after": [driver.staged_values(e[1]) for e in chunk],
+                      "before": [driver.staged_values(e[2]) for e in chunk]}
+        except driver.Unsure:
+            with pytest.raises(driver.Unsure):
+                driver.convert_rows(conv, driver.Rows(columns), after=after, before=before, memos=memos)
             return
-        want = driver._convert(conv, driver._Rows(columns, values), after=after, before=before)
-        got = driver._convert(conv, driver._Rows(columns), after=after, before=before, memos=memos)
+        want = driver.convert_rows(conv, driver.Rows(columns, values), after=after, before=before)
+        got = driver.convert_rows(conv, driver.Rows(columns), after=after, before=before, memos=memos)
         assert repr(got[0]) == repr(want[0])
         assert [(ev.seq, reason) for ev, reason in got[1]] == [(ev.seq, reason) for ev, reason in want[1]]
         assert got[2] == want[2]
@@ -568,7 +568,7 @@ def test_column_memos_are_bounded():
 
     conv = RowConverter(memo_table(), dialect="mysql")
     tuning = Tuning()
-    memos = driver._memos(conv, tuning)
+    memos = driver.conversion_memos(conv, tuning)
     assert {m.limit for ms in memos.values() for m in ms} == {max(tuning.memo_min_texts, tuning.memo_texts // 16)}
 
     def convert(v):
@@ -576,7 +576,7 @@ def test_column_memos_are_bounded():
             raise Fail("no")
         return v.upper()
 
-    memo = driver._ColumnMemo(convert, 2)
+    memo = driver.ColumnMemo(convert, 2)
     long = "x" * (tuning.memo_text_chars + 1)
-    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), driver._SLOW, "B", "C", "A"]
+    assert [memo[t] for t in ("a", long, "bad", "b", "c", "a")] == ["A", long.upper(), driver.SLOW, "B", "C", "A"]
     assert set(memo) == {None, "a", "b"} and memo.slow == 1

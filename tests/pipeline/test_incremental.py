@@ -19,6 +19,7 @@ pyspark = pytest.importorskip("pyspark")
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark import readlog  # noqa: E402
+from ddlcore.spark import sessionconf  # noqa: E402
 
 from .support import Log, base, source  # noqa: E402
 from .support import quarantine_by_seq as quarantine  # noqa: E402
@@ -46,7 +47,7 @@ class Reads:
 
         def spy(spark, inputs, **k):
             self.calls.append((k.get("history_only", False), list(inputs[0]), len(getattr(inputs, "tails", ()))))
-            self.settings.append({key: spark.conf.get(key, None) for key in pl._INTERPRETED})
+            self.settings.append({key: spark.conf.get(key, None) for key in sessionconf.INTERPRETED})
             return real(spark, inputs, **k)
 
         monkeypatch.setattr(readlog, "read_events", spy)
@@ -58,7 +59,7 @@ class Reads:
     @property
     def interpreted(self) -> bool:
         """Every read of the run was planned without code generation."""
-        return bool(self.settings) and all(s == pl._INTERPRETED for s in self.settings)
+        return bool(self.settings) and all(s == sessionconf.INTERPRETED for s in self.settings)
 
     @property
     def ddl_pass(self) -> bool:
@@ -107,11 +108,11 @@ def test_a_grown_file_is_read_from_where_the_last_run_ended_and_gives_a_full_run
     with open(path, "a") as fh:
         for ev in log.events[-2:]:
             fh.write(json.dumps(ev) + "\n")
-    before = {key: spark.conf.get(key, None) for key in pl._INTERPRETED}
+    before = {key: spark.conf.get(key, None) for key in sessionconf.INTERPRETED}
     second = run(path, out, spark=spark)
     assert reads.tails_only and not reads.ddl_pass
     # a small increment is run without code generation, and the session is left as it was
-    assert reads.interpreted and {key: spark.conf.get(key, None) for key in pl._INTERPRETED} == before
+    assert reads.interpreted and {key: spark.conf.get(key, None) for key in sessionconf.INTERPRETED} == before
     assert second.rows == 2 and second.quarantined == 0 and second.previous_seq == first.last_seq
     assert json.loads((out / "_state" / "log.json").read_text())["identity"]["epoch"] == "epoch-1"
 

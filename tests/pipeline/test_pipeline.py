@@ -16,6 +16,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.spark import commit  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
+from ddlcore.spark import sessionconf  # noqa: E402
 
 from .support import Log, parquet_rows, shop_log  # noqa: E402
 
@@ -231,9 +232,9 @@ def test_a_failing_version_job_cancels_the_others_and_is_raised():
         return item
 
     with pytest.raises(RuntimeError, match="version 1 failed"):
-        list(pl._map_concurrently(fn, list(range(20)), 2, aborted.set))
+        list(sessionconf.map_concurrently(fn, list(range(20)), 2, aborted.set))
     assert aborted.is_set() and len(started) < 20
-    assert sorted(pl._map_concurrently(lambda i, item: item * 2, [1, 2, 3], 2)) == [2, 4, 6]
+    assert sorted(sessionconf.map_concurrently(lambda i, item: item * 2, [1, 2, 3], 2)) == [2, 4, 6]
 
 
 def test_versions_with_one_image_only(spark, tmp_path):

@@ -16,8 +16,10 @@ pyspark = pytest.importorskip("pyspark")
 
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import commit  # noqa: E402
+from ddlcore.spark import convertpass  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
 from ddlcore.spark import readlog  # noqa: E402
+from ddlcore.spark import sessionconf  # noqa: E402
 from ddlcore.spark import versions  # noqa: E402
 
 from .support import SHARD, Log, sharded_log  # noqa: E402
@@ -141,7 +143,7 @@ def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, mo
     quarantine reasons (this log's groups are small: the second run forces them compiled)."""
     path = sharded_log(tmp_path).write()
     seen: list[str | None] = []
-    real = pl._write_version
+    real = convertpass.write_version
 
     limits: list[str | None] = []
 
@@ -150,7 +152,7 @@ def test_interpreted_and_compiled_conversions_write_the_same(spark, tmp_path, mo
         limits.append(rows.sparkSession.conf.get("spark.sql.codegen.hugeMethodLimit", None))
         return real(rows, *a, **k)
 
-    monkeypatch.setattr(pl, "_write_version", recorded)
+    monkeypatch.setattr(convertpass, "write_version", recorded)
     interpreted = run(path, tmp_path / "interpreted", spark=spark)
     assert seen and set(seen) == {"NO_CODEGEN"}
     seen.clear()
@@ -195,7 +197,7 @@ def test_a_conversion_plan_fuses_every_projection_but_the_values(spark):
     # the value structs' fields are in the converter's canonical order
     field = {c: f"_{j}" for j, c in enumerate(conv.canonical_order(), start=1)}
     for after, before, images in ((True, True, 2), (True, False, 1), (False, True, 1)):
-        df = pl._converted(rows, conv, after=after, before=before)
+        df = convertpass.converted(rows, conv, after=after, before=before)
         plan = df._jdf.queryExecution().executedPlan().toString()
         unfused = [line for line in plan.splitlines() if re.match(r"^[\s+\-:]*Project \[", line)]
         assert len(unfused) == images, plan
@@ -214,25 +216,26 @@ def test_more_partitions_than_open_files_allowed_are_written_sorted_and_the_same
     staged); otherwise each task's rows are sorted by partition, for the staging pass and the
     group jobs alike.  Both write the same output."""
     path = sharded_log(tmp_path).write()
-    per_task = pl._open_writers_per_task(spark, 1)
-    assert pl._partitioned_writers(3, per_task) == "4" and pl._partitioned_writers(per_task, per_task) == "0"
-    assert pl._open_writers_per_task(spark, 4) == max(1, per_task // 4)
+    per_task = sessionconf.open_writers_per_task(spark, 1)
+    assert sessionconf.partitioned_writers(3, per_task) == "4"
+    assert sessionconf.partitioned_writers(per_task, per_task) == "0"
+    assert sessionconf.open_writers_per_task(spark, 4) == max(1, per_task // 4)
     seen: list[str | None] = []
-    real = pl._settings
+    real = sessionconf.settings
 
     def recorded(spark_, settings):
-        if pl._CONCURRENT_WRITERS in settings:
-            seen.append(settings[pl._CONCURRENT_WRITERS])
+        if sessionconf.CONCURRENT_WRITERS in settings:
+            seen.append(settings[sessionconf.CONCURRENT_WRITERS])
         return real(spark_, settings)
 
-    monkeypatch.setattr(pl, "_settings", recorded)
+    monkeypatch.setattr(sessionconf, "settings", recorded)
     concurrent = run(path, tmp_path / "concurrent", spark=spark)
     # the staging pass, then one phase for all the groups (of 3 versions and of 1): groups of
     # other sizes do not wait for each other
     assert len(seen) == 2 and "0" not in seen
     seen.clear()
     one_open_file = replace(SPARK_JOBS, heap_mb_per_open_writer=10 ** 9)    # one open file per task: sorted
-    assert pl._open_writers_per_task(spark, 1, one_open_file.heap_mb_per_open_writer) == 1
+    assert sessionconf.open_writers_per_task(spark, 1, one_open_file.heap_mb_per_open_writer) == 1
     one_open = run(path, tmp_path / "sorted", spark=spark, tuning=one_open_file)
     assert seen == ["0", "0"]                                           # staging, then every group sorted
     assert concurrent.counts == one_open.counts and concurrent.rows == one_open.rows == 10
@@ -265,10 +268,10 @@ def test_the_runs_own_directories_are_listed_on_the_driver_on_a_local_filesystem
     before = _listing_jobs(spark)
     plain = spark.read.parquet(str(tmp_path / "t"))
     assert _listing_jobs(spark) == before + 1                 # Spark's default: a listing job
-    own = pl._read_own(spark, OutputFS(spark, str(tmp_path)), str(tmp_path / "t"))
+    own = sessionconf.read_own(spark, OutputFS(spark, str(tmp_path)), str(tmp_path / "t"))
     assert _listing_jobs(spark) == before + 1                 # listed on the driver
     assert sorted(own.collect()) == sorted(plain.collect()) and own.count() == 40
-    assert spark.conf.get(pl._PARALLEL_LISTING) == "32"       # the session's setting put back
+    assert spark.conf.get(sessionconf.PARALLEL_LISTING) == "32"       # the session's setting put back
 
 
 def test_a_log_of_many_conversion_groups_runs_no_listing_job(spark, tmp_path, monkeypatch):

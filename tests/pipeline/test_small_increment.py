@@ -118,17 +118,17 @@ def test_lines_spark_reads_otherwise_leave_the_run_to_spark():
     sure = ['{"seq": 1, "position": "p", "op": "c", "table": "t", "after": [1, "a", {"$b64": "AAE="}, null, 1.5]}',
             "not json", '{"seq": 1, "op": "c"', '{"position": "p", "op": "c", "table": "t", "after": [1]}']
     for line in sure:
-        driver._spark_event(line, f)
+        driver.spark_event(line, f)
     unsure = ['{"seq": "5", "op": "c"}', '{"seq": 1, "seq": 2}', '{"SEQ": 1}', '{"seq": 1} xyz',
               '{"seq": 1, "after": [1e300]}', '{"seq": 1, "after": ["1.50"]}', '{"seq": 1, "after": "x"}',
               '{"seq": 1, "database": 5}', "[1]", '{"seq": 1.0}', '{"seq": 99999999999999999999}',
               '{"seq": 1, "tx": "\\ud800"}']
     for line in unsure:
-        with pytest.raises(driver._Unsure):
-            driver._spark_event(line, f)
-    ev = driver._spark_event(sure[0], f)
+        with pytest.raises(driver.Unsure):
+            driver.spark_event(line, f)
+    ev = driver.spark_event(sure[0], f)
     assert ev.valid and ev.fields["after"] == ["1", "a", '{"$b64":"AAE="}', None, "1.5"]
-    assert not driver._spark_event(sure[3], f).valid
+    assert not driver.spark_event(sure[3], f).valid
 
 
 def _strict_errors(spark, log: Path, out: Path, monkeypatch) -> list[tuple]:

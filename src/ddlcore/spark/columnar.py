@@ -7,7 +7,7 @@ column holding its values' texts as Spark read them.  ``convert_chunk`` turns su
 (``driver.output_struct``'s Arrow schema) a column at a time, with no Python object per row
 for the columns with a kernel, or declines (``None``) when some row needs the row pass: an
 image with the wrong number of values, a value its column does not convert, the absent
-marker.  The caller then converts the chunk row by row (``driver._convert``), which gives
+marker.  The caller then converts the chunk row by row (``driver.convert_rows``), which gives
 those rows' errors and absent names.
 
 Each column is converted by the function ``column_converter`` builds from two faces of its
@@ -16,10 +16,10 @@ rule:
 * a **kernel** (``vector_function``), for the rules in ``_KERNELS``: Arrow's cast of the
   texts (for text: the texts themselves, or the rule's codec over ``$b64`` payloads), guarded
   by a pattern of the texts on which it gives exactly what the rule's Python face
-  (``ColumnRule.python`` after ``driver._staged_value``) gives.  A chunk with any text outside
+  (``ColumnRule.python`` after ``driver.staged_value``) gives.  A chunk with any text outside
   the pattern is left to the memo: the kernel never guesses.  Kernels go by the rule's exact
   class: a subclass (a user's dialect) keeps its own Python face.
-* the **memo** (``driver._ColumnMemo``): the Python face, once per distinct text.
+* the **memo** (``driver.ColumnMemo``): the Python face, once per distinct text.
 
 The columns whose values are mostly distinct (numbers, timestamps, names) are the kernels'
 work; repeated values (enums, sets, dates) cost a memo lookup each."""
@@ -37,7 +37,7 @@ from .. import raw
 from .rules import DateTimeRule, DecimalRule, IntegerRule, TextRule
 
 def _int_text(digits: int = 18) -> str:
-    """An integer in its text form as ``driver._staged_value`` takes it (no sign but ``-``, no
+    """An integer in its text form as ``driver.staged_value`` takes it (no sign but ``-``, no
     leading zero, not ``-0``), of at most ``digits`` digits (18: within int64)."""
     return rf"0|-?[1-9][0-9]{{0,{digits - 1}}}"
 
@@ -151,10 +151,10 @@ def _datetime_kernel(rule: DateTimeRule, arrow_type) -> Kernel | None:
 
 
 #: a text ``raw.NUMBER_RX`` matches as Python's ``re`` does (its ``$`` also matches before a
-#: last newline; RE2's only at the end): a number, which ``driver._staged_value`` does not read
+#: last newline; RE2's only at the end): a number, which ``driver.staged_value`` does not read
 #: as a string
 _NUMBER_TEXT = raw.NUMBER_RX.removesuffix("$") + r"\n?$"
-#: a tagged value with a plain payload (``driver._PLAIN_TAGGED``): ``$s`` (a string) and ``$b64``
+#: a tagged value with a plain payload (``driver.PLAIN_TAGGED``): ``$s`` (a string) and ``$b64``
 #: (bytes; its payload in the alphabet ``base64.b64decode(validate=True)`` takes)
 _STR_TEXT = r'^\{"\$s":"[^"\\\x00-\x1f]*"\}$'
 _B64_TEXT = r'^\{"\$b64":"[A-Za-z0-9+/]*={0,2}"\}$'
@@ -218,9 +218,9 @@ def vector_function(rule, arrow_type) -> Kernel | None:
 
 def column_converter(kernel: Kernel | None, memo, arrow_type) -> Kernel:
     """One column's converter for ``convert_chunk``: ``kernel`` (``vector_function``), else
-    ``memo`` (``driver._ColumnMemo``: text → converted value; its ``slow`` counts the values it
+    ``memo`` (``driver.ColumnMemo``: text → converted value; its ``slow`` counts the values it
     leaves to the row pass) over the texts, as an array of ``arrow_type``; ``None`` when the
-    memo left some value to the row pass.  Raises what the memo raises (``driver._Unsure``)."""
+    memo left some value to the row pass.  Raises what the memo raises (``driver.Unsure``)."""
     import pyarrow as pa
 
     def convert(texts):

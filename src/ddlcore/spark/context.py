@@ -1,4 +1,5 @@
-"""The context one ``ddlcore run`` hands its stages (``ddlcore.spark.pipeline``, ``commit``).
+"""The context one ``ddlcore run`` hands its stages (``stage``, ``convertpass``, ``quarantinepass``,
+``commit``, ...).
 
 Owns: ``RunContext``, what every stage of a run reads and nothing else: the Spark session, the
 output (``OutputFS`` and its ``OutputState``), the run's configuration, its id and staging paths,

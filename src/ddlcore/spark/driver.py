@@ -2,7 +2,7 @@
 
 Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
 whether a run's new lines can be handled on the driver, and then doing there,
-in Python, what the Spark path of ``ddlcore.spark.pipeline._run`` does with Spark jobs — reading
+in Python, what the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading
 the lines as Spark's JSON reader reads them, tagging each row event with the table version in
 force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
 agree with the JVM face: tests/spark/test_faces_agree.py), and writing the rows (Parquet, by
@@ -22,7 +22,7 @@ When it applies (``DriverIncrement.read``): the run is incremental and reads tai
 (``readlog.Inputs.whole`` false: no file read whole, no Parquet), of at most
 ``Tuning.driver_increment_max_bytes`` in all,
 without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
-is known here exactly (``_spark_event``): a JSON object whose fields have the types of
+is known here exactly (``spark_event``): a JSON object whose fields have the types of
 ``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
 (``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
 fraction digits: the payload in the source's notation, which both faces parse), or a line
@@ -65,7 +65,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
 
 __all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
-           "output_struct"]
+           "output_struct",
+           # the seams of the driver's conversion, each tested against the Spark path's result
+           "Unsure", "spark_event", "GroupJob", "group_batches", "Converters", "PLAIN_TAGGED", "staged_values",
+           "staged_value", "SLOW", "ColumnMemo", "conversion_memos", "column_converters", "Rows", "ROW_FIELDS",
+           "convert_rows"]
 
 #: the sizes and limits of the driver-side paths are ``ddlcore.runconfig.Tuning``'s fields, handed
 #: down with each call (``driver_increment_max_bytes``, ``driver_max_rows``, ``cluster_max_rows``,
@@ -109,7 +113,7 @@ _FIELDS = {"seq": "long", "position": "str", "ts": "long", "op": "str", "databas
 assert set(_FIELDS) == set(readlog.EVENT_COLUMNS)
 
 
-class _Unsure(Exception):
+class Unsure(Exception):
     """A line whose reading by Spark is not known exactly here: the run goes to Spark."""
 
 
@@ -146,13 +150,13 @@ def _long(v: Any) -> int | None:
     if v is None:
         return None
     if type(v) is not int or not _LONG_MIN <= v <= _LONG_MAX:
-        raise _Unsure
+        raise Unsure
     return v
 
 
 def _text(v: Any) -> str | None:
     if v is not None and type(v) is not str:
-        raise _Unsure
+        raise Unsure
     return v
 
 
@@ -161,7 +165,7 @@ def _jackson_text(v: Any) -> str:
     their order, non-ASCII as is; floats only where Java's notation is Python's."""
     if type(v) is float:
         if not (v == 0 or 1e-3 <= abs(v) < 1e7) or v != v:
-            raise _Unsure
+            raise Unsure
         return repr(v)
     if isinstance(v, (dict, list)):
         for x in (v.values() if isinstance(v, dict) else v):
@@ -169,7 +173,7 @@ def _jackson_text(v: Any) -> str:
                 _jackson_text(x)
         text = json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         if "\\u00" in text:  # a control character: Java writes its escape's hex digits upper case
-            raise _Unsure
+            raise Unsure
         return text
     return json.dumps(v)
 
@@ -182,7 +186,7 @@ def _raw_texts(v: Any) -> tuple[list | None, list | None]:
     if v is None:
         return None, None
     if type(v) is not list:
-        raise _Unsure
+        raise Unsure
     texts, values = [], []
     for x in v:
         t = x if (x is None or type(x) is str) else _jackson_text(x)
@@ -190,9 +194,9 @@ def _raw_texts(v: Any) -> tuple[list | None, list | None]:
             value = raw.from_text(t)
             same = raw.text_form(value) == t
         except (ValueError, TypeError, KeyError, OverflowError):
-            raise _Unsure from None
+            raise Unsure from None
         if not same and t is not None and not (type(x) is dict and t.startswith('{"$') and value is not t):
-            raise _Unsure
+            raise Unsure
         texts.append(t)
         values.append(value)
     return texts, values
@@ -200,17 +204,17 @@ def _raw_texts(v: Any) -> tuple[list | None, list | None]:
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     if len({k for k, _ in pairs}) != len(pairs):
-        raise _Unsure
+        raise Unsure
     return dict(pairs)
 
 
-def _spark_event(line: str, file: str) -> _Event:
+def spark_event(line: str, file: str) -> _Event:
     """``line`` read as ``readlog.read_events`` reads it (``from_json`` with
-    ``EVENT_SCHEMA_DDL``, PERMISSIVE), or ``_Unsure``."""
+    ``EVENT_SCHEMA_DDL``, PERMISSIVE), or ``Unsure``."""
     fields: dict[str, Any] = dict.fromkeys(_FIELDS)
     values: dict[str, list | None] = {"before": None, "after": None}
     if _SURROGATE_ESCAPE.search(line):
-        raise _Unsure
+        raise Unsure
     try:
         obj = json.loads(line, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
@@ -219,14 +223,14 @@ def _spark_event(line: str, file: str) -> _Event:
         # a torn line (the text ends inside the value) or a first token that is no JSON at
         # all: Spark's reader fails there too and gives no field
         if not (exc.pos >= len(body) or (word and not word.group().startswith(_LITERALS))):
-            raise _Unsure from None
+            raise Unsure from None
         obj = None
     if obj is not None:
         if type(obj) is not dict:
-            raise _Unsure
+            raise Unsure
         lowered = {k.lower() for k in obj}
         if any(k.lower() in _FIELDS and k not in _FIELDS for k in obj) or len(lowered) != len(obj):
-            raise _Unsure
+            raise Unsure
         for name, kind in _FIELDS.items():
             v = obj.get(name)
             if kind == "long":
@@ -235,11 +239,11 @@ def _spark_event(line: str, file: str) -> _Event:
                 fields[name] = _text(v)
             elif kind == "bool":
                 if v is not None and type(v) is not bool:
-                    raise _Unsure
+                    raise Unsure
                 fields[name] = v
             elif kind == "strings":
                 if v is not None and (type(v) is not list or any(x is not None and type(x) is not str for x in v)):
-                    raise _Unsure
+                    raise Unsure
                 fields[name] = v
             elif kind == "json":  # only whether it is null matters (``_valid``)
                 fields[name] = v
@@ -268,11 +272,11 @@ def _lines(data: bytes) -> list[str]:
     ``\\r`` anywhere or bytes that are not UTF-8 make the caller give up), without the ones
     ``_read_events`` drops (empty, or spaces only)."""
     if _CR in data:
-        raise _Unsure
+        raise Unsure
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise _Unsure from None
+        raise Unsure from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -342,17 +346,17 @@ class DriverIncrement:
                     if old:
                         seqs.append(top)
                         if _MAYBE_HISTORY.search(line):
-                            ev = _spark_event(line, tail.origin)
+                            ev = spark_event(line, tail.origin)
                             if bound is None or ev.seq is None or ev.seq <= bound.seq:
                                 old_history.append(ev)
                         continue
-                    ev = _spark_event(line, tail.origin)
+                    ev = spark_event(line, tail.origin)
                     if bound is not None and ev.seq is not None and ev.seq > bound.seq:
                         continue
                     if ev.seq is not None:
                         seqs.append(ev.seq)
                     events.append(ev)
-        except _Unsure:
+        except Unsure:
             return None
         return cls(events, max(seqs, default=None), inputs, last, old_history)
 
@@ -465,11 +469,11 @@ def _convert_versions(by_version: dict[int, list[_Event]], versions: list[TableV
     return [(ev, reason) for ev, _, reason in bad]
 
 
-class _GroupJob:
+class GroupJob:
     """The Spark path's one job for a conversion group (``members``: version indexes of one
-    ``pipeline._conversion_groups`` group that have rows; ``versions``: version index → its
+    ``versions.conversion_groups`` group that have rows; ``versions``: version index → its
     record), done here: ``add`` converts a chunk of the group's row events (version index →
-    its events as ``_Rows``, in ``seq`` order) and appends each version's good rows to its
+    its events as ``Rows``, in ``seq`` order) and appends each version's good rows to its
     Parquet file (a row group per chunk: memory follows the chunk, not the group); ``finish``
     closes the files and returns the rows the job quarantines as unconvertible, ``(event,
     version, reason)`` each.
@@ -484,7 +488,7 @@ class _GroupJob:
 
     ``staged``: the events are staged rows (``_convert_slice``: texts only, ``values``
     ``None``), given a chunk at a time to ``add_staged`` and converted a column at a time:
-    through the column's kernel (``columnar``) or a ``_ColumnMemo`` per image and column that
+    through the column's kernel (``columnar``) or a ``ColumnMemo`` per image and column that
     lasts the whole job."""
 
     def __init__(self, members: list[int], versions, sopts: dict, dialect: str, ops: set[str], open_file,
@@ -493,23 +497,23 @@ class _GroupJob:
 
         self.members, self.versions, self.open_file = members, versions, open_file
         self.conv = RowConverter(versions[members[0]].table, dialect, options=sopts)
-        self.memos = _memos(self.conv, tuning) if staged else None
+        self.memos = conversion_memos(self.conv, tuning) if staged else None
         self.schema, self.footer = parquet_format(output_struct(self.conv))
         # staged rows are converted a column at a time where they can be (``columnar``)
-        self.columns = _column_converters(self.conv, self.schema, self.memos) if staged else None
+        self.columns = column_converters(self.conv, self.schema, self.memos) if staged else None
         self.after, self.before = not ops.isdisjoint(AFTER_OPS), not ops.isdisjoint(BEFORE_OPS)
         self.errored: list[tuple[_Event, int, str]] = []
         self.failed = False
         self.files: dict[int, tuple[Any, Any]] = {}  # version → (file, its Parquet writer)
 
-    def add(self, by_version: dict[int, "_Rows"]) -> None:
+    def add(self, by_version: dict[int, "Rows"]) -> None:
         import pyarrow as pa
 
         for k in self.members:
             rows = by_version.get(k)
             if not rows:
                 continue
-            columns, errs, failed = _convert(self.conv, rows, after=self.after, before=self.before,
+            columns, errs, failed = convert_rows(self.conv, rows, after=self.after, before=self.before,
                                              memos=self.memos)
             self.failed |= failed
             self.errored += [(ev, k, reason) for ev, reason in errs]
@@ -526,7 +530,7 @@ class _GroupJob:
         table = columnar.convert_chunk(chunk, self.schema, self.conv.names, self.columns,
                                        after=self.after, before=self.before)
         if table is None:
-            self.add({k: _Rows(rows.to_pydict()) for k, rows in _by_version(chunk, parts)})
+            self.add({k: Rows(rows.to_pydict()) for k, rows in _by_version(chunk, parts)})
             return
         for k, rows in _by_version(table, parts):
             self._writer(k).write_table(rows)
@@ -558,9 +562,9 @@ class _GroupJob:
 def convert_group(members: list[int], by_version: dict[int, list[_Event]], versions, sopts: dict, dialect: str,
                   open_file) -> list[tuple[_Event, int, str]]:
     """All the row events of a conversion group (``by_version``: version index → events)
-    converted and written at once by a ``_GroupJob``; returns what its ``finish`` returns."""
-    job = _GroupJob(members, versions, sopts, dialect, {ev.op for k in members for ev in by_version[k]}, open_file)
-    job.add({k: _Rows.of(by_version[k]) for k in members if by_version.get(k)})
+    converted and written at once by a ``GroupJob``; returns what its ``finish`` returns."""
+    job = GroupJob(members, versions, sopts, dialect, {ev.op for k in members for ev in by_version[k]}, open_file)
+    job.add({k: Rows.of(by_version[k]) for k in members if by_version.get(k)})
     return job.finish()
 
 
@@ -602,9 +606,9 @@ class _LocalFile(io.FileIO):
         os.remove(self.name)
 
 
-#: the staged columns a conversion reads (``pipeline._run``'s staging)
+#: the staged columns a conversion reads (``stage.stage_rows``)
 _STAGED = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after", "_part")
-#: what a row the Spark path quarantines as unconvertible is staged as (``_write_version``'s
+#: what a row the Spark path quarantines as unconvertible is staged as (``convertpass.write_version``'s
 #: second job), read back with those of the Spark jobs
 _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` STRING, `table` STRING, "
                "_part INT, reason STRING")
@@ -670,7 +674,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
     """Convert and write on the driver the conversion groups of a Spark run that
-    ``driver_max_rows`` allows (``pipeline._run``), instead of a Spark job each: a job's fixed
+    ``driver_max_rows`` allows (``convertpass.convert_versions``), instead of a Spark job each: a job's fixed
     cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
     and in local mode the workers' cost per row is below a Spark job's on the same cores.
     ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
@@ -678,7 +682,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     group → its versions with rows; ``sizes``: group → staged rows; ``nbytes``: group → the
     bytes of its values (the staged ``_bytes``; a group of more than ``tuning.group_max_bytes``, or
     on a local output whose chunk would hold more, is left to Spark).  Each group is converted by
-    ``RowConverter``'s Python face (``_GroupJob``: the group job's rules) in one of
+    ``RowConverter``'s Python face (``GroupJob``: the group job's rules) in one of
     ``tuning.driver_workers`` processes forked from the driver (``_convert_slice``), and each version
     is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
     path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
@@ -695,7 +699,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
       ``tuning.batch_bytes`` at a time (a Spark job each, through Arrow, the next batch read while one
       converts) and writes the files the workers return, through Hadoop's ``FileSystem``.
 
-    A group with a value whose text is not the text form of its raw value (``_staged_values``:
+    A group with a value whose text is not the text form of its raw value (``staged_values``:
     then the two faces are not known to agree) is not converted here.  Returns ``(groups left
     to the Spark jobs, whether any row was written to bad_dir)``.  Raises what Spark, Hadoop's
     ``FileSystem`` or pyarrow raise, what a worker raised, and ``PipelineError`` if a worker
@@ -780,7 +784,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                else _read_groups(staged, todo, sizes, nbytes, tuning))
     #: parts submitted and not yet taken, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
-    with _Converters(workers) as submit:
+    with Converters(workers) as submit:
         for g, rows in sources:
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
                                       sopts, dialect, rows, local_out, tuning)))
@@ -795,8 +799,8 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     return left, files_of_bad > 0
 
 
-def _batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int],
-             tuning: Tuning = Tuning()) -> list[list[int]]:
+def group_batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int],
+                  tuning: Tuning = Tuning()) -> list[list[int]]:
     """The groups of ``todo`` in batches of at most ``tuning.batch_rows`` staged rows (``sizes``)
     and ``tuning.batch_bytes`` of values (``nbytes``), in order; a group larger than that alone."""
     batches: list[list[int]] = []
@@ -819,7 +823,7 @@ def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[in
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    for batch in _batches(todo, sizes, nbytes, tuning):
+    for batch in group_batches(todo, sizes, nbytes, tuning):
         # one SQL predicate (``isin`` makes a py4j literal per group)
         table = staged.where(F.expr(f"_grp IN ({', '.join(map(str, batch))})")).select("_grp", *_STAGED).toArrow()
         table = table.take(pc.sort_indices(table, sort_keys=[("_grp", "ascending"), ("seq", "ascending")]))
@@ -833,7 +837,7 @@ def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[in
 def _workers(groups: int, n: int | None) -> int:
     """How many processes convert ``groups`` groups on the driver: ``n`` (``None``:
     the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
-    Linux (``_Converters`` forks them: macOS's system libraries do not survive a fork with
+    Linux (``Converters`` forks them: macOS's system libraries do not survive a fork with
     threads, and Windows has none)."""
     if not sys.platform.startswith("linux"):
         return 1
@@ -842,7 +846,7 @@ def _workers(groups: int, n: int | None) -> int:
     return max(1, min(n, groups))
 
 
-class _Converters:
+class Converters:
     """A context manager giving ``submit(fn, *args) -> Future``: ``fn`` run in one of
     ``workers`` processes forked from the driver, or (``workers`` 1) right away in the driver.
 
@@ -877,7 +881,7 @@ class _Converters:
 
 def _worker_init(driver: int) -> None:
     """In a worker process: forget the py4j objects' finalizers inherited from the driver (see
-    ``_Converters``), without their lock, which a driver thread may have held at the fork;
+    ``Converters``), without their lock, which a driver thread may have held at the fork;
     ignore ``SIGINT`` (Ctrl-C reaches the whole process group: PySpark's handler, inherited,
     would cancel the jobs through py4j from here; the driver stops the workers itself); and die
     with the driver (``driver``: its pid), which may be killed mid-run (``prctl``'s
@@ -921,20 +925,20 @@ def _ipc(table) -> bytes:
 def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts: dict, dialect: str, rows,
                    local_out: tuple[str, str] | None = None, tuning: Tuning = Tuning()
                    ) -> tuple[list[tuple[str, bytes]], list[dict], bool, list[str]] | None:
-    """One conversion group's staged rows, or a part of them, converted by a ``_GroupJob``
+    """One conversion group's staged rows, or a part of them, converted by a ``GroupJob``
     (``members``: the group's versions with rows; ``versions``: those versions by index),
     ``tuning.chunk_rows`` rows at a time: ``(files, errored rows, failed, written)`` — each version's
     Parquet file as ``(version_dir, bytes)`` (none on a local output), each row with an error
     as a ``_BAD_SCHEMA`` record (unconvertible if some row of the group failed: the caller's
     rule, over all the parts), whether some row failed, and the local files written — or
-    ``None`` where a value's text is not its raw value's text form (``_staged_values``; then
+    ``None`` where a value's text is not its raw value's text form (``staged_values``; then
     none of this part's files is left behind).  ``rows``: an Arrow table of the ``_STAGED``
     columns in ``seq`` order, its IPC stream's bytes, or a list of the group's local staged
     Parquet files (read here a chunk at a time, in that order: a worker's memory follows
     ``tuning.chunk_rows``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
-    Runs in a worker process (``_Converters``) or the driver."""
+    Runs in a worker process (``Converters``) or the driver."""
     chunks, ops = _chunks(rows, tuning.chunk_rows)
     files: list[tuple[str, bytes]] = []
 
@@ -945,11 +949,11 @@ def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts:
         os.makedirs(local_out[0], exist_ok=True)
         return _LocalFile(local_out[0], _version_file(local_out[0], directory, local_out[1]))
 
-    job = _GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True, tuning=tuning)
+    job = GroupJob(members, versions, sopts, dialect, ops, open_file, staged=True, tuning=tuning)
     try:
         for chunk in chunks:
             job.add_staged(chunk)
-    except _Unsure:
+    except Unsure:
         job.discard()
         return None
     job.finish()
@@ -1013,22 +1017,22 @@ def _version_file(staging: str, directory: str, run_id: str) -> str:
 
 #: besides integers in their text form (no sign but ``-``, no leading zero, not ``-0``:
 #: ``str(int(t)) == t``) and texts starting with a digit that are no number (a date's), the
-#: texts ``_staged_values`` takes without ``raw.from_text``: a tagged value whose payload is a
+#: texts ``staged_values`` takes without ``raw.from_text``: a tagged value whose payload is a
 #: plain JSON string (no escape, no control character: ``json.loads`` reads it as written)
-_PLAIN_TAGGED = re.compile(r'\{"(\$[a-z0-9]+)":"([^"\\\x00-\x1f]*)"\}\Z')
+PLAIN_TAGGED = re.compile(r'\{"(\$[a-z0-9]+)":"([^"\\\x00-\x1f]*)"\}\Z')
 
 
-def _staged_values(texts: list | None) -> list | None:
+def staged_values(texts: list | None) -> list | None:
     """A staged row image (its values' texts as Spark read them) as raw values
-    (``_staged_value`` of each text), or ``_Unsure``."""
-    return None if texts is None else [_staged_value(t) for t in texts]
+    (``staged_value`` of each text), or ``Unsure``."""
+    return None if texts is None else [staged_value(t) for t in texts]
 
 
-def _staged_value(t: str | None) -> Any:
+def staged_value(t: str | None) -> Any:
     """A staged value's text (as Spark read it) as its raw value (``raw.from_text``), or
-    ``_Unsure`` where the text is not the text form of its value (nor a tagged value that
+    ``Unsure`` where the text is not the text form of its value (nor a tagged value that
     decodes, whose payload both faces parse).  The absent marker's value (``raw.ABSENT``) comes
-    from ``raw.ABSENT_TEXT`` alone (what ``_image`` and ``_ColumnMemo`` rely on)."""
+    from ``raw.ABSENT_TEXT`` alone (what ``_image`` and ``ColumnMemo`` rely on)."""
     if t is None:
         return None
     first = t[:1]
@@ -1041,11 +1045,11 @@ def _staged_value(t: str | None) -> Any:
             try:
                 return int(t)
             except ValueError:  # past Python's limit on the digits of an int
-                raise _Unsure from None
+                raise Unsure from None
         if not raw.NUMBER.match(t):
             return t
     elif first == "{" and t.startswith('{"$'):
-        m = _PLAIN_TAGGED.match(t)
+        m = PLAIN_TAGGED.match(t)
         kind = raw.TAGS.get(m[1]) if m else None
         if kind is not None:  # ``json.loads`` of it is ``{tag: payload}``, the payload as
             # written: ``raw.decode_json``'s step for a known tag (the whole of it costs a
@@ -1053,19 +1057,19 @@ def _staged_value(t: str | None) -> Any:
             try:
                 return raw.from_payload(kind, m[2])
             except (ValueError, TypeError, KeyError, OverflowError):
-                raise _Unsure from None
+                raise Unsure from None
     else:  # a plain string: ``raw.from_text`` gives it back, its own text form
         return t
     try:
         v = raw.from_text(t)
     except (ValueError, TypeError, KeyError, OverflowError):
-        raise _Unsure from None
+        raise Unsure from None
     # a tagged value that decodes is taken as is (its payload, even in the source's
     # notation, is parsed by both faces: ``_raw_texts``' rule); a number must be its value's
     # text form (``1.50`` or ``007`` are not)
     tagged = v is not t and t.startswith('{"$')
     if (not tagged and raw.text_form(v) != t) or (v is raw.ABSENT and t != raw.ABSENT_TEXT):
-        raise _Unsure
+        raise Unsure
     return v
 
 
@@ -1074,7 +1078,7 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
     gives it (a version's index, or a ``PartKind``) and its quarantine reason
     (``None`` for a version's row and a malformed line, whose reason is built later).  A row
     event of a version whose column names collide with the pipeline's is that version's
-    ``PartKind.BLOCKED``.  Raises ``_Unsure`` for names whose folding Java could do otherwise
+    ``PartKind.BLOCKED``.  Raises ``Unsure`` for names whose folding Java could do otherwise
     (non-ASCII, with folded table names)."""
     collide = vs.collisions(versions)
     index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
@@ -1095,7 +1099,7 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
         if ev.op in ROW_OPS:
             names = (f["database"], f["schema"], f["table"])
             if fold and any(n is not None and not n.isascii() for n in names):
-                raise _Unsure
+                raise Unsure
             key = tuple(vs.fold_name(n, fold) for n in names)
             matches = [(k, v) for k, v in index.get(key, ())
                        if v.valid_from_seq is not None and ev.seq > v.valid_from_seq and (v.valid_to_seq is None or ev.seq < v.valid_to_seq)]
@@ -1113,7 +1117,7 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
 
 def _image(conv, texts: list | None, values: list | None, on: bool,
            used: bool = True) -> tuple[tuple | None, list | None, list, bool]:
-    """One row image converted as ``_write_version`` converts it: ``(values, absent names,
+    """One row image converted as ``convertpass.write_version`` converts it: ``(values, absent names,
     errors, failed)``; values ``None`` for no image (or ``on`` false: the plan leaves the image
     out), absent names ``None`` when none is absent; errors ``(column, text, reason)`` each
     (computed whether or not ``on``: the Spark path's second job builds the reasons of both
@@ -1121,7 +1125,7 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     if texts is None:
         return None, None, [], False
     absent = None
-    if raw.ABSENT_TEXT in texts:  # (only that text is ``raw.ABSENT``: ``_staged_values``, ``_raw_texts``)
+    if raw.ABSENT_TEXT in texts:  # (only that text is ``raw.ABSENT``: ``staged_values``, ``_raw_texts``)
         if len(texts) == len(conv.rules):
             absent = [name for name, t in zip(conv.names, texts) if t == raw.ABSENT_TEXT]
         values = [None if v is raw.ABSENT else v for v in values]
@@ -1135,20 +1139,20 @@ def _image(conv, texts: list | None, values: list | None, on: bool,
     return row, absent, errors, used
 
 
-#: the texts the ``_ColumnMemo`` of a group job keep at most (``Tuning.memo_texts``), over all
+#: the texts the ``ColumnMemo`` of a group job keep at most (``Tuning.memo_texts``), over all
 #: their columns and both images (a column of distinct values stops filling its memo; at most a
 #: few hundred bytes each: a worker's memory stays bounded however wide the table), and the least
 #: any column keeps (``memo_min_texts``); texts longer than ``memo_text_chars`` are converted
 #: every time (seldom repeated)
-#: a value ``_ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
+#: a value ``ColumnMemo`` leaves to the row pass (the absent marker, a value that does not
 #: convert: their rows' errors and absent names are the row pass's)
-_SLOW = object()
+SLOW = object()
 
 
-class _ColumnMemo(dict):
+class ColumnMemo(dict):
     """One column's converted values by their staged texts: ``memo[text]`` is ``fn(value)``
-    (``fn``: the column's Python converter, ``value``: ``_staged_value(text)``, which raises
-    ``_Unsure``), ``None`` for a null, or ``_SLOW`` (counted in ``slow``, never kept) for the
+    (``fn``: the column's Python converter, ``value``: ``staged_value(text)``, which raises
+    ``Unsure``), ``None`` for a null, or ``SLOW`` (counted in ``slow``, never kept) for the
     absent marker and a value ``fn`` refuses.  A conversion is a function of the text alone (a
     column rule is built from the version's model and the options), so a text seen before —
     an enum, a status, a date, a foreign key — costs one lookup.  Keeps at most ``limit``
@@ -1164,27 +1168,27 @@ class _ColumnMemo(dict):
     def __missing__(self, text: str) -> Any:
         if text == raw.ABSENT_TEXT:
             self.slow += 1
-            return _SLOW
-        value = _staged_value(text)
+            return SLOW
+        value = staged_value(text)
         try:
             out = self.fn(value)
         except Exception:  # the row pass finds the reason (``try_convert``)
             self.slow += 1
-            return _SLOW
+            return SLOW
         if len(self) <= self.limit and len(text) <= self.max_chars:
             self[text] = out
         return out
 
 
-def _memos(conv, tuning: Tuning = Tuning()) -> dict[str, list[_ColumnMemo]]:
-    """A ``_ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
+def conversion_memos(conv, tuning: Tuning = Tuning()) -> dict[str, list[ColumnMemo]]:
+    """A ``ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
     ``tuning.memo_texts`` between them."""
     limit = max(tuning.memo_min_texts, tuning.memo_texts // max(1, 2 * len(conv._functions)))
-    return {image: [_ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv._functions]
+    return {image: [ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv._functions]
             for image in ("after", "before")}
 
 
-def _column_converters(conv, schema, memos: dict[str, list[_ColumnMemo]]) -> dict[str, list]:
+def column_converters(conv, schema, memos: dict[str, list[ColumnMemo]]) -> dict[str, list]:
     """Per image, a ``columnar.column_converter`` per column of ``conv`` (a ``RowConverter``):
     its rule's kernel if it has one, and its ``memos`` entry; ``schema``: the version's row
     table's Arrow schema (``parquet_format``), whose first fields are the columns'."""
@@ -1194,13 +1198,13 @@ def _column_converters(conv, schema, memos: dict[str, list[_ColumnMemo]]) -> dic
             for image, column_memos in memos.items()}
 
 
-def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
+def _column_pass(images: list, memos: list[ColumnMemo]) -> list:
     """The row images of one version's staged events (each a list of texts, or ``None``)
     converted column by column through ``memos`` (one per column): per image its converted
-    tuple, ``None`` for no image, or ``_SLOW`` where the row pass must convert it (a value
-    ``_SLOW``, or a wrong number of values).  Raises ``_Unsure`` (``_staged_value``)."""
+    tuple, ``None`` for no image, or ``SLOW`` where the row pass must convert it (a value
+    ``SLOW``, or a wrong number of values).  Raises ``Unsure`` (``staged_value``)."""
     n = len(memos)
-    out = [_SLOW if t is not None else None for t in images]
+    out = [SLOW if t is not None else None for t in images]
     full = [j for j, t in enumerate(images) if t is not None and len(t) == n]
     if not full:
         return out
@@ -1214,7 +1218,7 @@ def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
         seen = memo.slow
         values = [memo[t] for t in texts]
         if memo.slow != seen:
-            slow.update(i for i, v in enumerate(values) if v is _SLOW)
+            slow.update(i for i, v in enumerate(values) if v is SLOW)
         columns.append(values)
     for i, row in enumerate(zip(*columns)):
         if i not in slow:
@@ -1222,11 +1226,11 @@ def _column_pass(images: list, memos: list[_ColumnMemo]) -> list:
     return out
 
 
-class _Rows:
+class Rows:
     """One version's row events of a chunk, as columns: ``columns`` (``_STAGED``'s fields but
     ``_part``: name → one value per event, in ``seq`` order; the images as their values'
     texts), ``values`` (per image, each event's raw values: events read on the driver, whose
-    values ``_spark_event`` took; ``None`` for staged rows, whose values come from the texts)
+    values ``spark_event`` took; ``None`` for staged rows, whose values come from the texts)
     and ``events`` (the ``_Event`` of each, or ``None``: made by ``event`` when needed)."""
 
     __slots__ = ("columns", "values", "events")
@@ -1236,9 +1240,9 @@ class _Rows:
         self.columns, self.values, self.events = columns, values, events
 
     @classmethod
-    def of(cls, events: list[_Event]) -> "_Rows":
-        """Events read on the driver (``_spark_event``), as columns."""
-        return cls({name: [ev.fields[name] for ev in events] for name in _ROW_FIELDS},
+    def of(cls, events: list[_Event]) -> "Rows":
+        """Events read on the driver (``spark_event``), as columns."""
+        return cls({name: [ev.fields[name] for ev in events] for name in ROW_FIELDS},
                    {image: [ev.values[image] for ev in events] for image in ("after", "before")}, events)
 
     def __len__(self) -> int:
@@ -1251,19 +1255,19 @@ class _Rows:
         return _Event({name: column[j] for name, column in self.columns.items()}, None, "", "", True)
 
 
-#: the fields ``_convert`` reads
-_ROW_FIELDS = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after")
+#: the fields ``convert_rows`` reads
+ROW_FIELDS = ("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before", "after")
 
 
-def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, list[_ColumnMemo]] | None = None
-             ) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
-    """The rows ``_write_version`` writes for one version's events (``rows``), as columns (each
+def convert_rows(conv, rows: Rows, *, after: bool, before: bool, memos: dict[str, list[ColumnMemo]] | None = None
+                 ) -> tuple[dict[str, list], list[tuple[_Event, str]], bool]:
+    """The rows ``convertpass.write_version`` writes for one version's events (``rows``), as columns (each
     output column's name → its values, in the events' order: ``pa.Table.from_pydict``'s input),
     the rows with an error in either image ``(event, reason)``, and whether some row failed (an
     error in an image the plan converts: ``after`` / ``before``).  ``memos``: for staged rows,
-    each image's ``_ColumnMemo`` per column: the images are converted column by column first
+    each image's ``ColumnMemo`` per column: the images are converted column by column first
     (``_column_pass``), and only those it leaves go through ``_image`` with their values
-    (``_staged_values``).  Raises ``_Unsure`` (``_staged_value``)."""
+    (``staged_values``).  Raises ``Unsure`` (``staged_value``)."""
     names = conv.names
     none = (None,) * len(names)
     c = rows.columns
@@ -1272,7 +1276,7 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
     if memos is not None and rows.values is None:
         fast_a, fast_b = _column_pass(texts_a, memos["after"]), _column_pass(texts_b, memos["before"])
     else:
-        fast_a = fast_b = [_SLOW] * n
+        fast_a = fast_b = [SLOW] * n
     given = rows.values
     # each image of each event: (converted values or None, absent names or None); the row
     # pass only for those the column pass left (errors, absent markers, a wrong arity)
@@ -1282,17 +1286,17 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
     absent_b: list = [None] * n
     keep = [True] * n
     failed, errored = False, []
-    for j in [j for j in range(n) if fast_a[j] is _SLOW or fast_b[j] is _SLOW]:
+    for j in [j for j in range(n) if fast_a[j] is SLOW or fast_b[j] is SLOW]:
         op = ops[j]
-        # only the images the event's op carries count, as in ``pl._converted``
+        # only the images the event's op carries count, as in ``convertpass.converted``
         ea = eb = ()
-        if fast_a[j] is _SLOW:
-            va = given["after"][j] if given is not None else _staged_values(texts_a[j])
+        if fast_a[j] is SLOW:
+            va = given["after"][j] if given is not None else staged_values(texts_a[j])
             image_a[j], absent_a[j], ea, fa = _image(conv, texts_a[j], va, after, op in AFTER_OPS)
             failed |= fa
             keep[j] = not fa
-        if fast_b[j] is _SLOW:
-            vb = given["before"][j] if given is not None else _staged_values(texts_b[j])
+        if fast_b[j] is SLOW:
+            vb = given["before"][j] if given is not None else staged_values(texts_b[j])
             image_b[j], absent_b[j], eb, fb = _image(conv, texts_b[j], vb, before, op in BEFORE_OPS)
             failed |= fb
             keep[j] = keep[j] and not fb
@@ -1311,7 +1315,7 @@ def _convert(conv, rows: _Rows, *, after: bool, before: bool, memos: dict[str, l
 
 
 def output_struct(conv):
-    """The ``StructType`` of a version's row files, as ``_write_version`` writes it: the
+    """The ``StructType`` of a version's row files, as ``convertpass.write_version`` writes it: the
     table's columns (``struct_type``, field metadata included), then ``META_COLUMNS`` with
     ``META_METADATA``."""
     from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType

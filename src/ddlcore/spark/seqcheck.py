@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from .pipeline import PipelineError
+from ..errors import PipelineError
 
 __all__ = ["check_files", "seq_range", "SeqRange", "duplicate_error", "first_duplicate", "span_columns",
            "span_has_duplicate"]
