@@ -106,7 +106,7 @@ def test_a_commit_whose_staged_file_is_gone_fails_and_is_not_skipped(spark, tmp_
 
 def _start(changelog: Path, out: Path, logs: Path, i: int) -> subprocess.Popen:
     fh = open(logs / f"run{i}.txt", "w")
-    return subprocess.Popen(DDLCORE + ["run", "--changelog", str(changelog), "--out", str(out),
+    return subprocess.Popen(DDLCORE + ["run", "--dialect", "mysql", "--changelog", str(changelog), "--out", str(out),
                                        "--conf", "spark.driver.memory=512m", "--concurrent-jobs", "1"],
                             stdout=fh, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
