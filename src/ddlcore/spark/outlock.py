@@ -35,8 +35,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PipelineError
 from ..runlock import LOCK_PATH, parse_record, probe
-from .pipeline import PipelineError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fs import OutputFS
