@@ -329,6 +329,7 @@ class DebeziumCapture(Capture):
         #: ``(id(TableId), schema_seq)`` → ``(TableId, captured, table or None)``
         self._routes: dict[tuple[int, int], tuple] = {}
         self._parse_fn: tuple | None = None  # (connector, its parse or None)
+        self._derive_fn: tuple | None = None  # (connector, its schema_ddl or None)
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -694,8 +695,11 @@ class DebeziumCapture(Capture):
             self._log.emit("t", position, rec.ts_ms, database=db, table=name, **extra)
             return
         reasons = [quarantine] if quarantine else []
-        derive = getattr(self.connector, "schema_ddl", None)  # PostgreSQL without DDL: the message's schema
-        described = derive(rec, table) if derive is not None else None
+        derive = self._derive_fn
+        if derive is None or derive[0] is not connector:  # looked up once per connector, not per row
+            derive = self._derive_fn = (connector, getattr(connector, "schema_ddl", None))
+        # PostgreSQL without DDL: the message's schema
+        described = derive[1](rec, table) if derive[1] is not None else None
         if described is not None and described.statements:
             for text in described.statements:
                 self._log.emit("ddl", position, rec.ts_ms, database=db, ddl=text)
