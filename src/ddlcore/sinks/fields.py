@@ -15,6 +15,8 @@ Rules (docs/tables.md, "Schema evolution"):
   ``<name>__<old type>_v<N>`` (``N``: the version that changed the type) and a new field takes
   the source name;
 * a dropped column's field is deleted from the schema (its values stay in the old snapshots);
+* a ``DROP TABLE`` keeps the table's fields (its changes table stays readable with the
+  schema it had); a ``CREATE`` of the name after it deletes them (a new incarnation);
 * physical names (the Parquet column names Spark writes): the source name, unless another field
   of the table ever had that physical name (a name reused after a drop, or by the new field of a
   retype), then ``<name>__f<incarnation>_<column_id>_<n>``.  So every physical name belongs to
@@ -154,14 +156,16 @@ def build_fields(lin: Lineage, spark_types: Callable[[Any], list[Any]]) -> Linea
     by_col: dict[int, str] = {}
     incarnation, exists = 0, False
     for v in lin.versions:
-        if v.table is None:
+        if v.table is None:  # DROP TABLE: the changes table keeps its fields (its rows stay readable)
             for k in by_col.values():
-                lin.fields[k].alive = lin.fields[k].current = False
+                lin.fields[k].current = False
             by_col, exists = {}, False
             lin.dropped = True
             continue
-        if not exists and lin.fields:
+        if not exists and lin.fields:  # created again after a DROP: the dropped table's fields go
             incarnation += 1
+            for f in lin.fields.values():
+                f.alive = f.current = False
         existed = exists
         exists, lin.dropped = True, False
         table = v.table.identified()
