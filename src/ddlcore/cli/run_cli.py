@@ -8,8 +8,9 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..errors import one_line
 from ..runconfig import DEFAULT_CONCURRENT_JOBS
-from .common import assignments, one_line, verbose_option
+from .common import assignments, verbose_option
 
 __all__ = ["run_cmd", "render_summary", "check_local_changelog"]
 
