@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # pragma: no cover
     from ..history import SchemaHistory, TableVersion
 
-__all__ = ["Sink", "ParquetSink", "make_sink", "commit_plan", "FORMATS"]
+__all__ = ["Sink", "ParquetSink", "make_sink", "check_plan", "commit_plan", "FORMATS"]
 
 #: the values of ``ddlcore run --format``
 FORMATS = ("parquet", "iceberg")
@@ -71,6 +71,15 @@ def make_sink(fmt: str, out: str, *, catalog: str | None = None, dialect: str | 
         from .iceberg import IcebergSink
         return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options)
     raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+
+
+def check_plan(part: dict[str, Any], where: str) -> None:
+    """Raise ``PipelineError`` (one line naming ``where``) when this version cannot carry out
+    a sink's part of a commit plan (one an earlier version wrote in another layout), before
+    anything of the plan is done."""
+    if part.get("format") == "iceberg":
+        from .icecommit import check_plan as check_iceberg
+        check_iceberg(part, where)
 
 
 def commit_plan(part: dict[str, Any], fs: Any) -> None:
