@@ -68,10 +68,11 @@ def _ident_text(ident: dict) -> str:
             f"epoch {ident.get('epoch')}")
 
 
-def resolve_dialect(given: str | None, sources: list, info: dict | None, required: bool = False) -> str:
-    """The run's dialect: the log's source event's, else ``given``, else the output's
-    (``info``), else ``mysql`` (``required``: a ``PipelineError`` naming ``--dialect``).  Raises
-    ``PipelineError`` when they contradict each other."""
+def resolve_dialect(given: str | None, sources: list, info: dict | None) -> str:
+    """The run's dialect: the log's source event's (``sources``: its source events), else
+    ``given`` (``--dialect``, ``run_pipeline(dialect=...)``), else the output's (``info``: its
+    recorded log info).  Never a guess: none of the three is a ``PipelineError`` naming the
+    option; so is a contradiction between them."""
     from ..errors import DialectNotFound
     from ..plugins import get_dialect
 
@@ -86,10 +87,9 @@ def resolve_dialect(given: str | None, sources: list, info: dict | None, require
     recorded = None if info is None else info.get("dialect")
     name = log or asked or recorded
     if name is None:
-        if required:
-            raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
-                                "header has one) and the output records none: name it, e.g. --dialect mysql")
-        name = "mysql"
+        raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
+                            "header has one) and the output records none: name it, e.g. --dialect mysql "
+                            "(dialect='mysql' in run_pipeline)")
     if recorded is not None and name != recorded:
         raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
     return name
@@ -204,7 +204,7 @@ def record_history(ctx: Any, inputs: Any, increment: Any, out: str, sink: Any = 
     events, bad = _history_events(ctx, _candidates(ctx, inputs, increment))
     sources = [e for e in events if e.op == "source"]
     identity = check_identity(out, ctx.state, sources, ctx.last, continued=inputs.continued)
-    name = resolve_dialect(ctx.config.dialect, sources, ctx.state.log_info(), ctx.config.dialect_required)
+    name = resolve_dialect(ctx.config.dialect, sources, ctx.state.log_info())
     ctx.result.dialect = name
     todo = [e for e in events if ctx.last is None or e.seq > ctx.last]
     ctx.say(f"recording {len(todo)} DDL event(s) in the schema history")
