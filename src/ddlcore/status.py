@@ -36,8 +36,8 @@ from .errors import DdlCoreError
 from .reasons import short_reason
 from .runlock import LOCK_PATH, probe
 
-__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "TableStatus", "output_status", "output_lock", "output_lag",
-           "last_event_before"]
+__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "TableStatus", "output_status", "output_lock",
+           "output_lag", "last_event_before"]
 
 #: the lock file a running ``ddlcore run`` holds (``flock``, exclusive) on its output, relative
 #: to ``OUT`` (``ddlcore.runlock``, shared with ``ddlcore.spark.outlock``: no pyspark loaded)

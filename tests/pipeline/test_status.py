@@ -73,7 +73,8 @@ def test_status_reports_the_commit_the_capture_the_lag_tables_quarantine_and_loc
     assert [(t["schema"], t["table"], t["rows"]) for t in doc] == [(t.schema, t.table, t.rows) for t in st.tables]
     shown = _cli(str(out)).stdout  # the text form: a line per table, its name, version, rows
     c = tables["public", "customers"]
-    assert [c.name, str(c.version), "-", f"{c.rows:,}"] in [line.replace("│", " ").split() for line in shown.splitlines()]
+    cells = [line.replace("│", " ").split() for line in shown.splitlines()]
+    assert [c.name, str(c.version), "-", f"{c.rows:,}"] in cells
 
     lock = out / OUTPUT_LOCK_NAME
     assert OUTPUT_LOCK_NAME == outlock.LOCK_PATH  # the lock ddlcore run takes
