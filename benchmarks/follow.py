@@ -89,7 +89,7 @@ def main() -> None:
         warm_out, cold_out = tmp / "warm", tmp / "cold"
         spark = spark_session()
         spark.sparkContext.setLogLevel("ERROR")
-        run_pipeline(cap.dir, cold_out, spark=spark)  # the cold side's output before its batches
+        run_pipeline(cap.dir, cold_out, spark=spark, dialect="mysql")  # the cold side's output before its batches
 
         stop, committed = threading.Event(), threading.Event()
         seen: list[float] = []
@@ -99,7 +99,8 @@ def main() -> None:
             committed.set()
 
         follower = threading.Thread(target=follow, args=(cap.dir, warm_out), daemon=True,
-                                    kwargs={"spark": spark, "interval": 0.05, "stop": stop, "on_batch": on_batch})
+                                    kwargs={"spark": spark, "interval": 0.05, "stop": stop, "on_batch": on_batch,
+                                            "dialect": "mysql"})
         follower.start()
         committed.wait()  # the first batch: the whole log so far
         cold, warm = [], []

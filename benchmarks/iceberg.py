@@ -52,7 +52,7 @@ def job_main(fmt: str, log: Path, out: Path) -> int:
     spark = spark_session(None, f"ddlcore benchmark: --format {fmt}")
     spark.sparkContext.setLogLevel("ERROR")
     t0 = time.perf_counter()
-    result = run_pipeline(log, out, spark=spark, output_format=fmt)
+    result = run_pipeline(log, out, spark=spark, output_format=fmt, dialect="mysql")
     seconds = time.perf_counter() - t0
     iceberg_rows = None
     if fmt == "iceberg":
@@ -103,7 +103,7 @@ def merge_main(work: Path, table_rows: int, changed: int) -> int:
     log = work / "merge.jsonl"
     _merge_log(log, table_rows, changed, first=True)
     out, saved = work / "out", work / "saved"
-    run_pipeline(log, out, spark=spark, output_format="iceberg")
+    run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     shutil.copytree(out, saved)  # (put back at the same path: the catalog and metadata hold absolute paths)
     _merge_log(log, table_rows, changed, first=False)
     real = IcebergSink.stage
@@ -114,7 +114,7 @@ def merge_main(work: Path, table_rows: int, changed: int) -> int:
             shutil.rmtree(out)
             saved.rename(out)
         t0 = time.perf_counter()
-        result = run_pipeline(log, out, spark=spark, output_format="iceberg")
+        result = run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
         times[name] = time.perf_counter() - t0
         assert result.rows == changed, result.rows
     IcebergSink.stage = real

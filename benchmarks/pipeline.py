@@ -276,7 +276,7 @@ def ddlcore_job(spark, log: Path, out: Path, jobs: int, progress=None):
     """``run_pipeline`` on ``log`` into ``out`` (``progress``: its callback); its result."""
     from ddlcore.spark.pipeline import run_pipeline
 
-    return run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress)
+    return run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress, dialect="mysql")
 
 
 def udf_job(spark, log: Path, out: Path, jobs: int, progress=None):
@@ -289,7 +289,7 @@ def udf_job(spark, log: Path, out: Path, jobs: int, progress=None):
     convertpass.write_version = _udf_write_version
     try:
         return pipeline.run_pipeline(log, out, spark=spark, concurrent_jobs=jobs, progress=progress,
-                                     tuning=Tuning(driver_max_rows=-1))
+                                     tuning=Tuning(driver_max_rows=-1), dialect="mysql")
     finally:
         convertpass.write_version = real
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Protocol
 
 from .changelog import ChangeEvent, ChangeLogWriter, event_line
-from .errors import DdlCoreError
+from .errors import CaptureError, DdlCoreError, one_line
 from .model import Table, TableId
 
 __all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
@@ -55,11 +55,6 @@ CHECKPOINT_NAME = "checkpoint.json"
 HISTORY_NAME = "history.sqlite"
 LOG_NAME = "capture.log"
 LOCK_NAME = "capture.lock"
-
-
-class CaptureError(DdlCoreError):
-    """A capture cannot start or go on: a source not set up for it, an output directory that
-    is not a capture's, a checkpoint that does not match the files, a message it cannot read."""
 
 
 @dataclass
@@ -877,12 +872,10 @@ def run_capture_command(cap: Any, console: Any, *, as_json: bool, summary: Calla
     ``stats.to_json()`` on stdout."""
     import click
 
-    from .cli.common import one_line
-
     restore = install_signal_handlers(cap.stop, lambda: cap.stopping)
     try:
         stats = cap.run()
-    except CaptureError as exc:  # one line (ddlcore.cli.common): the root command prints it, exit status 1
+    except CaptureError as exc:  # one line (errors.one_line): the root command prints it, exit status 1
         raise click.ClickException(one_line(str(exc))) from exc
     except Exception as exc:  # noqa: BLE001 - connection lost, server error: the checkpoint is safe
         raise click.ClickException(f"{type(exc).__name__}: {one_line(str(exc))}") from exc

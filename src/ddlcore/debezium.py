@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol
 
-from .capture import CaptureError
+from .errors import CaptureError
 
 __all__ = ["DebeziumError", "DebeziumSettings", "FieldSchema", "Loss", "Record", "DebeziumConnector", "NO_FIELDS",
            "parse_record", "field_schemas", "connectors", "connector_for", "SETTINGS", "ROW_OPS"]

@@ -1,13 +1,21 @@
 """Exceptions of ddlcore.
 
-Owns: the error types users catch.  Every parse failure is a ``DdlParseError``; nothing else
-escapes ``DdlParser.parse`` (docs/architecture.md, "From DDL text to tables")."""
+Owns: the error types users catch, and ``one_line`` (an error's message as the one line the
+commands print).  Every parse failure is a ``DdlParseError``; nothing else escapes
+``DdlParser.parse`` (docs/architecture.md, "From DDL text to tables")."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["DdlCoreError", "DdlParseError", "DialectNotFound", "RowConversionError", "PipelineError"]
+__all__ = ["DdlCoreError", "DdlParseError", "DialectNotFound", "RowConversionError", "PipelineError", "CaptureError",
+           "one_line"]
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: its non-blank lines, stripped, joined with ``"; "`` (``""`` for
+    none).  How an error message is printed by ``ddlcore`` commands (one line per error)."""
+    return "; ".join(s.strip() for s in str(text).splitlines() if s.strip())
 
 
 class DdlCoreError(Exception):
@@ -86,3 +94,9 @@ class PipelineError(DdlCoreError):
         self.reason = reason
         self.seq = seq
         super().__init__(f"event seq {seq}: {reason}" if seq is not None else reason)
+
+
+class CaptureError(DdlCoreError):
+    """A capture cannot start or go on: a source not set up for it, an output directory that
+    is not a capture's, a checkpoint that does not match the files, a message it cannot read.
+    (Also importable from ``ddlcore.capture``, the captures' common core.)"""

@@ -79,8 +79,8 @@ class RunConfig:
     """The options of one ``ddlcore run`` (``ddlcore.spark.pipeline.run_pipeline``).
 
     ``dialect``: the DDL dialect (default: the one the log's source event names, else the
-    output's, else ``mysql``; with ``dialect_required``, as ``ddlcore run`` passes, neither is a
-    ``PipelineError`` naming ``--dialect``); ``history``: the schema history store (default ``OUT/_history.sqlite``);
+    output's; neither is a ``PipelineError`` naming ``--dialect``: never guessed); ``history``:
+    the schema history store (default ``OUT/_history.sqlite``);
     ``strict``: stop at the first event that cannot be interpreted instead of quarantining it;
     ``spark_options``: type-mapping options (``ddlcore.spark.SparkOptions``);
     ``concurrent_jobs``: table versions converted at the same time; ``replay_quarantine``:
@@ -106,7 +106,6 @@ class RunConfig:
     take_lock: bool = True
     batch_end: tuple[int, int] | None = None
     batch_files: frozenset[str] | None = None
-    dialect_required: bool = False
     tuning: Tuning = field(default_factory=Tuning)
 
     @classmethod

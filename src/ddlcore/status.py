@@ -36,8 +36,8 @@ from .errors import DdlCoreError
 from .reasons import short_reason
 from .runlock import LOCK_PATH, probe
 
-__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "output_status", "output_lock", "output_lag",
-           "last_event_before"]
+__all__ = ["OUTPUT_LOCK_NAME", "StatusError", "OutputStatus", "TableStatus", "output_status", "output_lock",
+           "output_lag", "last_event_before"]
 
 #: the lock file a running ``ddlcore run`` holds (``flock``, exclusive) on its output, relative
 #: to ``OUT`` (``ddlcore.runlock``, shared with ``ddlcore.spark.outlock``: no pyspark loaded)
@@ -53,6 +53,27 @@ class StatusError(DdlCoreError):
     """``OUT`` is not a local ``ddlcore run`` output, or a state file cannot be read."""
 
 
+@dataclass(frozen=True)
+class TableStatus:
+    """One table of an output (``OutputStatus.tables``): its ``database``, ``schema``
+    (``None`` without one) and ``table`` name, its latest ``version`` (``_schemas``), the span
+    ``valid_from_seq`` / ``valid_to_seq`` of that version (``None``: still in force) and the
+    ``rows`` written to the table in all runs (``_run.json``)."""
+
+    database: str | None
+    schema: str | None
+    table: str
+    version: int
+    valid_from_seq: int | None
+    valid_to_seq: int | None
+    rows: int
+
+    @property
+    def name(self) -> str:
+        """``database.[schema.]table``."""
+        return ".".join(str(p) for p in (self.database, self.schema, self.table) if p is not None)
+
+
 @dataclass
 class OutputStatus:
     """``ddlcore status``'s answer (``to_json`` is the ``--format json`` document).
@@ -64,8 +85,7 @@ class OutputStatus:
     * ``capture``: ``None`` unless the change log is a capture directory; else ``directory``,
       ``seq``, ``phase``, ``updated``, ``ts`` and ``position`` of its last checkpointed event.
     * ``lag``: ``events`` and ``seconds`` (module docstring; ``None`` without a capture).
-    * ``tables``: per table ``database``, ``schema``, ``table``, ``version`` (the latest),
-      ``valid_from_seq``, ``valid_to_seq`` (``None``: in force), ``rows`` (written in all runs).
+    * ``tables``: a ``TableStatus`` per table (in ``to_json``: its fields), ordered by name.
     * ``quarantine``: ``total`` and ``reasons`` (reason → records, the run summary's keys).
     * ``lock``: ``path``, ``held`` (a process holds it now), ``pid`` (when the file names one).
     * ``changelog``: the change-log files the output has read, with the bytes consumed."""
@@ -74,7 +94,7 @@ class OutputStatus:
     committed: dict[str, Any]
     capture: dict[str, Any] | None
     lag: dict[str, Any]
-    tables: list[dict[str, Any]] = field(default_factory=list)
+    tables: list[TableStatus] = field(default_factory=list)
     quarantine: dict[str, Any] = field(default_factory=dict)
     lock: dict[str, Any] = field(default_factory=dict)
     changelog: dict[str, int] = field(default_factory=dict)
@@ -173,7 +193,7 @@ def _lag(committed: dict[str, Any], capture: dict[str, Any] | None) -> dict[str,
     return {"events": events, "seconds": seconds}
 
 
-def _tables(out: Path) -> list[dict[str, Any]]:
+def _tables(out: Path) -> list[TableStatus]:
     """The latest version of each table (``_schemas``) with the rows written (``_run.json``)."""
     rows: Counter = Counter()
     for r in ((_read_json(out / "_run.json") or {}).get("total") or {}).get("counts", []):
@@ -182,13 +202,12 @@ def _tables(out: Path) -> list[dict[str, Any]]:
     for path in sorted((out / "_schemas").glob("*.json")):
         doc = _read_json(path) or {}
         key = (doc.get("database"), doc.get("schema"), doc.get("table"))
-        if "schema_version" in doc and (key not in latest or doc["schema_version"] > latest[key]["version"]):
-            latest[key] = {"database": key[0], "schema": key[1], "table": key[2], "version": doc["schema_version"],
-                           "valid_from_seq": doc.get("valid_from_seq"), "valid_to_seq": doc.get("valid_to_seq")}
-    for (database, schema, table), t in latest.items():
-        t["rows"] = rows.get((database, f"{schema}.{table}" if schema else table), 0)
-    return sorted(latest.values(), key=lambda t: tuple("" if v is None else str(v)
-                                                       for v in (t["database"], t["schema"], t["table"])))
+        if "schema_version" in doc and (key not in latest or doc["schema_version"] > latest[key]["schema_version"]):
+            latest[key] = doc
+    tables = [TableStatus(database, schema, table, doc["schema_version"], doc.get("valid_from_seq"),
+                          doc.get("valid_to_seq"), rows.get((database, f"{schema}.{table}" if schema else table), 0))
+              for (database, schema, table), doc in latest.items()]
+    return sorted(tables, key=lambda t: tuple("" if v is None else str(v) for v in (t.database, t.schema, t.table)))
 
 
 def _quarantine(out: Path) -> dict[str, Any]:

@@ -273,7 +273,7 @@ def local_output(spark, tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("cluster-reference")
     log = write_log(tmp / "log")
-    run_pipeline(log, tmp / "out", spark=spark)
+    run_pipeline(log, tmp / "out", spark=spark, dialect="mysql")
     snap = snapshot(tmp / "out")
     assert snap["_run.json"]["rows"] == 120 + 60 + 120 + 60 and snap["_run.json"]["quarantined"] == 3
     return log, snap

@@ -50,10 +50,10 @@ def test_an_output_only_hadoop_reaches_gets_what_a_local_path_gets(spark, tmp_pa
     local = tmp_path / "local"
     for out in (f"{uri}/run", local):  # a first run sees a prefix of the log, then all of it, then again
         log.events = events[:4]
-        res1 = pl.run_pipeline(log.write(), out, spark=spark)
+        res1 = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
         log.events = events
-        res2 = pl.run_pipeline(log.write(), out, spark=spark)
-        res3 = pl.run_pipeline(log.write(), out, spark=spark)
+        res2 = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
+        res3 = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
         assert (res1.events, res2.events, res3.events) == (4, 3, 0)
     remote = target / "run"
     assert state_of(remote) == state_of(local)
@@ -82,10 +82,10 @@ def test_a_commit_killed_after_its_commit_point_is_rolled_forward_through_hadoop
 
     monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), f"{uri}/k", spark=spark)
+        pl.run_pipeline(log.write(), f"{uri}/k", spark=spark, dialect="mysql")
     assert (target / "k" / "_state" / "pending.json").exists()
     monkeypatch.setattr(commit, "apply_moves", real)
-    assert pl.run_pipeline(log.write(), f"{uri}/k", spark=spark).events == 0  # rolled forward
+    assert pl.run_pipeline(log.write(), f"{uri}/k", spark=spark, dialect="mysql").events == 0  # rolled forward
     assert [r["_seq"] for r in rows_of(spark, target / "k", "orders", 1) + rows_of(spark, target / "k", "orders", 2)] \
         == [3, 4, 6, 7]
     assert (target / "k" / "_history.sqlite").exists()
@@ -97,7 +97,7 @@ def test_a_file_uri_is_the_local_directory(spark, tmp_path, monkeypatch):
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     log = shop_log(tmp_path)
-    res = pl.run_pipeline(log.write(), (tmp_path / "out").as_uri(), spark=spark)
+    res = pl.run_pipeline(log.write(), (tmp_path / "out").as_uri(), spark=spark, dialect="mysql")
     assert res.rows == 4
     assert [r["_seq"] for r in rows_of(spark, tmp_path / "out", "orders", 1)] == [3, 4]
     assert (tmp_path / "out" / "_history.sqlite").exists()  # SQLite in place on a local output
@@ -113,8 +113,8 @@ def test_a_change_log_only_hadoop_reaches_is_read_as_a_local_one(spark, tmp_path
     (target / "log").mkdir()
     log.write(['{"seq": 99, "op": "c"'])
     (target / "log" / "_ignored.jsonl").write_text("not a change-log file: hidden by its name\n")
-    remote = pl.run_pipeline(f"{uri}/log", tmp_path / "a", spark=spark)
-    local = pl.run_pipeline(target / "log", tmp_path / "b", spark=spark)
+    remote = pl.run_pipeline(f"{uri}/log", tmp_path / "a", spark=spark, dialect="mysql")
+    local = pl.run_pipeline(target / "log", tmp_path / "b", spark=spark, dialect="mysql")
     assert (remote.rows, remote.quarantined, remote.last_seq) == (local.rows, local.quarantined, local.last_seq) == (4, 1, 7)
     for table, version in (("orders", 1), ("orders", 2)):
         assert rows_of(spark, tmp_path / "a", table, version) == rows_of(spark, tmp_path / "b", table, version)
@@ -122,7 +122,7 @@ def test_a_change_log_only_hadoop_reaches_is_read_as_a_local_one(spark, tmp_path
            for line in f.read_text().splitlines() if line.strip()]
     assert q["reason"].startswith(f"{uri}/log/changelog.jsonl: malformed event") and q["event"] == '{"seq": 99, "op": "c"'
     with pytest.raises(FileNotFoundError, match="change log not found"):
-        pl.run_pipeline(f"{uri}/nothing", tmp_path / "c", spark=spark)
+        pl.run_pipeline(f"{uri}/nothing", tmp_path / "c", spark=spark, dialect="mysql")
     assert not (tmp_path / "c").exists()
 
 
@@ -139,7 +139,7 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
 
     monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     monkeypatch.setattr(commit, "apply_moves", real)
     pending = out / "_state" / "pending.json"
     plan = json.loads(pending.read_text())
@@ -149,7 +149,7 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
                      for f in sorted(staged.rglob("*")) if f.is_file() and not f.name.startswith(".")]
     plan["run_json_path"] = str(out / "_run.json")
     pending.write_text(json.dumps(plan))
-    assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
+    assert pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql").events == 0
     assert [r["_seq"] for r in rows_of(spark, out, "orders", 1) + rows_of(spark, out, "orders", 2)] == [3, 4, 6, 7]
     assert json.loads((out / "_run.json").read_text())["total"]["counts"]
 
@@ -157,9 +157,9 @@ def test_a_commit_plan_of_the_earlier_version_with_absolute_paths_is_rolled_forw
 def test_a_filesystem_hadoop_does_not_have_is_one_clear_error(spark, tmp_path):
     log = shop_log(tmp_path)
     with pytest.raises(pl.PipelineError, match=r'output nosuch://x/out: .*No FileSystem for scheme "nosuch"'):
-        pl.run_pipeline(log.write(), "nosuch://x/out", spark=spark)
+        pl.run_pipeline(log.write(), "nosuch://x/out", spark=spark, dialect="mysql")
     with pytest.raises(pl.PipelineError, match=r'change log nosuch://x/log: .*No FileSystem for scheme "nosuch"'):
-        pl.run_pipeline("nosuch://x/log", tmp_path / "out", spark=spark)
+        pl.run_pipeline("nosuch://x/log", tmp_path / "out", spark=spark, dialect="mysql")
     assert not (tmp_path / "out").exists()
 
 

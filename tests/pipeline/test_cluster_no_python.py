@@ -50,13 +50,13 @@ def test_no_run_path_hands_spark_python(spark, tmp_path, no_python_on_executors)
     blocked = log.row("c", "t", after=[3, 2, 3, "x"])
     log.row("c", "nowhere", after=[1])                        # unknown table
     out = tmp_path / "out"
-    res = pl.run_pipeline(log.write(['{"seq": 100, "op": "c"']), out, spark=spark)
+    res = pl.run_pipeline(log.write(['{"seq": 100, "op": "c"']), out, spark=spark, dialect="mysql")
     assert res.rows == 1 and res.quarantined == 5, res.quarantine_reasons
     assert any(r.startswith(f"schema unknown since seq {bad}") for r in res.quarantine_reasons)
     log.add(op="ddl", database="shop", snapshot=True,
             ddl="CREATE TABLE `t` (`id` int(11) NOT NULL, `status` enum('a','b'), `qty` int(11), "
                 "`extra` varchar(10), PRIMARY KEY (`id`))")
-    res2 = pl.run_pipeline(log.write(), out, spark=spark, replay_quarantine=True)
+    res2 = pl.run_pipeline(log.write(), out, spark=spark, replay_quarantine=True, dialect="mysql")
     assert res2.replayed == 1
     _, rows = parquet_rows(spark, out, "t", 3)
     assert [(r["_seq"], r["extra"]) for r in rows] == [(blocked, "x")]

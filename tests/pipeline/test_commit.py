@@ -100,7 +100,7 @@ def test_a_first_run_moves_whole_directories_of_files_named_after_the_run(spark,
     out = tmp_path / "out"
     plans: list = []
     recording(monkeypatch, plans)
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.rows == 8 and res.quarantined == 1
     [moves] = plans
     run = json.loads((out / "_state" / "checkpoint.json").read_text())["run"]
@@ -127,13 +127,13 @@ def test_a_first_run_moves_whole_directories_of_files_named_after_the_run(spark,
 def test_an_incremental_run_appends_file_by_file_and_moves_new_versions_whole(spark, tmp_path, monkeypatch):
     log = sharded_log(tmp_path)
     out = tmp_path / "out"
-    pl.run_pipeline(log.write(), out, spark=spark)
+    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     first = json.loads((out / "_state" / "checkpoint.json").read_text())["run"]
     before = {p.name for p in out.rglob("*.parquet")}
     grow(log)
     plans: list = []
     recording(monkeypatch, plans)
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.rows == 3 and res.quarantined == 1
     second = json.loads((out / "_state" / "checkpoint.json").read_text())["run"]
     [moves] = plans
@@ -159,10 +159,10 @@ def never_killed(spark, tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("never-killed")
     reference = sharded_log(tmp)
     ref = tmp / "ref"
-    pl.run_pipeline(reference.write(), ref, spark=spark)
+    pl.run_pipeline(reference.write(), ref, spark=spark, dialect="mysql")
     grow(reference)
-    pl.run_pipeline(reference.write(), ref, spark=spark)
-    pl.run_pipeline(reference.write(), ref, spark=spark)  # nothing new (a run all the same)
+    pl.run_pipeline(reference.write(), ref, spark=spark, dialect="mysql")
+    pl.run_pipeline(reference.write(), ref, spark=spark, dialect="mysql")  # nothing new (a run all the same)
     return output_of(spark, ref)
 
 
@@ -178,14 +178,14 @@ def test_a_commit_killed_between_two_moves_is_rolled_forward(spark, tmp_path, mo
     plans: list = []
     recording(monkeypatch, plans, (die_after, die_after + 1, None, die_after))
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert (out / "_state" / "pending.json").exists()
     grow(log)
     with pytest.raises(KeyboardInterrupt):  # killed in the roll-forward
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     with pytest.raises(KeyboardInterrupt):  # rolls forward, runs, killed in its own commit
-        pl.run_pipeline(log.write(), out, spark=spark)
-    assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
+    assert pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql").events == 0
     assert len(plans) == 6 and plans[0] == plans[1] == plans[2] and plans[3] == plans[4]
     assert len(plans[3]) > die_after and {len(m) for m in plans[3]} == {2, 3}  # files and a directory
     assert output_of(spark, out) == never_killed
@@ -259,8 +259,8 @@ def test_an_output_only_hadoop_reaches_is_committed_alike(spark, tmp_path, mount
     (tmp_path / "log").mkdir()
     log = sharded_log(tmp_path / "log")
     for out in (f"{uri}/s", tmp_path / "local"):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     grow(log)
     for out in (f"{uri}/s", tmp_path / "local"):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert output_of(spark, target / "s") == output_of(spark, tmp_path / "local")

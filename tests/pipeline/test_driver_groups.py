@@ -211,7 +211,7 @@ def test_groups_of_several_versions_with_a_bad_row(spark, tmp_path, monkeypatch,
     # the input split only for the run on the driver (whose parts are the staged files): a
     # Spark job per group reads the group's directory whatever its files
     res, said = _both_ways(spark, tmp_path, sharded_log(tmp_path).write(), spark_runs, tuning=tuning,
-                           driver_settings=lambda: _split_input(spark, parts, split=200))
+                           driver_settings=lambda: _split_input(spark, parts, split=200), dialect="mysql")
     assert res.quarantined == 1 and res.rows == 10
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
     if parts:  # the group of the three shards (its failed row in one part) in several parts
@@ -222,7 +222,7 @@ def test_large_groups_stay_spark_jobs(spark, tmp_path, monkeypatch, spark_runs):
     """With groups of at most 2 rows on the driver, the sharded tables' group (8 rows) is a
     Spark job and the rest are converted on the driver, into one output."""
     res, said = _both_ways(spark, tmp_path, sharded_log(tmp_path).write(), spark_runs,
-                           tuning=Tuning(driver_max_rows=2))
+                           tuning=Tuning(driver_max_rows=2), dialect="mysql")
     assert any(m.startswith("converting shop.s0 version 1 and 2 more") for m in said), said
     assert any("converted 2 of 2 conversion group(s)" in m for m in said), said
 
@@ -244,7 +244,7 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
     assert driver.group_batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 4, 1: 4, 2: 4}, tuning) == [[0], [1], [2]]
     assert driver.group_batches([0, 1, 2], {0: 1, 1: 1, 2: 1}, {0: 2, 1: 2, 2: 9}, tuning) == [[0, 1], [2]]
     _read_in_batches(monkeypatch)
-    res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning)
+    res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning, dialect="mysql")
     assert res.rows == 5
     assert any("1 conversion group(s) left to Spark jobs: their values take more than 1,000 bytes" in m
                for m in said), said
@@ -280,7 +280,7 @@ def test_a_text_that_is_not_its_values_text_form_leaves_the_group_to_spark(spark
     log.row("c", "b", after=[1, "x"])
     # the input split only for the run on the driver, whose parts are the staged files
     res, said = _both_ways(spark, tmp_path, log.write(), spark_runs, tuning=tuning,
-                           driver_settings=lambda: _split_input(spark, parts))
+                           driver_settings=lambda: _split_input(spark, parts), dialect="mysql")
     assert any(" parts of about 1 rows" in m for m in said) == parts, said
     assert res.rows == 2 and res.quarantined == 1
     [record] = quarantine(tmp_path / "driver")
@@ -298,7 +298,7 @@ def test_replayed_quarantine_on_the_driver_equals_spark_jobs(spark, tmp_path, mo
     log.row("c", "late", after=[2, "b"])
     out_spark, out_driver = tmp_path / "spark", tmp_path / "driver"
     for out, tuning in ((out_spark, SPARK_JOBS), (out_driver, ON_DRIVER)):
-        res, _ = _run(spark, log.write(), out, tuning)
+        res, _ = _run(spark, log.write(), out, tuning, dialect="mysql")
         assert res.quarantined == 2
     log.add(op="ddl", database="shop", snapshot=True, ddl="CREATE TABLE late (id int, name varchar(5))")
     log.row("c", "late", after=[3, "c"])

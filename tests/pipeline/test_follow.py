@@ -30,7 +30,7 @@ HANG = 600
 def _reference(spark, cap: CaptureDir, tmp: Path) -> Path:
     whole, ref = tmp / "whole", tmp / "ref"
     shutil.copytree(cap.dir, whole)
-    pl.run_pipeline(whole, ref, spark=spark)
+    pl.run_pipeline(whole, ref, spark=spark, dialect="mysql")
     return ref
 
 
@@ -63,7 +63,7 @@ def test_a_follower_commits_batches_as_the_log_grows_and_holds_the_lock(spark, t
     def run() -> None:
         try:
             box["stats"] = follow(cap.dir, out, spark=spark, interval=0.2, max_batch_events=15, stop=stop,
-                                  on_batch=batches.append)
+                                  on_batch=batches.append, dialect="mysql")
         except BaseException as exc:  # noqa: BLE001 - reported below
             box["error"] = exc
 
@@ -73,7 +73,7 @@ def test_a_follower_commits_batches_as_the_log_grows_and_holds_the_lock(spark, t
         _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "the first batches")
         assert outlock.holder(out)["command"] == "ddlcore run --follow"
         with pytest.raises(outlock.OutputLocked, match="ddlcore run --follow, pid"):
-            pl.run_pipeline(cap.dir, out, spark=spark)
+            pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
         cap.grow(20)  # more than a batch takes: two batches
         _wait(lambda: checkpoint(out) == cap.seq or "error" in box, "a batch of the new events")
     finally:
@@ -93,7 +93,7 @@ def test_a_second_signal_abandons_the_batch_in_flight_and_a_restart_does_it_agai
     cap = CaptureDir(tmp_path / "cap")
     cap.grow(10)
     out = tmp_path / "out"
-    pl.run_pipeline(cap.dir, out, spark=spark)
+    pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     committed = checkpoint(out)
     cap.grow(10)
     signals = []
@@ -105,13 +105,13 @@ def test_a_second_signal_abandons_the_batch_in_flight_and_a_restart_does_it_agai
                 os.kill(os.getpid(), signal.SIGTERM)  # the second raises here
 
     before = signal.getsignal(signal.SIGTERM)
-    stats = follow(cap.dir, out, spark=spark, interval=0.1, progress=progress, handle_signals=True)
+    stats = follow(cap.dir, out, spark=spark, interval=0.1, progress=progress, handle_signals=True, dialect="mysql")
     assert signal.getsignal(signal.SIGTERM) is before  # put back
     assert stats.abandoned and stats.batches == 0 and len(signals) == 2
     assert checkpoint(out) == committed and not (out / "_state" / "staging").exists()
     assert not (out / "_state" / "pending.json").exists() and outlock.holder(out) is None
     stop = threading.Event()
-    stats = follow(cap.dir, out, spark=spark, stop=stop, interval=0.1, on_batch=lambda r: stop.set())
+    stats = follow(cap.dir, out, spark=spark, stop=stop, interval=0.1, on_batch=lambda r: stop.set(), dialect="mysql")
     assert stats.batches == 1 and checkpoint(out) == cap.seq
     ref = _reference(spark, cap, tmp_path)
     assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)
@@ -165,7 +165,8 @@ def test_a_directory_of_files_is_followed_in_batches_of_whole_files(spark, tmp_p
         if i == 2:  # the rest lands while the follower runs; each file put whole (mv)
             stop, batches, box = threading.Event(), [], {}
             thread = threading.Thread(target=lambda: box.update(stats=follow(
-                uri, out, spark=spark, interval=0.2, max_batch_events=15, stop=stop, on_batch=batches.append)))
+                uri, out, spark=spark, interval=0.2, max_batch_events=15, stop=stop, on_batch=batches.append,
+                dialect="mysql")))
         os.replace(tmp_path / name, logdir / name)
         if i == 2:
             thread.start()
@@ -182,5 +183,5 @@ def test_a_directory_of_files_is_followed_in_batches_of_whole_files(spark, tmp_p
             (0 if r.previous_seq is None else ends.index(r.previous_seq) + 1), (r.previous_seq, r.last_seq)
     assert len(batches) >= 4
     ref = tmp_path / "ref"
-    pl.run_pipeline(logdir, ref, spark=spark)
+    pl.run_pipeline(logdir, ref, spark=spark, dialect="mysql")
     assert seqs(out) == seqs(ref) and rows_by_version(out) == rows_by_version(ref)

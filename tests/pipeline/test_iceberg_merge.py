@@ -141,7 +141,7 @@ def test_spread_updates_and_deletes_equal_a_fold_through_every_reader_with_delet
     snapshots, folds, data_files = [], [], []
     for n in range(len(runs)):
         log.write_text("\n".join(_log(runs[:n + 1])) + "\n")
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
         table = _catalog(out).load_table(IDENT)
         if n == 0:  # the compaction rule, as a user sets it (docs/tables.md)
             with table.transaction() as tx:

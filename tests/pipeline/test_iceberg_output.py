@@ -62,9 +62,9 @@ def two_runs(spark, tmp_path_factory):
     d = tmp_path_factory.mktemp("iceberg")
     log, out = d / "log.jsonl", d / "out"
     _write(log, RUN1)
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     _write(log, RUN1 + RUN2)
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     return out
 
 
@@ -124,14 +124,29 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
 
     monkeypatch.setattr(commit, "write_json", crash_at_checkpoint)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     monkeypatch.setattr(commit, "write_json", real)
     assert (out / "_state" / "pending.json").exists()
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert len(t.scan().to_arrow()) == 2  # committed to Iceberg, not checkpointed
     cur = _catalog(out).load_table(("shop", "t"))
     assert len(cur.snapshots()) == 1  # the current state too
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")  # rolls forward, then nothing new
+    # the same plan as an earlier version wrote it (current state in buckets, before position
+    # deletes): its roll-forward stops in one line saying what to do, before doing anything
+    pending = out / "_state" / "pending.json"
+    written = pending.read_text()
+    plan = json.loads(written)
+    for entry in plan["sink"]["tables"]:
+        current = entry["current"]
+        del current["remove"], current["deletes"]
+        current.update(buckets=16, touched=None, files=[[f, 0] for f in current["files"]])
+    pending.write_text(json.dumps(plan))
+    with pytest.raises(pl.PipelineError, match=r"pending\.json: the unfinished commit of an earlier ddlcore .* "
+                                               r"run the version that wrote it once on this output"):
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
+    assert pending.read_text() == json.dumps(plan) and not (out / "_state" / "checkpoint.json").exists()
+    pending.write_text(written)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")  # rolls forward, then nothing new
     t = _catalog(out).load_table(("shop", "t__changes"))
     assert sorted(r["_seq"] for r in t.scan().to_arrow().to_pylist()) == [2, 4]
     assert len(t.snapshots()) == 1
@@ -142,9 +157,9 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
     _write(log, RUN1 + [event(5, op="u", database="shop", table="t", before=[2, 20, "c2", 1], after=[2, 22, "c2", 1])])
     monkeypatch.setattr(commit, "write_json", crash_at_checkpoint)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     monkeypatch.setattr(commit, "write_json", real)
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     cur = _catalog(out).load_table(("shop", "t"))
     assert len(cur.snapshots()) == 2 and _current_rows(cur) == [(1, None, "c1", ["x", "y"], 2, []),
                                                                 (2, 22, "c2", ["x"], 5, [])]
@@ -167,7 +182,7 @@ def test_read_table_with_plain_spark_equals_the_iceberg_view(spark, two_runs, tm
     assert _spark_rows(ddlcore.read_table(spark, two_runs, "shop.t")) == EXPECTED
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     _write(log, RUN1 + RUN2)
-    pl.run_pipeline(log, out, spark=spark)
+    pl.run_pipeline(log, out, spark=spark, dialect="mysql")
     assert _spark_rows(ddlcore.read_table(spark, out, "shop.t2")) == EXPECTED
 
 
@@ -222,7 +237,7 @@ def test_current_state_computes_what_the_server_did_without_row_events(spark, tm
     ]
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     _write(log, events)
-    pl.run_pipeline(log, out, spark=spark)
+    pl.run_pipeline(log, out, spark=spark, dialect="mysql")
     got = {r["id"]: r.asDict() for r in ddlcore.read_table(spark, out, "shop.s", current=True).collect()}
     at = dt.datetime.fromtimestamp(json.loads(events[3])["ts"] / 1000, dt.timezone.utc).replace(tzinfo=None)
     assert got[1] == {"id": 1, "d": 5, "e": at, "f": "x'y", "g": None, "code": "7", "n": None,
@@ -234,9 +249,9 @@ def test_current_state_computes_what_the_server_did_without_row_events(spark, tm
 
 def test_format_errors_are_one_line_before_anything_is_written(spark, two_runs, tmp_path):
     with pytest.raises(pl.PipelineError, match="--format parquet: .* was written with --format iceberg"):
-        pl.run_pipeline(_log(tmp_path), two_runs, spark=spark)
+        pl.run_pipeline(_log(tmp_path), two_runs, spark=spark, dialect="mysql")
     with pytest.raises(pl.PipelineError, match="--format 'delta': expected one of parquet, iceberg"):
-        pl.run_pipeline(_log(tmp_path), tmp_path / "new", spark=spark, output_format="delta")
+        pl.run_pipeline(_log(tmp_path), tmp_path / "new", spark=spark, output_format="delta", dialect="mysql")
     assert not (tmp_path / "new").exists()
 
 
@@ -299,7 +314,7 @@ def test_current_state_table_follows_each_run_and_adds_only_what_a_run_changes(s
     for n, run in enumerate(U_RUNS):
         done += run
         _write(log, done)
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
         t = _catalog(out).load_table(("shop", "u"))
         assert _current_rows(t) == _spark_current(spark, out, "shop.u"), n
         files.append(_data_files(t))
@@ -350,9 +365,9 @@ def _check_scd2(table) -> None:
 def test_current_state_keeps_absent_values_across_runs(spark, tmp_path):
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     _write(log, U_RUNS[0])
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     _write(log, U_RUNS[0] + U_RUNS[1])
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     rows = {r[0]: r for r in _current_rows(_catalog(out).load_table(("shop", "u")))}
     assert rows[1] == (1, 12, "w1", 51, []) and 2 not in rows and rows[99] == (99, 990, "w99", 53, [])
     assert len(rows) == 40
@@ -368,7 +383,7 @@ def test_drop_table_empties_the_current_state_and_a_recreated_table_starts_afres
     for run in runs:
         done += run
         _write(log, done)
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
         t = _catalog(out).load_table(("shop", "u"))
         got.append((_current_rows(t), t.properties["ddlcore.dropped"]))
     assert got == [([(1, 10, "w1", 2, []), (2, 20, "w2", 3, [])], "false"), ([], "true"),
@@ -422,9 +437,9 @@ def test_a_table_renamed_onto_a_dropped_tables_name_moves_the_dropped_one_aside(
 
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     _write(log, ONTO_DROPPED)
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     _write(log, ONTO_DROPPED + ONTO_DROPPED_2)
-    pl.run_pipeline(log, out, spark=spark, output_format="iceberg")
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
     cat = _catalog(out)
     assert sorted(cat.list_tables(("shop",))) == [("shop", "t"), ("shop", "t__changes"), ("shop", "t__dropped3"),
                                                   ("shop", "t__dropped3__changes")]

@@ -33,7 +33,7 @@ SPARK_PATH = Tuning(driver_increment_max_bytes=-1)
 
 def run(*args, **kw):
     """``run_pipeline`` with ``SPARK_PATH``."""
-    return pl.run_pipeline(*args, **{"tuning": SPARK_PATH, **kw})
+    return pl.run_pipeline(*args, **{"tuning": SPARK_PATH, "dialect": "mysql", **kw})
 
 
 class Reads:

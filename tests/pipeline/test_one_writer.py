@@ -38,7 +38,7 @@ def _tree(root: Path) -> dict[str, int]:
 def test_a_run_on_a_locked_output_is_refused_naming_the_holder_and_changes_nothing(spark, tmp_path):
     log = sharded_log(tmp_path)
     out = tmp_path / "out"
-    pl.run_pipeline(log.write(), out, spark=spark)
+    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     # a run killed before its commit point left staging files: only the lock's holder may remove them
     staged = out / "_state" / "staging" / "20260101T000000-deadbeef" / "x.parquet"
     staged.parent.mkdir(parents=True)
@@ -49,7 +49,7 @@ def test_a_run_on_a_locked_output_is_refused_naming_the_holder_and_changes_nothi
             before = _tree(out)
             assert outlock.holder(out)["pid"] == os.getpid()
             with pytest.raises(outlock.OutputLocked) as err:
-                pl.run_pipeline(log.write(), out, spark=spark)
+                pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
             msg = str(err.value)
             assert "\n" not in msg and f"pid {os.getpid()}" in msg and socket.gethostname() in msg, msg
             assert "ddlcore run --follow" in msg and "since 20" in msg, msg
@@ -57,7 +57,7 @@ def test_a_run_on_a_locked_output_is_refused_naming_the_holder_and_changes_nothi
     finally:
         fs.close()
     assert outlock.holder(out) is None
-    assert pl.run_pipeline(log.write(), out, spark=spark).events == 0  # the lock is free again
+    assert pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql").events == 0  # the lock is free again
     assert not staged.exists()
 
 
@@ -65,7 +65,7 @@ def test_a_lock_on_another_filesystem_is_a_file_created_atomically(spark, tmp_pa
     uri, target, _ = mounted
     log = sharded_log(tmp_path)
     out = f"{uri}/o"
-    pl.run_pipeline(log.write(), out, spark=spark)
+    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     lock_file = target / "o" / outlock.LOCK_PATH
     assert not lock_file.exists()  # removed at the end of the run
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -78,10 +78,10 @@ def test_a_lock_on_another_filesystem_is_a_file_created_atomically(spark, tmp_pa
             os.utime(lock_file, (time.time() - age, time.time() - age))
             if live:
                 with pytest.raises(outlock.OutputLocked, match=f"pid {pid}, host {host}, since 2026"):
-                    pl.run_pipeline(log.write(), out, spark=spark)
+                    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
                 assert lock_file.exists()
             else:  # a killed run's lock: taken over, and removed at the end
-                assert pl.run_pipeline(log.write(), out, spark=spark).events == 0
+                assert pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql").events == 0
                 assert not lock_file.exists()
     finally:
         sleeper.kill()
@@ -100,7 +100,7 @@ def test_a_commit_whose_staged_file_is_gone_fails_and_is_not_skipped(spark, tmp_
 
     monkeypatch.setattr(commit, "plan_moves", plan_then_lose_one)
     with pytest.raises(pl.PipelineError, match=r"commit: .* is missing and was not moved"):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert checkpoint(out) is None  # never committed as if the rows were there
 
 
@@ -134,12 +134,12 @@ def test_runs_started_at_random_moments_on_a_growing_log_write_every_seq_once(sp
             lines = [ln for ln in text.splitlines() if ln.startswith("error: stopped:")]
             assert len(lines) == 1 and "is being written by another run (ddlcore run, pid" in lines[0], text
     assert any(p.returncode == 0 for p in procs), texts
-    pl.run_pipeline(cap.dir, out, spark=spark)  # the last run, once the log stopped growing
+    pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")  # the last run, once the log stopped growing
     assert seqs(out) == sorted(e for e in range(1, cap.seq + 1) if e not in _ddl_seqs(cap.log))
     ref = tmp_path / "ref"
     whole = tmp_path / "whole"
     shutil.copytree(cap.dir, whole)
-    pl.run_pipeline(whole, ref, spark=spark)
+    pl.run_pipeline(whole, ref, spark=spark, dialect="mysql")
     assert rows_by_version(out) == rows_by_version(ref)
     assert checkpoint(out) == checkpoint(ref) == cap.seq
 

@@ -23,7 +23,7 @@ def test_other_options_are_refused_after_the_killed_commit_is_rolled_forward(spa
     plans: list = []
     recording(monkeypatch, plans, (0,))  # killed at the commit point: pending.json written, nothing moved
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     state = out / "_state"
     assert (state / "pending.json").exists() and not (state / "log.json").exists()
     other = {"tinyint1_as_boolean": "true"}
@@ -31,11 +31,12 @@ def test_other_options_are_refused_after_the_killed_commit_is_rolled_forward(spa
     with pytest.raises(pl.PipelineError, match=r"written with -s tinyint1_as_boolean=False \(this run: True\)"):
         pl.check_run_options(out, None, other)
     with pytest.raises(pl.PipelineError, match=r"written with -s tinyint1_as_boolean=False \(this run: True\)"):
-        pl.run_pipeline(log.write(), out, spark=spark, spark_options=other)
+        pl.run_pipeline(log.write(), out, spark=spark, spark_options=other, dialect="mysql")
     assert not (state / "pending.json").exists()  # rolled forward first
     assert json.loads((state / "log.json").read_text())["spark_options"]["tinyint1_as_boolean"] is False
     ref = tmp_path / "ref"
-    pl.run_pipeline(log.write(), ref, spark=spark)
+    pl.run_pipeline(log.write(), ref, spark=spark, dialect="mysql")
     assert rows_by_version(out) == rows_by_version(ref)
-    assert pl.run_pipeline(log.write(), out, spark=spark).events == 0  # the original options still work
+    # the original options still work
+    assert pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql").events == 0
     assert rows_by_version(out) == rows_by_version(ref)

@@ -65,7 +65,7 @@ def output(spark, tmp_path_factory):
     before = spark.conf.get("spark.sql.parquet.outputTimestampType")
     spark.conf.set("spark.sql.parquet.outputTimestampType", "INT96")
     try:
-        res = pl.run_pipeline(write_log(tmp / "log.jsonl"), tmp / "out", spark=spark)
+        res = pl.run_pipeline(write_log(tmp / "log.jsonl"), tmp / "out", spark=spark, dialect="mysql")
         assert spark.conf.get("spark.sql.parquet.outputTimestampType") == "INT96"
     finally:
         spark.conf.set("spark.sql.parquet.outputTimestampType", before)

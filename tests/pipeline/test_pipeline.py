@@ -26,7 +26,7 @@ from .support import Log, parquet_rows, shop_log  # noqa: E402
 def test_rows_are_typed_with_the_version_in_force(spark, tmp_path):
     log = shop_log(tmp_path)
     out = tmp_path / "out"
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.quarantined == 0 and res.rows == 4 and res.ddl == 3
     df1, rows1 = parquet_rows(spark, out, "orders", 1)
     assert [f.name for f in df1.schema.fields][:5] == ["id", "status", "note", "total", "placed"]
@@ -55,7 +55,7 @@ def test_bad_events_are_quarantined_with_reasons_never_dropped(spark, tmp_path):
     log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # enum index out of range
     log.ddl("CREATE TABLE broken (")                                   # unparsable DDL
     out = tmp_path / "out"
-    res = pl.run_pipeline(log.write(["{not json", '{"seq": 99, "op": "c"}']), out, spark=spark)
+    res = pl.run_pipeline(log.write(["{not json", '{"seq": 99, "op": "c"}']), out, spark=spark, dialect="mysql")
     assert res.rows == 4
     assert res.quarantined == 6
     q = [json.loads(line) for f in (out / "_quarantine").glob("*.json") for line in f.read_text().splitlines()]
@@ -70,7 +70,7 @@ def test_strict_mode_stops_naming_the_first_bad_event_and_commits_nothing(spark,
     bad = log.row("c", "ghost", after=[1])
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError) as info:
-        pl.run_pipeline(log.write(), out, spark=spark, strict=True)
+        pl.run_pipeline(log.write(), out, spark=spark, strict=True, dialect="mysql")
     assert info.value.seq == bad and "unknown table" in info.value.reason
     assert not (out / "shop").exists() and not (out / "_state" / "checkpoint.json").exists()
 
@@ -78,11 +78,11 @@ def test_strict_mode_stops_naming_the_first_bad_event_and_commits_nothing(spark,
 def test_rerun_on_a_grown_log_processes_only_new_events(spark, tmp_path):
     log = shop_log(tmp_path)
     out = tmp_path / "out"
-    pl.run_pipeline(log.write(), out, spark=spark)
-    again = pl.run_pipeline(log.write(), out, spark=spark)
+    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
+    again = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert again.events == 0 and again.rows == 0
     log.row("c", "orders", after=[9, 1, 1, b"z", decimal.Decimal("2.00")])
-    third = pl.run_pipeline(log.write(), out, spark=spark)
+    third = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert third.events == 1 and third.rows == 1
     df, rows = parquet_rows(spark, out, "orders", 2)
     assert [r["_seq"] for r in rows] == [6, 7, 8]                     # nothing duplicated
@@ -102,10 +102,10 @@ def test_a_run_killed_after_its_commit_point_is_rolled_forward(spark, tmp_path, 
 
     monkeypatch.setattr(commit, "apply_moves", dying)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert (out / "_state" / "pending.json").exists()
     monkeypatch.setattr(commit, "apply_moves", real)
-    res = pl.run_pipeline(log.write(), out, spark=spark)              # rolls forward, then nothing new
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")              # rolls forward, then nothing new
     assert res.events == 0
     _, rows1 = parquet_rows(spark, out, "orders", 1)
     _, rows2 = parquet_rows(spark, out, "orders", 2)
@@ -121,10 +121,10 @@ def test_a_run_killed_before_its_commit_point_leaves_nothing_visible(spark, tmp_
 
     monkeypatch.setattr(commit, "merge_run_json", dying)
     with pytest.raises(KeyboardInterrupt):
-        pl.run_pipeline(log.write(), out, spark=spark)
+        pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert not (out / "shop").exists()
     monkeypatch.undo()
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.rows == 4
 
 
@@ -141,6 +141,11 @@ def test_cli_exit_status_and_summary(spark, tmp_path):
     unnamed = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o0")])
     assert unnamed.exit_code == 1 and len(unnamed.output.strip().splitlines()) == 1, unnamed.output
     assert "--dialect: the change log has no source event naming its dialect" in unnamed.output
+    # the library call says the same, with nothing written: no guessed dialect
+    unnamed_lib = r"^--dialect: the change log has no source event .*\(dialect='mysql' in run_pipeline\)"
+    with pytest.raises(pl.PipelineError, match=unnamed_lib):
+        pl.run_pipeline(path, tmp_path / "o3", spark=spark)
+    assert not (tmp_path / "o3" / "_state" / "checkpoint.json").exists() and not (tmp_path / "o3" / "shop").exists()
     ok = CliRunner().invoke(main, ["run", "--changelog", str(path), "--out", str(tmp_path / "o1"),
                                    "--dialect", "mysql"])
     assert ok.exit_code == 0, ok.output
@@ -169,7 +174,7 @@ def test_ddl_events_spelt_with_json_whitespace_or_escapes_are_recorded(spark, tm
     lines.append(json.dumps({"seq": 5, "position": "p:5", "ts": 5, "op": "c", "database": "shop",
                              "table": "t", "after": [e(2), e(3)]}))
     path.write_text("\n".join(lines) + "\n")
-    res = pl.run_pipeline(path, tmp_path / "out", spark=spark)
+    res = pl.run_pipeline(path, tmp_path / "out", spark=spark, dialect="mysql")
     assert res.ddl == 3 and res.quarantined == 0 and res.events == 5
     assert sorted(res.counts) == [("shop", "t", 1, "c"), ("shop", "t", 2, "c")]
     _, rows2 = parquet_rows(spark, tmp_path / "out", "t", 2)
@@ -180,8 +185,8 @@ def test_concurrent_and_sequential_runs_write_the_same_rows(spark, tmp_path):
     log = shop_log(tmp_path)
     log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # a row that cannot convert
     path = log.write()
-    one = pl.run_pipeline(path, tmp_path / "one", spark=spark, concurrent_jobs=1)
-    four = pl.run_pipeline(path, tmp_path / "four", spark=spark, concurrent_jobs=4)
+    one = pl.run_pipeline(path, tmp_path / "one", spark=spark, concurrent_jobs=1, dialect="mysql")
+    four = pl.run_pipeline(path, tmp_path / "four", spark=spark, concurrent_jobs=4, dialect="mysql")
     assert one.counts == four.counts and one.quarantine_reasons == four.quarantine_reasons
     assert one.quarantined == four.quarantined == 1
     for version in (1, 2):
@@ -209,7 +214,7 @@ def test_gzip_and_parquet_change_logs_give_the_same_output(spark, tmp_path):
     write_parquet(read_changelog(plain), pq)
     results = {}
     for name, path in (("jsonl", plain), ("gz", gz), ("parquet", pq)):
-        res = pl.run_pipeline(path, tmp_path / name, spark=spark)
+        res = pl.run_pipeline(path, tmp_path / name, spark=spark, dialect="mysql")
         rows = [parquet_rows(spark, tmp_path / name, "orders", v)[1] for v in (1, 2)]
         results[name] = (res.counts, res.quarantine_reasons, res.ddl, res.last_seq, rows)
     assert results["jsonl"][1] == {"unknown table: no schema of shop.ghost in force at this seq": 1,
@@ -249,7 +254,7 @@ def test_versions_with_one_image_only(spark, tmp_path):
     log.row("d", "t", before=[-1, 3, "x"])
     log.row("d", "t", before=[7, 1, None])
     out = tmp_path / "out"
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.counts == {("shop", "t", 1, "c"): 1, ("shop", "t", 2, "d"): 2}
     assert res.quarantine_reasons == {"cannot convert": 1}
     _, rows1 = parquet_rows(spark, out, "t", 1)
@@ -279,8 +284,8 @@ def test_a_directory_is_read_as_the_same_change_log_files_by_run_and_history_rec
     (logs / "a.ndjson").write_text("".join(line + "\n" for line in plain.read_text().splitlines()[:cut]))
     write_parquet(events[cut:], logs / "b.parquet")
     assert [f.name for f in changelog_files(logs)] == ["a.ndjson", "b.parquet"]
-    res = pl.run_pipeline(logs, tmp_path / "out", spark=spark)
-    whole = pl.run_pipeline(plain, tmp_path / "whole", spark=spark)
+    res = pl.run_pipeline(logs, tmp_path / "out", spark=spark, dialect="mysql")
+    whole = pl.run_pipeline(plain, tmp_path / "whole", spark=spark, dialect="mysql")
     assert (res.ddl, res.counts, res.last_seq) == (whole.ddl, whole.counts, whole.last_seq) and res.ddl == 3
     recorded = CliRunner().invoke(main, ["history", "record", "--dialect", "mysql", str(logs),
                                          "--store", str(tmp_path / "h.sqlite")])

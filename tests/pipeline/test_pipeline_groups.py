@@ -31,7 +31,7 @@ SPARK_JOBS = Tuning(driver_max_rows=-1)
 
 def run(*args, **kw):
     """``run_pipeline`` with every conversion group a Spark job (``SPARK_JOBS``)."""
-    return pl.run_pipeline(*args, **{"tuning": SPARK_JOBS, **kw})
+    return pl.run_pipeline(*args, **{"tuning": SPARK_JOBS, "dialect": "mysql", **kw})
 
 
 def _files(out: Path) -> dict[str, list]:

@@ -77,7 +77,7 @@ def test_an_output_refuses_another_log_or_epoch(spark, tmp_path):
     grown = Log(tmp_path / "grown.jsonl")
     for _ in range(3):
         grown.ddl("CREATE DATABASE IF NOT EXISTS x")
-    pl.run_pipeline(grown.write(), o2, spark=spark)
+    pl.run_pipeline(grown.write(), o2, spark=spark, dialect="mysql")
     with pytest.raises(pl.PipelineError, match="before this output's checkpoint"):
         pl.run_pipeline(old.write(), o2, spark=spark)
 

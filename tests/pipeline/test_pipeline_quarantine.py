@@ -21,11 +21,11 @@ def test_strict_mode_stops_at_a_row_that_cannot_be_converted(spark, tmp_path):
     bad = log.row("c", "orders", after=[8, 1, 9, b"x", decimal.Decimal("1")])  # enum index 9 of 2
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError) as info:
-        pl.run_pipeline(log.write(), out, spark=spark, strict=True)
+        pl.run_pipeline(log.write(), out, spark=spark, strict=True, dialect="mysql")
     assert info.value.seq == bad and "cannot convert" in info.value.reason and "status" in info.value.reason
     assert not (out / "shop").exists() and not (out / "_state" / "checkpoint.json").exists()
     # the same log without --strict: quarantined, the rest committed
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.quarantined == 1 and res.rows == 4
     assert not list((out / "_state").glob("staging*"))
 
@@ -35,7 +35,7 @@ def test_quarantine_records_keep_every_field_and_the_raw_ddl_event(spark, tmp_pa
     ddl_seq = log.ddl("CREATE TABLE broken (")
     log.row("c", "orders", after=[1, 2])
     out = tmp_path / "out"
-    res = pl.run_pipeline(log.write(), out, spark=spark)
+    res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert res.quarantined == 2
     records = [json.loads(line) for f in (out / "_quarantine").glob("*.json")
                for line in f.read_text().splitlines()]
@@ -60,13 +60,13 @@ def test_an_image_the_op_does_not_carry_is_ignored(spark, tmp_path, incremental)
         log = shop_log(tmp_path / str(with_update))
         out = tmp_path / str(with_update) / "out"
         if incremental:
-            first = pl.run_pipeline(log.write(), out, spark=spark)
+            first = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
             assert first.quarantined == 0
         log.row("c", "orders", before=bad, after=good)
         log.row("d", "orders", before=good, after=bad)
         log.row("c", "orders", after=bad)  # a row that does fail: its group has an error job
         if with_update:
             log.row("u", "orders", before=good, after=good)
-        res = pl.run_pipeline(log.write(), out, spark=spark)
+        res = pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
         assert res.quarantined == 1, res.quarantine_reasons
         assert res.rows == (0 if incremental else 4) + 2 + with_update

@@ -29,10 +29,10 @@ def test_a_copy_of_a_file_beside_it_is_refused_naming_both(spark, tmp_path):
     shutil.copy(log.path, tmp_path / "d" / "a-copy.jsonl")
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match=r"d/a-copy.jsonl \(seq 1\.\.7\) and .*d/a.jsonl \(seq 1\.\.7\) overlap"):
-        pl.run_pipeline(tmp_path / "d", out, spark=spark)
+        pl.run_pipeline(tmp_path / "d", out, spark=spark, dialect="mysql")
     assert not out.exists()
     (tmp_path / "d" / "a-copy.jsonl").unlink()
-    assert pl.run_pipeline(tmp_path / "d", out, spark=spark).rows == 4  # each row once
+    assert pl.run_pipeline(tmp_path / "d", out, spark=spark, dialect="mysql").rows == 4  # each row once
 
 
 def test_gzip_k_in_a_capture_directory_is_refused_and_elsewhere_overlaps(spark, tmp_path):
@@ -43,15 +43,15 @@ def test_gzip_k_in_a_capture_directory_is_refused_and_elsewhere_overlaps(spark, 
     out = tmp_path / "out"
     with pytest.raises(pl.PipelineError, match=r"is a capture's directory, yet holds changelog.jsonl.gz besides its "
                                                r"changelog.jsonl"):
-        pl.run_pipeline(cap.dir, out, spark=spark)
+        pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     assert not out.exists()
     (cap.dir / "checkpoint.json").unlink()  # a plain directory of the same two files
     assert seq_range(cap.dir / "changelog.jsonl.gz") == (1, 7) and seq_range(cap.log) == (1, 10)
     with pytest.raises(pl.PipelineError, match=r"cap/changelog.jsonl.gz \(seq 1\.\.7\) and .*cap/changelog.jsonl "
                                                r"\(seq 1\.\.10\) overlap"):
-        pl.run_pipeline(cap.dir, out, spark=spark)
+        pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     (cap.dir / "changelog.jsonl.gz").unlink()
-    pl.run_pipeline(cap.dir, out, spark=spark)
+    pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     assert seqs(out) == list(range(3, 11))
 
 
@@ -79,10 +79,10 @@ def test_a_seq_twice_inside_a_file_is_refused_by_either_path(spark, tmp_path, mo
     plain.write_text("".join(lines[:5] + [lines[4]] + lines[5:]))
     with pytest.raises(pl.PipelineError, match=r"seq 5 appears 2 times in the change log \(.*plain.jsonl and "
                                                r".*plain.jsonl\)"):
-        pl.run_pipeline(plain, tmp_path / "a", spark=spark)
+        pl.run_pipeline(plain, tmp_path / "a", spark=spark, dialect="mysql")
     assert not (tmp_path / "a").exists()
     out = tmp_path / "b"
-    pl.run_pipeline(cap.dir, out, spark=spark)
+    pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     cap.grow(3)
     with open(cap.log, "a") as fh:  # the last line again, checkpointed
         fh.write(cap.log.read_text().splitlines(keepends=True)[-1])
@@ -92,6 +92,6 @@ def test_a_seq_twice_inside_a_file_is_refused_by_either_path(spark, tmp_path, mo
     monkeypatch.setattr(driver.DriverIncrement, "read",
                         classmethod(lambda cls, *a, **k: reads.append(real(*a, **k)) or reads[-1]))
     with pytest.raises(pl.PipelineError, match=r"seq 11 appears 2 times in the change log"):
-        pl.run_pipeline(cap.dir, out, spark=spark)
+        pl.run_pipeline(cap.dir, out, spark=spark, dialect="mysql")
     assert len(reads) == 1 and reads[0] is not None  # the driver's path read it
     assert seqs(out) == list(range(3, 9))  # nothing of that run committed

@@ -60,13 +60,21 @@ def test_status_reports_the_commit_the_capture_the_lag_tables_quarantine_and_loc
     assert st.committed["seq"] == 47 and st.lag == {"events": 0, "seconds": 0.0}
     assert st.quarantine["total"] == 1 and list(st.quarantine["reasons"]) == ["cannot convert"]
     total = json.loads((out / "_run.json").read_text())["total"]["counts"]
-    tables = {(t["schema"], t["table"]): t for t in st.tables}
+    tables = {(t.schema, t.table): t for t in st.tables}
     for (schema, table), t in tables.items():
-        assert t["rows"] == sum(r["rows"] for r in total if r["table"] == f"{schema}.{table}") > 0
+        assert t.rows == sum(r["rows"] for r in total if r["table"] == f"{schema}.{table}") > 0
         versions = sorted(int(p.name.rsplit(".v", 1)[1][:-5]) for p in (out / "_schemas").glob(f"*.{table}.v*"))
-        assert t["version"] in versions
+        assert t.version in versions
     in_log = sum(e.get("schema") == "public" and e["table"] == "customers" for e in events)
-    assert tables["public", "customers"]["rows"] == in_log and tables["public", "customers"]["valid_to_seq"] is None
+    assert tables["public", "customers"].rows == in_log and tables["public", "customers"].valid_to_seq is None
+    doc = st.to_json()["tables"]  # the --format json document: each table's fields
+    assert [sorted(t) for t in doc] == [sorted(("database", "schema", "table", "version", "valid_from_seq",
+                                                "valid_to_seq", "rows"))] * len(st.tables)
+    assert [(t["schema"], t["table"], t["rows"]) for t in doc] == [(t.schema, t.table, t.rows) for t in st.tables]
+    shown = _cli(str(out)).stdout  # the text form: a line per table, its name, version, rows
+    c = tables["public", "customers"]
+    cells = [line.replace("│", " ").split() for line in shown.splitlines()]
+    assert [c.name, str(c.version), "-", f"{c.rows:,}"] in cells
 
     lock = out / OUTPUT_LOCK_NAME
     assert OUTPUT_LOCK_NAME == outlock.LOCK_PATH  # the lock ddlcore run takes

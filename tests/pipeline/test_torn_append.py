@@ -41,19 +41,19 @@ def test_a_torn_last_line_is_left_for_the_next_run(spark, tmp_path, monkeypatch)
 
     path.write_text(torn_at_the_end())
     out = tmp_path / "out"
-    first = pl.run_pipeline(path, out, spark=spark)
+    first = pl.run_pipeline(path, out, spark=spark, dialect="mysql")
     assert first.rows == 1 and first.quarantined == 0 and quarantine(out) == []
     assert len(first.held) == 1 and first.held[0].startswith(f"{path}:5: the last line has no end of line")
 
     log.row("c", "t", after=[3, "c", 3])  # the writer finished line 5 and is half-way through line 6
     text = log.write().read_text()
     path.write_text(torn_at_the_end())
-    second = pl.run_pipeline(path, out, spark=spark)
+    second = pl.run_pipeline(path, out, spark=spark, dialect="mysql")
     assert second.rows == 1 and second.quarantined == 0 and quarantine(out) == []
     assert len(second.held) == 1 and second.held[0].startswith(f"{path}:6: ")
 
     path.write_text(text)  # and finished
-    third = pl.run_pipeline(path, out, spark=spark)
+    third = pl.run_pipeline(path, out, spark=spark, dialect="mysql")
     assert third.rows == 1 and third.quarantined == 0 and quarantine(out) == [] and third.held == []
     assert third.last_seq == log.events[-1]["seq"]
     assert on_driver[-2:] == [True, True]  # the tails were read on the driver

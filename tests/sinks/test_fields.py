@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import hypothesis.strategies as st
 from hypothesis import given
 
@@ -116,3 +118,24 @@ def test_a_postgresql_retype_with_using_is_marked():
     new = {f.name: f for f in lin.fields.values() if f.current}
     assert (new["total"].using, new["total"].since_seq) == (True, 2)
     assert (new["n"].using, new["n"].replaces) == (False, "0.3.0")
+
+
+def test_the_sinks_prepare_typed_versions_and_change_only_the_models_of_reused_names(tmp_path):
+    """``Sink.prepare`` takes and returns ``TableVersion`` records, one for one: the Iceberg sink
+    renames a reused name to its physical name in the model and leaves every other field."""
+    from ddlcore.history import TableVersion
+    from ddlcore.sinks.base import ParquetSink
+    from ddlcore.sinks.iceberg import IcebergSink
+
+    h = _history("""
+        CREATE TABLE t (id INT PRIMARY KEY, c INT);
+        ALTER TABLE t DROP COLUMN c;
+        ALTER TABLE t ADD COLUMN c VARCHAR(5);
+    """)
+    given = list(h.all_versions())
+    got = IcebergSink(str(tmp_path), dialect="mysql").prepare(h, given, dialect="mysql")
+    assert all(isinstance(v, TableVersion) for v in got)
+    assert [v.table.column_names for v in got] == [["id", "c"], ["id"], ["id", "c__f0_3_0"]]
+    assert [dataclasses.replace(v, table=None) for v in got] == [dataclasses.replace(v, table=None) for v in given]
+    assert got[:2] == given[:2]
+    assert ParquetSink().prepare(h, given, dialect="mysql") == given

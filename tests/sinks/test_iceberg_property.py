@@ -123,9 +123,7 @@ def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split
         for seq in range(part[0] + 1, part[1] + 1):
             hist.record({"seq": seq, "ddl": events[seq - 1], "database": "d"})
         sink = IcebergSink(str(out), dialect="mysql")
-        versions = [{"database": v.table_id.database, "schema": None, "table": v.table_id.name,
-                     "version": v.version, "model": v.table} for v in hist.all_versions()]
-        written = {v["version"]: v["model"] for v in sink.prepare(hist, versions, dialect="mysql")}
+        written = {v.version: v.table for v in sink.prepare(hist, list(hist.all_versions()), dialect="mysql")}
         for seq in range(part[0] + 1, part[1] + 1):  # one row after each DDL, in the version it made
             v = next(x for x in hist.versions("d.t") if x.valid_from_seq <= seq
                      and (x.valid_to_seq is None or x.valid_to_seq > seq))
@@ -185,8 +183,7 @@ def test_a_catalog_configured_the_pyiceberg_way_is_used_by_name(tmp_path, monkey
     hist.record({"seq": 1, "ddl": "CREATE TABLE t (id INT PRIMARY KEY, a INT)", "database": "d"})
     sink = IcebergSink(str(out), catalog="mine", dialect="mysql")
     (v,) = hist.all_versions()
-    sink.prepare(hist, [{"database": "d", "schema": None, "table": "t", "version": 1, "model": v.table}],
-                 dialect="mysql")
+    assert sink.prepare(hist, [v], dialect="mysql") == [v]  # no name to change: the version as it is
     _write_row(out, v.table, 1, 1001, "r1")
     plan = sink.plan(LocalFS(out), "", "r1", 1001, None)
     assert plan["catalog"] == {"name": "mine"}

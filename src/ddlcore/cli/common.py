@@ -23,10 +23,10 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..errors import DdlCoreError
+from ..errors import DdlCoreError, one_line
 from ..model import Table, Tables
 
-__all__ = ["DdlcoreGroup", "COLUMN_FIELDS", "table_json", "model_json", "render_tables", "one_line",
+__all__ = ["DdlcoreGroup", "COLUMN_FIELDS", "table_json", "model_json", "render_tables",
            "assignments", "dialect_options", "resolve_dialect", "verbose_option", "dialect_option",
            "dialect_options_option", "debug_enabled", "capture_options", "parse_error_line"]
 
@@ -42,11 +42,6 @@ _TABLE_KEYS = ("database", "schema", "name", "columns", "primary_key", "default_
 
 
 # ------------------------------------------------------------------------- errors and exit
-
-
-def one_line(text: str) -> str:
-    """``text`` on one line: its non-blank lines joined with ``"; "``."""
-    return "; ".join(s.strip() for s in str(text).splitlines() if s.strip())
 
 
 def parse_error_line(path: Any, exc: Any) -> str:

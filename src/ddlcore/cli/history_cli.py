@@ -21,8 +21,9 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from .common import (dialect_option, dialect_options, dialect_options_option, model_json, one_line,
-                     parse_error_line, render_tables, resolve_dialect)
+from ..errors import one_line
+from .common import (dialect_option, dialect_options, dialect_options_option, model_json, parse_error_line,
+                     render_tables, resolve_dialect)
 
 __all__ = ["history", "read_change_log", "is_change_log"]
 

@@ -8,8 +8,9 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..errors import one_line
 from ..runconfig import DEFAULT_CONCURRENT_JOBS
-from .common import assignments, one_line, verbose_option
+from .common import assignments, verbose_option
 
 __all__ = ["run_cmd", "render_summary", "check_local_changelog"]
 
@@ -186,7 +187,7 @@ def _run(*, changelog, out, dialect, history, master, spark_conf, strict, spark_
         follow_main(changelog, out, stop=stop, start_spark=start_spark, on_error=fail, interval=interval,
                     max_batch_events=max_batch_events, dialect=dialect, history=history, strict=strict,
                     spark_options=opts, concurrent_jobs=concurrent_jobs, output_format=output_format,
-                    catalog=catalog, dialect_required=True)
+                    catalog=catalog)
         return
     spark = start_spark()
     with console.status("starting Spark") as status:
@@ -194,7 +195,7 @@ def _run(*, changelog, out, dialect, history, master, spark_conf, strict, spark_
             result = run_pipeline(changelog, out, dialect=dialect, history=history, master=master, spark=spark,
                                   strict=strict, spark_options=opts, spark_conf=conf,
                                   concurrent_jobs=concurrent_jobs, replay_quarantine=replay_quarantine,
-                                  output_format=output_format, catalog=catalog, dialect_required=True,
+                                  output_format=output_format, catalog=catalog,
                                   progress=lambda msg: status.update(msg))
         except DdlCoreError as exc:
             status.stop()

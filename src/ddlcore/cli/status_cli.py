@@ -39,9 +39,7 @@ def render_status(console: Console, st) -> None:
         for head in ("table", "version", "valid_to_seq", "rows"):
             t.add_column(head, justify="left" if head == "table" else "right")
         for r in st.tables:
-            name = ".".join(str(p) for p in (r["database"], r["schema"], r["table"]) if p is not None)
-            t.add_row(name, str(r["version"]), "-" if r["valid_to_seq"] is None else str(r["valid_to_seq"]),
-                      f"{r['rows']:,}")
+            t.add_row(r.name, str(r.version), "-" if r.valid_to_seq is None else str(r.valid_to_seq), f"{r.rows:,}")
         console.print(t)
     q = st.quarantine
     console.print(f"quarantine {q['total']:,} record(s)", highlight=False)

@@ -22,12 +22,16 @@ configured the way ``pyiceberg`` users configure one (``.pyiceberg.yaml``,
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
-from ..model import Table, TableId
+from ..model import Table
 from ..spark.layout import version_dir
 from . import naming
 from .fields import Lineage, build_fields, column_order, lineages
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..history import TableVersion
 
 __all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "retired_lineages",
            "table_identifiers", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
@@ -92,9 +96,10 @@ class IcebergSink:
     def _types(self, table: Table) -> list[Any]:
         return spark_type_specs(table, self.dialect, self.spark_options)
 
-    def prepare(self, history: Any, versions: list[dict[str, Any]], *, dialect: str) -> list[dict[str, Any]]:
+    def prepare(self, history: Any, versions: list[TableVersion], *, dialect: str) -> list[TableVersion]:
         """Follow every table's lineage and give each version's model the physical column
-        names its files are written with (``fields``: a name reused by another field)."""
+        names its files are written with (``fields``: a name reused by another field); the
+        other versions are returned as they are (``Sink.prepare``)."""
         self.dialect = dialect
         self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions())]
         physical: dict[tuple[str, int], dict[str, str]] = {}
@@ -102,10 +107,9 @@ class IcebergSink:
             physical.update(lin.physical)
         out = []
         for v in versions:
-            names = physical.get((str(TableId(v["database"], v["schema"], v["table"])), v["version"]))
-            model = v["model"]
-            if model is not None and names and any(k != p for k, p in names.items()):
-                v = {**v, "model": physical_model(model, names)}
+            names = physical.get((str(v.table_id), v.version))
+            if v.table is not None and names and any(k != p for k, p in names.items()):
+                v = dataclasses.replace(v, table=physical_model(v.table, names))
             out.append(v)
         return out
 

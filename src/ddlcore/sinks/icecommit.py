@@ -343,6 +343,23 @@ def _commit_both(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: 
         _commit_current(catalog, plan, entry["current"])
 
 
+def check_plan(plan: dict[str, Any], where: str) -> None:
+    """Raise ``PipelineError`` (one line naming ``where``, the plan's file, and what to do) when
+    this version cannot carry out the Iceberg part ``plan``: a current-state entry of the
+    bucket layout (``buckets``, ``touched``: files of the touched buckets replaced), which an
+    earlier version wrote before the current state took position deletes (f2b15d1)."""
+    from ..errors import PipelineError
+
+    for entry in plan.get("tables") or ():
+        current = entry.get("current")
+        if current is not None and not {"files", "deletes", "remove"} <= set(current):
+            raise PipelineError(
+                f"{where}: the unfinished commit of an earlier ddlcore (the current state of "
+                f"{entry.get('source_table')} rewritten by buckets, before position deletes) cannot be finished by "
+                f"this version: run the version that wrote it once on this output (its roll-forward finishes the "
+                f"commit), then this one")
+
+
 def commit(plan: dict[str, Any], fs: Any) -> None:
     """Carry out the Iceberg part of a commit plan (module docstring)."""
     from .iceberg import open_catalog

@@ -104,8 +104,13 @@ class OutputState:
 
 def apply_plan(plan: dict[str, Any], state: OutputState) -> None:
     """Carry out a commit plan (idempotent: a roll-forward may repeat it).  Its paths are
-    relative to the output (absolute local paths in a plan of an earlier version)."""
+    relative to the output (absolute local paths in a plan of an earlier version).  Raises
+    ``PipelineError`` for a sink part this version cannot carry out (``sinks.base.check_plan``),
+    before doing anything."""
     fs = state.fs
+    if plan.get("sink") is not None:  # one this version can carry out: checked before any of it is done
+        from ..sinks.base import check_plan
+        check_plan(plan["sink"], fs.str(state.pending))
     apply_moves(plan["moves"], fs)
     for path in plan.get("deletes", ()):
         fs.delete(path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
     from .commit import OutputState
 
-__all__ = ["HistoryPass", "record_history", "check_identity", "resolve_dialect", "sink_versions"]
+__all__ = ["HistoryPass", "record_history", "check_identity", "resolve_dialect"]
 
 
 def check_identity(out: str, state: OutputState, sources: list, last: int | None, *,
@@ -68,10 +68,11 @@ def _ident_text(ident: dict) -> str:
             f"epoch {ident.get('epoch')}")
 
 
-def resolve_dialect(given: str | None, sources: list, info: dict | None, required: bool = False) -> str:
-    """The run's dialect: the log's source event's, else ``given``, else the output's
-    (``info``), else ``mysql`` (``required``: a ``PipelineError`` naming ``--dialect``).  Raises
-    ``PipelineError`` when they contradict each other."""
+def resolve_dialect(given: str | None, sources: list, info: dict | None) -> str:
+    """The run's dialect: the log's source event's (``sources``: its source events), else
+    ``given`` (``--dialect``, ``run_pipeline(dialect=...)``), else the output's (``info``: its
+    recorded log info).  Never a guess: none of the three is a ``PipelineError`` naming the
+    option; so is a contradiction between them."""
     from ..errors import DialectNotFound
     from ..plugins import get_dialect
 
@@ -86,10 +87,9 @@ def resolve_dialect(given: str | None, sources: list, info: dict | None, require
     recorded = None if info is None else info.get("dialect")
     name = log or asked or recorded
     if name is None:
-        if required:
-            raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
-                                "header has one) and the output records none: name it, e.g. --dialect mysql")
-        name = "mysql"
+        raise PipelineError("--dialect: the change log has no source event naming its dialect (a capture's "
+                            "header has one) and the output records none: name it, e.g. --dialect mysql "
+                            "(dialect='mysql' in run_pipeline)")
     if recorded is not None and name != recorded:
         raise PipelineError(f"this output was written with dialect {recorded}, not {name}")
     return name
@@ -98,18 +98,6 @@ def resolve_dialect(given: str | None, sources: list, info: dict | None, require
 # --------------------------------------------------------------------------------------------
 # the job
 # --------------------------------------------------------------------------------------------
-
-
-def sink_versions(sink, hist, versions: list[TableVersion], dialect: str) -> list[TableVersion]:
-    """``versions`` as ``sink`` writes them (``Sink.prepare``: a version's model may get the
-    physical column names the format needs).  The sink interface takes and returns the versions
-    as mappings (``database``, ``schema``, ``table``: the name, ``version``, ``model``: the
-    table); only their models can change."""
-    given = [{"database": v.table_id.database, "schema": v.table_id.schema, "table": v.table_id.name,
-              "version": v.version, "from": v.valid_from_seq, "to": v.valid_to_seq, "kind": v.kind,
-              "model": v.table, "blocked": v.blocked, "reason": v.reason if v.blocked else None} for v in versions]
-    prepared = sink.prepare(hist, given, dialect=dialect)
-    return [v if d["model"] is v.table else replace(v, table=d["model"]) for v, d in zip(versions, prepared)]
 
 
 @dataclass(frozen=True)
@@ -125,7 +113,7 @@ class HistoryPass:
     identity: dict | None
     dialect: str
     fold: bool
-    versions: list
+    versions: list[TableVersion]
     records: list[QuarantineRecord]
     path: Path
     local_copy: str | None
@@ -216,7 +204,7 @@ def record_history(ctx: Any, inputs: Any, increment: Any, out: str, sink: Any = 
     events, bad = _history_events(ctx, _candidates(ctx, inputs, increment))
     sources = [e for e in events if e.op == "source"]
     identity = check_identity(out, ctx.state, sources, ctx.last, continued=inputs.continued)
-    name = resolve_dialect(ctx.config.dialect, sources, ctx.state.log_info(), ctx.config.dialect_required)
+    name = resolve_dialect(ctx.config.dialect, sources, ctx.state.log_info())
     ctx.result.dialect = name
     todo = [e for e in events if ctx.last is None or e.seq > ctx.last]
     ctx.say(f"recording {len(todo)} DDL event(s) in the schema history")
@@ -230,8 +218,8 @@ def record_history(ctx: Any, inputs: Any, increment: Any, out: str, sink: Any = 
             failed = _record(ctx, hist, todo)
             ctx.result.ddl = sum(1 for e in todo if e.op == "ddl")
             versions = vs.version_list(hist)
-            if sink is not None:  # the sink's physical column names (ddlcore.sinks)
-                versions = sink_versions(sink, hist, versions, name)
+            if sink is not None:  # the sink's physical column names (ddlcore.sinks.base.Sink.prepare)
+                versions = sink.prepare(hist, versions, dialect=name)
             return HistoryPass(identity, name, hist.folds_table_names, versions, failed + bad, path, local_tmp)
     except BaseException:
         if local_tmp is not None:

@@ -272,7 +272,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
     ``tuning=Tuning(driver_max_rows=-1)``, ...: ``RunConfig.of``; an unknown name is a
     ``TypeError``); ``spark``: the session to use (default: one made from ``master`` and
     ``spark_conf``, ``spark_session``); ``progress``: called with a line at each stage.
-    A dialect that contradicts the log's source event, ``-s`` options other than the output's,
+    No dialect (``dialect`` not given, no source event naming one, none recorded by the output:
+    never guessed), a dialect that contradicts the log's source event, ``-s`` options other than the output's,
     and a format other than the output's are errors (``PipelineError``).
     The previous run's commit is rolled forward before the options and the log's identity are
     checked against those the output was written with.

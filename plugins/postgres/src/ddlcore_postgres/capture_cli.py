@@ -95,7 +95,7 @@ def postgres_capture_command(dsn, host, port, user, password_env, dbname, do_ins
 
 
 def _install(settings, install: bool, err) -> None:
-    from ddlcore.cli.common import one_line
+    from ddlcore.errors import one_line
 
     from .event_trigger import EventTriggerError
     from .event_trigger import install as do_install
