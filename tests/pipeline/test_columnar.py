@@ -33,7 +33,7 @@ _STAGED_SCHEMA = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts
 
 def _job(conv, memo_texts: int = 4096):
     schema = driver.parquet_format(driver.output_struct(conv))[0]
-    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv.functions] for image in ("after", "before")}
     return schema, memos, driver.column_converters(conv, schema, memos)
 
 
@@ -110,7 +110,7 @@ def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distin
 
 
 def _rule(conv, i: int, schema):
-    return conv.rules[i], conv._functions[i], schema.field(i).type
+    return conv.rules[i], conv.functions[i], schema.field(i).type
 
 
 def _kernel_table():
