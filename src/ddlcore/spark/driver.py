@@ -1,33 +1,33 @@
 """The job on the driver: tagging, conversion and writing in Python and Arrow, without Spark jobs.
 
-Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
-whether a run's new lines can be handled on the driver, and then doing there,
-in Python, what the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading
-the lines as Spark's JSON reader reads them, tagging each row event with the table version in
-force at its ``seq`` (``tag_events``: ``tagging.tag``'s Python face), converting it with ``RowConverter``'s Python face (property-tested to
-agree with the JVM face: tests/spark/test_faces_agree.py), and writing the rows (Parquet, by
-pyarrow, with the footer Spark writes), the quarantine records and the counts into the run's
-staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
-dialect.  docs/pipeline.md, "Incremental runs".
+Owns the driver's two execution paths. A small incremental run (``DriverIncrement``): deciding
+whether a run's new lines can be handled on the driver, and then doing there, in Python, what
+the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading the lines as
+Spark's JSON reader reads them, tagging each row event with the table version in force at its
+``seq`` (``tag_events``: ``tagging.tag``'s Python face), converting it with ``RowConverter``'s
+Python face (property-tested to agree with the JVM face: tests/spark/test_faces_agree.py), and
+writing the rows (Parquet, by pyarrow, with the footer Spark writes), the quarantine records
+and the counts into the run's staging area, where the commit finds them as it finds the Spark
+path's.  Must not know: any dialect.  docs/pipeline.md, "Incremental runs".
 
 The conversion groups of a Spark run (``convert_staged``): the groups of staged rows that the
 run's ``ExecutionStrategy`` gives the driver (all of them in local mode writing to a local
-output, those of few rows elsewhere; ``ddlcore.spark.strategy``): their rows are read from the staging area and converted and
-written here, where a Spark job each would cost more than its rows — in ``Tuning.driver_workers``
-processes forked from the driver, a group (or a part of a large one) at a time each, column by
-column through a memo of each column's converted values (docs/pipeline.md, "How it works",
-step 3).
+output, those of few rows elsewhere; ``ddlcore.spark.strategy``): their rows are read from the
+staging area and converted and written here, where a Spark job each would cost more than its
+rows — in ``Tuning.driver_workers`` processes forked from the driver, a group (or a part of a
+large one) at a time each, column by column through a memo of each column's converted values
+(docs/pipeline.md, "How it works", step 3).
 
-When it applies (``DriverIncrement.read``): ``ExecutionStrategy.may_run_on_driver`` (the run
-is incremental and reads tails only, no file whole, no Parquet, of at most
-``Tuning.driver_increment_max_bytes`` in all, without ``--replay-quarantine``), and every new line is one whose reading by Spark's JSON reader
-is known here exactly (``spark_event``): a JSON object whose fields have the types of
-``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
-(``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
-fraction digits: the payload in the source's notation, which both faces parse), or a line
-Spark reads as no event at all (not JSON, a torn line).  Any other line (a field of another
-type, which Spark reads in part; a duplicate key; a float Java writes in another notation;
-...) leaves the whole run to the Spark path.
+When it applies (``DriverIncrement.read``): ``ExecutionStrategy.may_run_on_driver`` (the run is
+incremental and reads tails only, no file whole, no Parquet, of at most
+``Tuning.driver_increment_max_bytes`` in all, without ``--replay-quarantine``), and every new
+line is one whose reading by Spark's JSON reader is known here exactly (``spark_event``): a
+JSON object whose fields have the types of ``EVENT_SCHEMA_DDL`` and whose row values are each
+the text form of a raw value (``ddlcore.raw.text_form``) or a tagged value that decodes (a
+``$datetime`` with three fraction digits: the payload in the source's notation, which both
+faces parse), or a line Spark reads as no event at all (not JSON, a torn line). Any other line
+(a field of another type, which Spark reads in part; a duplicate key; a float Java writes in
+another notation; ...) leaves the whole run to the Spark path.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ version in force at its ``seq``, staged by conversion group.
 Owns: reading the change log's events past the checkpoint (``past_checkpoint``) with the
 replayed quarantine records, each row joined with the versions in force at its ``seq`` and
 tagged (``ddlcore.spark.tagging.tag``, the rule the driver's path evaluates in Python: a
-version's index, or a ``PartKind`` with its quarantine reason), the staged Parquet directories (``RunContext.rows_dir``, ``_grp=<group>``),
-and the checks on the log's ``seq`` (before the checkpoint; duplicates: ``ddlcore.spark.seqcheck``).
-Must not know: how rows are converted or written.
+version's index, or a ``PartKind`` with its quarantine reason), the staged Parquet directories
+(``RunContext.rows_dir``, ``_grp=<group>``), and the checks on the log's ``seq`` (before the
+checkpoint; duplicates: ``ddlcore.spark.seqcheck``).  Must not know: how rows are converted or
+written.
 """
 
 from __future__ import annotations
