@@ -33,7 +33,7 @@ _STAGED_SCHEMA = pa.schema([("seq", pa.int64()), ("position", pa.string()), ("ts
 
 def _job(conv, memo_texts: int = 4096):
     schema = driver.parquet_format(driver.output_struct(conv))[0]
-    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv.functions] for image in ("after", "before")}
     return schema, memos, driver.column_converters(conv, schema, memos)
 
 
@@ -110,7 +110,7 @@ def test_good_rows_are_converted_by_columns_with_kernels_where_values_are_distin
 
 
 def _rule(conv, i: int, schema):
-    return conv.rules[i], conv._functions[i], schema.field(i).type
+    return conv.rules[i], conv.functions[i], schema.field(i).type
 
 
 def _kernel_table():
@@ -275,7 +275,8 @@ def test_text_kernel_decodes_tagged_values_and_strips_char_padding():
 
 def test_a_subclass_of_a_rule_with_a_kernel_gets_none():
     """A user's subclass of a rule (its Python face may read values otherwise) is converted by
-    its Python face: kernels go by the rule's exact class."""
+    its Python face: a rule's Arrow face is used only where its exact class declares one (a
+    subclass that keeps its parent's Python face may declare the parent's Arrow face too)."""
     conv = RowConverter(_kernel_table(), dialect="mysql")
     schema = driver.parquet_format(driver.output_struct(conv))[0]
     rule = conv.rules[12]
@@ -285,3 +286,8 @@ def test_a_subclass_of_a_rule_with_a_kernel_gets_none():
             return lambda v: str(v).upper()
     assert columnar.vector_function(rule, schema.field(12).type) is not None
     assert columnar.vector_function(Shouting(rule.label, rule.codec), schema.field(12).type) is None
+
+    class Quiet(TextRule):
+        arrow = TextRule.arrow
+    kernel = columnar.vector_function(Quiet(rule.label, rule.codec), schema.field(12).type)
+    assert kernel is not None and kernel(pa.array(["a", "b "])).to_pylist() == ["a", "b "]

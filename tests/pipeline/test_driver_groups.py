@@ -250,7 +250,7 @@ def test_groups_of_large_values_stay_spark_jobs_and_batches_are_bounded_by_bytes
                for m in said), said
     assert any(m.startswith("converting shop.blobs version 1") for m in said), said
     converted = [m for m in said if "conversion group(s) on the driver" in m and m.startswith("converted")]
-    assert converted[-1].startswith("converted 3 of 4"), converted
+    assert converted[-1].startswith("converted 3 of 3"), converted  # (the large group is not counted)
 
 
 @pytest.mark.parametrize("chunk_rows, parts", [(None, False), (1, False), (None, True)])
@@ -539,7 +539,7 @@ def test_the_column_pass_agrees_with_the_row_pass(events, cut, memo_texts, image
 
     conv = RowConverter(memo_table(), dialect="mysql")
     after, before = images
-    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv._functions] for image in ("after", "before")}
+    memos = {image: [driver.ColumnMemo(fn, memo_texts) for fn in conv.functions] for image in ("after", "before")}
     for chunk in (events[:cut], events[cut:]):  # two chunks: the memos carry over
         columns = {name: [None] * len(chunk) for name in driver.ROW_FIELDS}
         columns.update(op=[e[0] for e in chunk], seq=list(range(len(chunk))), after=[e[1] for e in chunk],

@@ -90,11 +90,11 @@ def test_local_session_writes_the_same_modes_without_a_chmod_process(tmp_path):
 
 
 def test_the_filesystem_class_compiles_on_this_machine():
-    if localjvm._javac() is None:
+    if localjvm.javac() is None:
         pytest.skip("no javac on this machine: sessions use Hadoop's LocalFileSystem")
     where = localjvm.classes_dir()
-    assert where is not None, localjvm._compiled
-    assert all((where / c).is_file() for c in localjvm._CLASS_FILES)
+    assert where is not None, localjvm.compile_outcome()
+    assert all((where / c).is_file() for c in localjvm.CLASS_FILES)
 
 
 def test_session_conf_leaves_each_setting_to_the_caller_and_the_configuration(tmp_path, monkeypatch):
@@ -103,7 +103,7 @@ def test_session_conf_leaves_each_setting_to_the_caller_and_the_configuration(tm
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
-    for v in localjvm._JVM_OPTION_VARIABLES:
+    for v in localjvm.JVM_OPTION_VARIABLES:
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no javac
     collector = {localjvm.JAVA_OPTIONS_KEY: localjvm.COLLECTOR}
@@ -142,10 +142,10 @@ def test_session_conf_leaves_each_setting_to_the_caller_and_the_configuration(tm
 def test_session_conf_keeps_the_callers_class_path(tmp_path, monkeypatch):
     where = localjvm.classes_dir()
     if where is None:
-        pytest.skip(f"the class does not compile here: {localjvm._compiled}")
+        pytest.skip(f"the class does not compile here: {localjvm.compile_outcome()}")
     monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
-    for v in localjvm._JVM_OPTION_VARIABLES:
+    for v in localjvm.JVM_OPTION_VARIABLES:
         monkeypatch.delenv(v, raising=False)
     conf = localjvm.session_conf("local[2]", {localjvm.CLASS_PATH_KEY: "/opt/jars/x.jar",
                                               localjvm.JAVA_OPTIONS_KEY: "-XX:+UseG1GC"})

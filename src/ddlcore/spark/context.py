@@ -3,14 +3,17 @@
 
 Owns: ``RunContext``, what every stage of a run reads and nothing else: the Spark session, the
 output (``OutputFS`` and its ``OutputState``), the run's configuration, its id and staging paths,
-the checkpoint it started from, the ``RunResult`` it fills, and the progress callback.  Must not
-know: what a stage does.
+the checkpoint it started from, the ``RunResult`` it fills, the progress callback, and where its
+parts execute (``strategy``).  Must not know: what a stage does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
+
+from .strategy import ExecutionStrategy
 
 __all__ = ["RunContext"]
 
@@ -34,6 +37,12 @@ class RunContext:
     @property
     def fs(self) -> Any:
         return self.state.fs
+
+    @cached_property
+    def strategy(self) -> ExecutionStrategy:
+        """Where the run's parts execute (``ExecutionStrategy``: the driver or Spark), from its
+        ``Tuning``, master and output."""
+        return ExecutionStrategy.of(self.spark, self.fs, self.config.tuning, replay=self.config.replay_quarantine)
 
     @property
     def staging(self) -> str:

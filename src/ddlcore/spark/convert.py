@@ -53,7 +53,9 @@ class RowConverter:
     (``schema.resolve_for``).  Raises as ``struct_type`` does.
 
     Attributes: ``table``, ``options``, ``dialect``, ``rules`` (one ``ColumnRule`` per
-    column), ``struct_type`` (the ``StructType`` the values fit), ``names``."""
+    column), ``struct_type`` (the ``StructType`` the values fit), ``names``, ``functions``
+    (each rule's Python face, ``ColumnRule.python()``, built once: ``raw value → value``, raises
+    ``Fail``)."""
 
     def __init__(self, table: Table, dialect: "str | Dialect | None" = None, *,
                  options: "SparkOptions | Mapping[str, Any] | None" = None, **overrides: Any):
@@ -62,8 +64,8 @@ class RowConverter:
         self.rules: list[ColumnRule] = column_rules(table, self.options, spark_rules)
         self.struct_type = StructType(build_fields(table, self.rules, self.dialect.name))
         self.names = [c.name for c in table.columns]
-        self._functions = [r.python() for r in self.rules]
-        self._row = _row_function(self._functions)
+        self.functions = [r.python() for r in self.rules]
+        self._row = _row_function(self.functions)
 
     # -- Python face ---------------------------------------------------------------------------
 
@@ -97,7 +99,7 @@ class RowConverter:
             return self._row(values), []
         except Exception:
             pass
-        n = len(self._functions)
+        n = len(self.functions)
         try:
             size = len(values)
         except TypeError:
@@ -108,7 +110,7 @@ class RowConverter:
             return (None,) * n, [error]
         out: list[Any] = []
         errors: list[RowConversionError] = []
-        for i, (fn, v) in enumerate(zip(self._functions, values)):
+        for i, (fn, v) in enumerate(zip(self.functions, values)):
             if v is None or v is ABSENT:  # absent stays absent: never turned into a value
                 out.append(v)
                 continue

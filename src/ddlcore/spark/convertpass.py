@@ -2,7 +2,8 @@
 its typed columns and written as Parquet into the run's staging.
 
 Owns: the order and grouping of the conversion jobs (``convert_versions``): the conversion
-groups the driver converts (``ddlcore.spark.driver.convert_staged``), then the others as Spark
+groups the driver converts (as the run's ``ddlcore.spark.strategy.ExecutionStrategy`` chooses;
+``ddlcore.spark.driver.convert_staged``), then the others as Spark
 jobs, interpreted or compiled (``sessionconf.INTERPRETED``, ``COMPILED``) and concurrently
 (``sessionconf.map_concurrently``); one Spark job's plan (``converted``, ``write_version``);
 the run's row counts (``count_rows``).  Must not know: how rows are tagged, or committed.
@@ -22,6 +23,7 @@ from . import driver as driver_side
 from . import versions as vs
 from .layout import version_dir
 from .quarantine import CANNOT_CONVERT
+from .strategy import Path
 from .versions import META_COLUMNS, META_METADATA
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -297,21 +299,26 @@ def _phases(ctx: "RunContext", order: list[int], groups: list[list[int]], size: 
 def _on_driver(ctx: "RunContext", counted: StagedCounts, order: list[int], groups: list[list[int]],
                group_of: dict[int, int], size: dict[int, int], versions: list, sopts: dict[str, Any],
                dialect: str, bad_dirs: list[str]) -> list[int]:
-    """Convert on the driver the groups of ``order`` that ``driver.driver_max_rows`` allows
-    (every one in local mode, those of few rows elsewhere): no Spark job each
-    (``ddlcore.spark.driver.convert_staged``; docs/pipeline.md, step 3).  Appends the
-    directory of their rows that cannot be converted to ``bad_dirs``; returns the groups of
-    ``order`` left for Spark jobs."""
-    fs, tuning = ctx.fs, ctx.config.tuning
+    """Convert on the driver the groups of ``order`` that the run's ``ExecutionStrategy`` gives
+    it (``group_path``: every one in local mode, those of few rows elsewhere, none of large
+    values): no Spark job each (``ddlcore.spark.driver.convert_staged``; docs/pipeline.md,
+    step 3).  Appends the directory of their rows that cannot be converted to ``bad_dirs``;
+    returns the groups of ``order`` left for Spark jobs."""
+    fs, strategy, tuning = ctx.fs, ctx.strategy, ctx.config.tuning
     group_bytes: dict[int, int] = defaultdict(int)
     for k, n in counted.bytes.items():
         group_bytes[group_of[k]] += n
-    max_rows = driver_side.driver_max_rows(ctx.spark, fs, tuning)  # ``None``: any number
-    on_driver = {g: groups[g] for g in order if max_rows is None or size[g] <= max_rows}
-    if not on_driver:
+    by_rows = [g for g in order if strategy.on_driver(size[g])]
+    if not by_rows:
         return order
-    ctx.say(f"converting {len(on_driver)} conversion group(s)"
+    max_rows = strategy.driver_max_rows()  # ``None``: any number
+    ctx.say(f"converting {len(by_rows)} conversion group(s)"
             + ("" if max_rows is None else f" of at most {max_rows:,} row(s)") + " on the driver")
+    on_driver = {g: groups[g] for g in by_rows if strategy.group_path(size[g], group_bytes[g]) is Path.STAGED}
+    if len(on_driver) < len(by_rows):
+        ctx.say(f"{len(by_rows) - len(on_driver)} conversion group(s) left to Spark jobs: their values take more "
+                f"than {tuning.group_max_bytes:,} bytes"
+                + (f" per {tuning.chunk_rows:,} rows" if strategy.local_output else ""))
     driver_bad = f"{ctx.bad_dir}/driver"
     left, has_bad = driver_side.convert_staged(
         counted.rows, on_driver, size, group_bytes, versions, sopts=sopts, dialect=dialect, fs=fs,

@@ -1,34 +1,33 @@
 """The job on the driver: tagging, conversion and writing in Python and Arrow, without Spark jobs.
 
-Owns the driver's two execution paths.  A small incremental run (``DriverIncrement``): deciding
-whether a run's new lines can be handled on the driver, and then doing there,
-in Python, what the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading
-the lines as Spark's JSON reader reads them, tagging each row event with the table version in
-force at its ``seq``, converting it with ``RowConverter``'s Python face (property-tested to
-agree with the JVM face: tests/spark/test_faces_agree.py), and writing the rows (Parquet, by
-pyarrow, with the footer Spark writes), the quarantine records and the counts into the run's
-staging area, where the commit finds them as it finds the Spark path's.  Must not know: any
-dialect.  docs/pipeline.md, "Incremental runs".
+Owns the driver's two execution paths. A small incremental run (``DriverIncrement``): deciding
+whether a run's new lines can be handled on the driver, and then doing there, in Python, what
+the Spark path of ``ddlcore.spark.pipeline`` does with Spark jobs — reading the lines as
+Spark's JSON reader reads them, tagging each row event with the table version in force at its
+``seq`` (``tag_events``: ``tagging.tag``'s Python face), converting it with ``RowConverter``'s
+Python face (property-tested to agree with the JVM face: tests/spark/test_faces_agree.py), and
+writing the rows (Parquet, by pyarrow, with the footer Spark writes), the quarantine records
+and the counts into the run's staging area, where the commit finds them as it finds the Spark
+path's.  Must not know: any dialect.  docs/pipeline.md, "Incremental runs".
 
-The conversion groups of a Spark run (``convert_staged``): the groups of staged rows that
-``driver_max_rows`` gives the driver (all of them in local mode writing to a local output, those
-of few rows elsewhere): their rows are read from the staging area and converted and
-written here, where a Spark job each would cost more than its rows — in ``Tuning.driver_workers``
-processes forked from the driver, a group (or a part of a large one) at a time each, column by
-column through a memo of each column's converted values (docs/pipeline.md, "How it works",
-step 3).
+The conversion groups of a Spark run (``convert_staged``): the groups of staged rows that the
+run's ``ExecutionStrategy`` gives the driver (all of them in local mode writing to a local
+output, those of few rows elsewhere; ``ddlcore.spark.strategy``): their rows are read from the
+staging area and converted and written here, where a Spark job each would cost more than its
+rows — in ``Tuning.driver_workers`` processes forked from the driver, a group (or a part of a
+large one) at a time each, column by column through a memo of each column's converted values
+(docs/pipeline.md, "How it works", step 3).
 
-When it applies (``DriverIncrement.read``): the run is incremental and reads tails only
-(``readlog.Inputs.whole`` false: no file read whole, no Parquet), of at most
-``Tuning.driver_increment_max_bytes`` in all,
-without ``--replay-quarantine``, and every new line is one whose reading by Spark's JSON reader
-is known here exactly (``spark_event``): a JSON object whose fields have the types of
-``EVENT_SCHEMA_DDL`` and whose row values are each the text form of a raw value
-(``ddlcore.raw.text_form``) or a tagged value that decodes (a ``$datetime`` with three
-fraction digits: the payload in the source's notation, which both faces parse), or a line
-Spark reads as no event at all (not JSON, a torn line).  Any other line (a field of another
-type, which Spark reads in part; a duplicate key; a float Java writes in another notation;
-...) leaves the whole run to the Spark path.
+When it applies (``DriverIncrement.read``): ``ExecutionStrategy.may_run_on_driver`` (the run is
+incremental and reads tails only, no file whole, no Parquet, of at most
+``Tuning.driver_increment_max_bytes`` in all, without ``--replay-quarantine``), and every new
+line is one whose reading by Spark's JSON reader is known here exactly (``spark_event``): a
+JSON object whose fields have the types of ``EVENT_SCHEMA_DDL`` and whose row values are each
+the text form of a raw value (``ddlcore.raw.text_form``) or a tagged value that decodes (a
+``$datetime`` with three fraction digits: the payload in the source's notation, which both
+faces parse), or a line Spark reads as no event at all (not JSON, a torn line). Any other line
+(a field of another type, which Spark reads in part; a duplicate key; a float Java writes in
+another notation; ...) leaves the whole run to the Spark path.
 """
 
 from __future__ import annotations
@@ -56,9 +55,10 @@ from ..runconfig import Tuning
 from . import columnar, readlog
 from . import versions as vs
 from .layout import version_dir
-from .quarantine import (CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, PartKind, QuarantineRecord, conversion_reason,
-                         short_reason, unknown_table_reason)
+from .quarantine import PartKind, QuarantineRecord, conversion_reason, short_reason
 from .seqcheck import first_duplicate
+from .strategy import ExecutionStrategy
+from .tagging import PYTHON, TagInputs, in_force, tag, version_reason
 from .versions import META_COLUMNS, META_METADATA
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,7 +69,7 @@ __all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSIO
            # the seams of the driver's conversion, each tested against the Spark path's result
            "Unsure", "spark_event", "GroupJob", "group_batches", "Converters", "PLAIN_TAGGED", "staged_values",
            "staged_value", "SLOW", "ColumnMemo", "conversion_memos", "column_converters", "Rows", "ROW_FIELDS",
-           "convert_rows"]
+           "convert_rows", "tag_events"]
 
 #: the sizes and limits of the driver-side paths are ``ddlcore.runconfig.Tuning``'s fields, handed
 #: down with each call (``driver_increment_max_bytes``, ``driver_max_rows``, ``cluster_max_rows``,
@@ -327,13 +327,14 @@ class DriverIncrement:
         self.last = last
 
     @classmethod
-    def read(cls, spark, inputs, fs, *, last: int | None, tuning: Tuning = Tuning()) -> "DriverIncrement | None":
+    def read(cls, spark, inputs, fs, *, last: int | None,
+             strategy: ExecutionStrategy = ExecutionStrategy()) -> "DriverIncrement | None":
         """The run's new lines when the driver-side path applies to them (module docstring),
-        else ``None``.  ``inputs``: ``_incremental_inputs``' result; ``fs``: the output
-        (``OutputFS``); ``last``: the checkpoint; ``tuning``: its ``driver_increment_max_bytes``.  Raises ``PipelineError`` for a change-log
+        else ``None``.  ``inputs``: ``readlog.incremental_inputs``' result; ``fs``: the output
+        (``OutputFS``); ``last``: the checkpoint; ``strategy``: the run's ``ExecutionStrategy``,
+        whose ``may_run_on_driver`` decides first.  Raises ``PipelineError`` for a change-log
         file that shrank since its tail was copied."""
-        if (last is None or inputs.whole or inputs[1] or inputs.tail_bytes > tuning.driver_increment_max_bytes
-                or len(inputs[0]) != len(inputs.tails)):
+        if not strategy.may_run_on_driver(inputs, last):
             return None
         bound = inputs.bound
         events: list[_Event] = []
@@ -393,7 +394,7 @@ class DriverIncrement:
         if duplicate is not None:
             raise duplicate
         result.last_seq = max(x for x in (self.max_seq, last) if x is not None)
-        tagged = _tag(fresh, versions, fold, last)
+        tagged = tag_events(fresh, versions, fold)
         records = list(history_records)
         invalid = [ev for ev, part, _ in tagged if part == PartKind.INVALID]
         new_malformed: list[str] = []
@@ -615,14 +616,11 @@ _BAD_SCHEMA = ("seq LONG, position STRING, op STRING, database STRING, `schema` 
 
 
 def driver_max_rows(spark, fs, tuning: Tuning = Tuning()) -> int | None:
-    """The most staged rows of a conversion group converted on the driver
+    """The most staged rows of a conversion group converted on the driver for a run on
+    ``spark`` writing to ``fs`` (the output's ``OutputFS``): ``ExecutionStrategy.driver_max_rows``
     (``tuning.driver_max_rows`` when set; else ``None``, no limit, for a local master writing to
-    the local filesystem — the groups of more than ``tuning.part_rows`` rows in parts — and
-    ``tuning.cluster_max_rows`` otherwise); ``fs``: the output's ``OutputFS``."""
-    if tuning.driver_max_rows is not None:
-        return tuning.driver_max_rows
-    local = spark.sparkContext.master.startswith("local") and fs.scheme == "file"
-    return None if local else tuning.cluster_max_rows
+    the local filesystem, and ``tuning.cluster_max_rows`` otherwise)."""
+    return ExecutionStrategy.of(spark, fs, tuning).driver_max_rows()
 
 
 def _parts(directory: str, rows: int, part_rows: int) -> list[list[str]]:
@@ -669,31 +667,112 @@ def _remove_files(paths: list[str], root: str) -> None:
             d = os.path.dirname(d)
 
 
+class _Results:
+    """What the parts of ``convert_staged``'s groups return, taken in order (``take``): the files
+    a worker returned written into the staging, each group's unconvertible rows gathered (the
+    job's rule: if some row of the group failed, over all its parts) and written to ``bad_dir``
+    in files of about ``tuning.batch_rows`` rows (``write_bad``), a group with an unsure part
+    left to Spark (``left``; its other parts' local files removed)."""
+
+    def __init__(self, fs, parts: dict[int, list], *, staging: str, run_id: str, bad_dir: str,
+                 local_out: tuple[str, str] | None, tuning: Tuning, say):
+        self.fs, self.staging, self.run_id, self.bad_dir = fs, staging, run_id, bad_dir
+        self.local_out, self.tuning, self.say = local_out, tuning, say
+        self.running = {g: _PartsOf(len(p)) for g, p in parts.items()}
+        self.total, self.step = len(parts), max(1, len(parts) // 20)  # progress every twentieth
+        self.left: list[int] = []
+        self.done = self.unsure = self.bad_files = 0
+        self.bad: list[dict] = []
+
+    def write_bad(self) -> None:
+        """The gathered unconvertible rows as one Parquet file of ``bad_dir`` (``_BAD_SCHEMA``)."""
+        from pyspark.sql.types import _parse_datatype_string
+
+        if self.bad:
+            _write_parquet(self.fs, f"{self.bad_dir}/{self.run_id}-part-{self.bad_files:05d}-{uuid.uuid4()}"
+                                    f"-c000.snappy.parquet", _parse_datatype_string(_BAD_SCHEMA), self.bad)
+            self.bad_files += 1
+            self.bad.clear()
+
+    def take(self, g: int, future: Future) -> None:
+        """What a part of group ``g`` returned; at the group's last part, its unconvertible rows
+        (if some row failed), or, if some part was unsure, its other parts' files removed and
+        the group left to Spark.  Raises ``PipelineError`` if the worker died."""
+        try:
+            out = future.result()
+        except BrokenProcessPool as exc:
+            raise PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
+                                f"nothing was committed; run again") from None
+        group = self.running[g]
+        group.left -= 1
+        if out is None:
+            group.unsure = True
+        else:
+            files, errored, failed, written = out
+            for directory, data in files:  # none where the worker wrote them (a local output)
+                _write_bytes(self.fs, _version_file(self.staging, directory, self.run_id), data)
+            group.errored += errored
+            group.failed |= failed
+            group.written += written
+        if not group.left:
+            self._group_done(g, self.running.pop(g))
+
+    def _group_done(self, g: int, group: _PartsOf) -> None:
+        if group.unsure:
+            if self.local_out:
+                _remove_files(group.written, self.local_out[0])
+            self.left.append(g)
+            self.unsure += 1
+            return
+        if group.failed:
+            self.bad.extend(group.errored)
+        if len(self.bad) >= self.tuning.batch_rows:
+            self.write_bad()
+        self.done += 1
+        if self.done % self.step == 0 or self.done == self.total:
+            self.say(f"converted {self.done} of {self.total} conversion group(s) on the driver")
+
+
+def _group_parts(todo: list[int], sizes: dict[int, int], local_rows: str | None, tuning: Tuning,
+                 say) -> dict[int, list]:
+    """Each group's parts: on a local output (``local_rows``: the staged rows' local directory)
+    its staged files, split into parts of about ``tuning.part_rows`` rows (``_parts``); else one
+    part (``None``: its rows read by the driver)."""
+    if local_rows is None:
+        return dict.fromkeys(todo, [None])
+    parts = {g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0), tuning.part_rows) for g in todo}
+    split = [g for g in todo if len(parts[g]) > 1]
+    if split:
+        say(f"{len(split)} of them in parts of about {tuning.part_rows:,} rows (their staged files): "
+            f"{sum(len(parts[g]) for g in split)} parts")
+    return parts
+
+
 def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], nbytes: dict[int, int],
                    versions: list[TableVersion], *,
                    sopts: dict, dialect: str, fs, rows_dir: str, staging: str, run_id: str, bad_dir: str,
                    tuning: Tuning = Tuning(), say=lambda msg: None) -> tuple[list[int], bool]:
-    """Convert and write on the driver the conversion groups of a Spark run that
-    ``driver_max_rows`` allows (``convertpass.convert_versions``), instead of a Spark job each: a job's fixed
-    cost (planning, py4j, the JIT) is far more than converting a few thousand rows in Python,
-    and in local mode the workers' cost per row is below a Spark job's on the same cores.
-    ``staged``: the run's staged rows (a DataFrame with the ``_grp`` partition column), staged
-    in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative to the output ``fs``); ``groups``:
-    group → its versions with rows; ``sizes``: group → staged rows; ``nbytes``: group → the
-    bytes of its values (the staged ``_bytes``; a group of more than ``tuning.group_max_bytes``, or
-    on a local output whose chunk would hold more, is left to Spark).  Each group is converted by
-    ``RowConverter``'s Python face (``GroupJob``: the group job's rules) in one of
-    ``tuning.driver_workers`` processes forked from the driver (``_convert_slice``), and each version
-    is written into ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark
-    path would quarantine as unconvertible are written to ``bad_dir`` (Parquet,
-    ``_BAD_SCHEMA``) for the run to read back with the Spark jobs'.
+    """Convert and write on the driver the conversion groups of a Spark run that the run's
+    ``ExecutionStrategy`` gives it (``convertpass.convert_versions``), instead of a Spark job
+    each: a job's fixed cost (planning, py4j, the JIT) is far more than converting a few
+    thousand rows in Python, and in local mode the workers' cost per row is below a Spark job's
+    on the same cores.  ``staged``: the run's staged rows (a DataFrame with the ``_grp``
+    partition column), staged in ``rows_dir`` (``rows_dir/_grp=<group>/``, relative to the
+    output ``fs``); ``groups``: group → its versions with rows; ``sizes``: group → staged rows;
+    ``nbytes``: group → the bytes of its values (the staged ``_bytes``: the driver's read
+    batches are bounded by them).  Each group is converted by ``RowConverter``'s Arrow kernels
+    and Python face (``GroupJob``: the group job's rules) in one of ``tuning.driver_workers``
+    processes forked from the driver (``_convert_slice``), and each version is written into
+    ``staging/<version_dir>/`` (the file Spark writes); the rows the Spark path would
+    quarantine as unconvertible are written to ``bad_dir`` (Parquet, ``_BAD_SCHEMA``) for the
+    run to read back with the Spark jobs'.
 
     Where the rows come from and the files go, by the output's filesystem:
 
     * local: each worker reads its group's staged files itself (pyarrow, a chunk at a time)
       and writes its versions' files itself; a group of more than ``tuning.part_rows`` rows is split
       into parts (``_parts``), converted at once in several workers, under the job's rules
-      over all of them (``_PartsOf``); the driver only hands out parts and writes the bad rows
+      over all of them (``_Results``); the driver only hands out parts and writes the bad rows
       (no Spark job, no rows through the driver);
     * any other (HDFS, object stores): the driver reads the rows at most ``tuning.batch_rows`` and
       ``tuning.batch_bytes`` at a time (a Spark job each, through Arrow, the next batch read while one
@@ -704,82 +783,16 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
     to the Spark jobs, whether any row was written to bad_dir)``.  Raises what Spark, Hadoop's
     ``FileSystem`` or pyarrow raise, what a worker raised, and ``PipelineError`` if a worker
     process died (the run then stops before its commit: nothing visible)."""
-    from pyspark.sql.types import _parse_datatype_string
-
     local_rows = fs.local(rows_dir)  # ``None`` but on the local filesystem
     # a local output: the workers read the staged files and write the versions' files there
     local_out = None if local_rows is None else (fs.local(staging), run_id)
-    # the bytes a worker holds at once: a group's, or on a local output a chunk's (on average)
-    held = ((lambda g: nbytes.get(g, 0)) if local_rows is None else
-            (lambda g: nbytes.get(g, 0) * min(1.0, tuning.chunk_rows / max(1, sizes.get(g, 0)))))
-    large = [g for g in sorted(groups) if held(g) > tuning.group_max_bytes]
-    if large:
-        say(f"{len(large)} conversion group(s) left to Spark jobs: their values take more than "
-            f"{tuning.group_max_bytes:,} bytes" + ("" if local_rows is None else f" per {tuning.chunk_rows:,} rows"))
-    todo = sorted(set(groups) - set(large))
-    left: list[int] = list(large)
-    # a local output: the workers read the staged files (a group of many rows in parts, in
-    # several workers at once) and write the versions' files; otherwise a group is one part
-    parts = ({g: _parts(f"{local_rows}/_grp={g}", sizes.get(g, 0), tuning.part_rows) for g in todo} if local_rows is not None
-             else dict.fromkeys(todo, [None]))
-    split = [g for g in todo if len(parts[g]) > 1]
-    if split:
-        say(f"{len(split)} of them in parts of about {tuning.part_rows:,} rows (their staged files): "
-            f"{sum(len(parts[g]) for g in split)} parts")
+    todo = sorted(groups)
+    parts = _group_parts(todo, sizes, local_rows, tuning, say)
     workers = _workers(sum(len(p) for p in parts.values()), tuning.driver_workers)
     if workers > 1:
         say(f"converting them in {workers} worker processes")
-    done = unsure = files_of_bad = 0
-    bad: list[dict] = []
-    step = max(1, len(todo) // 20)  # progress every twentieth of the groups
-    running = {g: _PartsOf(len(parts[g])) for g in todo}
-
-    def write_bad() -> None:
-        nonlocal files_of_bad
-        if bad:
-            _write_parquet(fs, f"{bad_dir}/{run_id}-part-{files_of_bad:05d}-{uuid.uuid4()}-c000.snappy.parquet",
-                           _parse_datatype_string(_BAD_SCHEMA), bad)
-            files_of_bad += 1
-            bad.clear()
-
-    def finish(g: int, future: Future) -> None:
-        """Take what a part of group ``g`` returned; when it was the group's last, write the
-        group's unconvertible rows (the job's rule: if some row failed), or, if some part was
-        unsure, remove the files of its other parts and leave the group to Spark."""
-        nonlocal done, unsure
-        try:
-            out = future.result()
-        except BrokenProcessPool as exc:
-            raise PipelineError(f"a process converting conversion groups on the driver died ({exc}): "
-                                   f"nothing was committed; run again") from None
-        group = running[g]
-        group.left -= 1
-        if out is None:
-            group.unsure = True
-        else:
-            files, errored, failed, written = out
-            for directory, data in files:  # none where the worker wrote them (a local output)
-                _write_bytes(fs, _version_file(staging, directory, run_id), data)
-            group.errored += errored
-            group.failed |= failed
-            group.written += written
-        if group.left:
-            return
-        del running[g]
-        if group.unsure:
-            if local_out:
-                _remove_files(group.written, local_out[0])
-            left.append(g)
-            unsure += 1
-            return
-        if group.failed:
-            bad.extend(group.errored)
-        if len(bad) >= tuning.batch_rows:
-            write_bad()
-        done += 1
-        if done % step == 0 or done == len(todo):
-            say(f"converted {done} of {len(groups)} conversion group(s) on the driver")
-
+    results = _Results(fs, parts, staging=staging, run_id=run_id, bad_dir=bad_dir, local_out=local_out,
+                       tuning=tuning, say=say)
     sources = (((g, part) for g in todo for part in parts[g]) if local_out
                else _read_groups(staged, todo, sizes, nbytes, tuning))
     #: parts submitted and not yet taken, oldest first: (group, future)
@@ -789,14 +802,14 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
                                       sopts, dialect, rows, local_out, tuning)))
             while len(pending) > 2 * workers:  # a bounded queue: the results are written as they come
-                finish(*pending.popleft())
+                results.take(*pending.popleft())
         while pending:
-            finish(*pending.popleft())
-    write_bad()
-    if unsure:
-        say(f"{unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
+            results.take(*pending.popleft())
+    results.write_bad()
+    if results.unsure:
+        say(f"{results.unsure} conversion group(s) left to Spark jobs: a value's text is not the text form of "
             f"its raw value, on which the two faces of the converter are not known to agree")
-    return left, files_of_bad > 0
+    return results.left, results.bad_files > 0
 
 
 def group_batches(todo: list[int], sizes: dict[int, int], nbytes: dict[int, int],
@@ -1073,15 +1086,16 @@ def staged_value(t: str | None) -> Any:
     return v
 
 
-def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: int | None) -> list[tuple[_Event, int, str | None]]:
-    """Each event that is not a history event, with the partition the Spark path's tagging
-    gives it (a version's index, or a ``PartKind``) and its quarantine reason
-    (``None`` for a version's row and a malformed line, whose reason is built later).  A row
-    event of a version whose column names collide with the pipeline's is that version's
-    ``PartKind.BLOCKED``.  Raises ``Unsure`` for names whose folding Java could do otherwise
-    (non-ASCII, with folded table names)."""
+def tag_events(events: list[_Event], versions: list[TableVersion], fold: bool
+               ) -> list[tuple[_Event, int, str | None]]:
+    """Each event that is not a history event, with its tag as the Spark path tags it
+    (``tagging.tag`` in its Python face: a version's index, or a ``PartKind``) and its
+    quarantine reason (``None`` for a version's row and a malformed line, whose reason is built
+    later); a row event in force in several versions once per version, as the Spark path's join
+    gives it.  Raises ``Unsure`` for names whose folding Java could do otherwise (non-ASCII,
+    with folded table names)."""
     collide = vs.collisions(versions)
-    index: dict[tuple, list[tuple[int, dict]]] = defaultdict(list)
+    index: dict[tuple, list[tuple[int, TableVersion]]] = defaultdict(list)
     for k, v in enumerate(versions):
         index[vs.fold_key(v.table_id, fold)].append((k, v))
     out = []
@@ -1089,29 +1103,19 @@ def _tag(events: list[_Event], versions: list[TableVersion], fold: bool, last: i
         f = ev.fields
         if ev.valid and ev.op in HISTORY_OPS:
             continue
-        if not ev.valid:
-            out.append((ev, PartKind.INVALID, None))
-            continue
-        if ev.op == "stmt":
-            out.append((ev, PartKind.STATEMENT, STMT_REASON + f["ddl"][:STMT_TEXT_CHARS]))
-            continue
-        matches: list[tuple[int, dict]] = []
-        if ev.op in ROW_OPS:
+        matches: list[tuple[int | None, TableVersion | None]] = []
+        if ev.valid and ev.op in ROW_OPS:  # (the Spark path's join condition)
             names = (f["database"], f["schema"], f["table"])
             if fold and any(n is not None and not n.isascii() for n in names):
                 raise Unsure
             key = tuple(vs.fold_name(n, fold) for n in names)
             matches = [(k, v) for k, v in index.get(key, ())
-                       if v.valid_from_seq is not None and ev.seq > v.valid_from_seq and (v.valid_to_seq is None or ev.seq < v.valid_to_seq)]
+                       if in_force(ev.seq, v.valid_from_seq, v.valid_to_seq, PYTHON) is True]
         for k, v in matches or [(None, None)]:
-            if f["quarantine"] is not None:
-                out.append((ev, PartKind.CAPTURE, CAPTURE_REASON + f["quarantine"]))
-            elif k is None:
-                out.append((ev, PartKind.UNKNOWN_TABLE, unknown_table_reason(f["database"], f["schema"], f["table"])))
-            elif v.blocked or k in collide:
-                out.append((ev, PartKind.BLOCKED, v.reason if v.blocked else collide[k]))
-            else:
-                out.append((ev, k, None))
+            blocked = None if v is None else version_reason(k, v, collide)
+            part, reason = tag(TagInputs(ev.valid, f["op"], f["ddl"], f["quarantine"], f["database"], f["schema"],
+                                         f["table"], k, blocked), PYTHON)
+            out.append((ev, part, reason))
     return out
 
 
@@ -1183,8 +1187,8 @@ class ColumnMemo(dict):
 def conversion_memos(conv, tuning: Tuning = Tuning()) -> dict[str, list[ColumnMemo]]:
     """A ``ColumnMemo`` per image and column of ``conv`` (a ``RowConverter``), sharing
     ``tuning.memo_texts`` between them."""
-    limit = max(tuning.memo_min_texts, tuning.memo_texts // max(1, 2 * len(conv._functions)))
-    return {image: [ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv._functions]
+    limit = max(tuning.memo_min_texts, tuning.memo_texts // max(1, 2 * len(conv.functions)))
+    return {image: [ColumnMemo(fn, limit, tuning.memo_text_chars) for fn in conv.functions]
             for image in ("after", "before")}
 
 

@@ -50,8 +50,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-__all__ = ["FS_CLASS", "FS_IMPL_KEY", "CLASS_PATH_KEY", "JAVA_OPTIONS_KEY", "COLLECTOR", "session_conf",
-           "classes_dir", "status"]
+__all__ = ["FS_CLASS", "FS_IMPL_KEY", "CLASS_PATH_KEY", "JAVA_OPTIONS_KEY", "COLLECTOR", "CLASS_FILES",
+           "JVM_OPTION_VARIABLES", "session_conf", "classes_dir", "compile_outcome", "javac", "status"]
 
 #: the filesystem class (Java) and the Spark properties that install it
 FS_CLASS = "ddlcore.spark.NioLocalFileSystem"
@@ -63,13 +63,13 @@ JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 COLLECTOR = "-XX:+UseParallelGC -XX:-UseAdaptiveSizePolicy"
 
 _SOURCE = Path(__file__).parent / "java" / "NioLocalFileSystem.java"
-_CLASS_FILES = ("ddlcore/spark/NioLocalFileSystem.class", "ddlcore/spark/NioLocalFileSystem$Raw.class")
+CLASS_FILES = ("ddlcore/spark/NioLocalFileSystem.class", "ddlcore/spark/NioLocalFileSystem$Raw.class")
 #: what the compiler is given at most (a cold ``javac`` takes a second or two)
 _COMPILE_TIMEOUT_S = 300
 #: a JVM option that chooses a collector (``-XX:+UseG1GC``, ``-XX:+UseZGC``, ...)
 _COLLECTOR_OPTION = re.compile(r"-XX:\+Use\w*GC\b")
 #: the JVM's own option variables (read by every JVM this process starts)
-_JVM_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
+JVM_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS")
 #: ``spark-submit``'s flags for the driver's class path and options
 _SUBMIT_FLAGS = {CLASS_PATH_KEY: "--driver-class-path", JAVA_OPTIONS_KEY: "--driver-java-options"}
 
@@ -77,6 +77,12 @@ _SUBMIT_FLAGS = {CLASS_PATH_KEY: "--driver-class-path", JAVA_OPTIONS_KEY: "--dri
 _compiled: tuple[Path | None, str] | None = None
 #: what the last ``session_conf`` decided, for ``status()``
 _last = "not tried: no local session started by ddlcore in this process"
+
+
+def compile_outcome() -> tuple[Path | None, str] | None:
+    """This process's ``classes_dir()`` outcome: ``(directory or None, why not)``, ``None``
+    before the first call."""
+    return _compiled
 
 
 def status() -> str:
@@ -121,7 +127,7 @@ def _filesystem(conf: dict[str, str], out: dict[str, str]) -> str:
 
 def _collector(conf: dict[str, str], out: dict[str, str]) -> str:
     given = " ".join(conf.get(k, "") for k in (JAVA_OPTIONS_KEY, "spark.driver.defaultJavaOptions"))
-    given += " " + " ".join(os.environ.get(v, "") for v in _JVM_OPTION_VARIABLES)
+    given += " " + " ".join(os.environ.get(v, "") for v in JVM_OPTION_VARIABLES)
     chosen = _COLLECTOR_OPTION.search(given)
     if chosen:
         return f"{chosen.group(0)}, as given"
@@ -153,10 +159,10 @@ def _compile() -> tuple[Path | None, str]:
         return None, f"no hadoop-client-api jar in {jars}"
     key = hashlib.sha256(_SOURCE.read_bytes() + "\0".join(hadoop).encode()).hexdigest()[:16]
     dest = _cache_root() / f"localfs-{key}"
-    if all((dest / c).is_file() for c in _CLASS_FILES):
+    if all((dest / c).is_file() for c in CLASS_FILES):
         return dest, ""
-    javac = _javac()
-    if javac is None:
+    compiler = javac()
+    if compiler is None:
         return None, "no javac ($JAVA_HOME/bin or PATH): Hadoop runs chmod per file it creates"
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -164,14 +170,14 @@ def _compile() -> tuple[Path | None, str]:
     except OSError as exc:
         return None, f"cache directory {dest.parent}: {exc}"
     try:
-        proc = subprocess.run([javac, "-nowarn", "--release", "17", "-cp", str(jars / "*"), "-d", str(tmp),
+        proc = subprocess.run([compiler, "-nowarn", "--release", "17", "-cp", str(jars / "*"), "-d", str(tmp),
                                str(_SOURCE)], capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S)
         if proc.returncode != 0:
             return None, f"javac failed: {(proc.stderr or proc.stdout).strip()[:500]}"
         try:
             os.replace(tmp, dest)
         except OSError:  # another process renamed its copy first
-            if not all((dest / c).is_file() for c in _CLASS_FILES):
+            if not all((dest / c).is_file() for c in CLASS_FILES):
                 raise
         return dest, ""
     except (OSError, subprocess.SubprocessError) as exc:
@@ -192,7 +198,8 @@ def _spark_jars() -> Path | None:
     return jars if jars.is_dir() else None
 
 
-def _javac() -> str | None:
+def javac() -> str | None:
+    """The Java compiler: ``$JAVA_HOME/bin/javac``, else the one on ``PATH``; ``None``: none."""
     home = os.environ.get("JAVA_HOME")
     if home and os.access(Path(home) / "bin" / "javac", os.X_OK):
         return str(Path(home) / "bin" / "javac")

@@ -7,8 +7,10 @@ events on the driver (``ddlcore.spark.historypass``), tagging every row event wi
 version in force at its ``seq`` and staging it by conversion group (``ddlcore.spark.stage``),
 converting each group and writing each table version (``ddlcore.spark.convertpass``) — with
 ``RowConverter``'s Spark expressions in a Spark job (the JVM: no Python per row), or on the
-driver with its Arrow kernels and Python face (``ddlcore.spark.driver``: every group in local
-mode writing to a local output, those of few rows elsewhere, and a small increment whole) —
+driver in Python, with the rules' Arrow faces and ``RowConverter``'s Python face
+(``ddlcore.spark.driver``: every group in local mode writing to a local output, those of few
+rows elsewhere, and a small increment whole; chosen by the run's
+``ddlcore.spark.strategy.ExecutionStrategy``) —
 the quarantine (``ddlcore.spark.quarantinepass``), the schema files
 (``ddlcore.spark.schemafiles``), and committing a run atomically with its summary
 (``ddlcore.spark.commit``).  Its options are one ``ddlcore.runconfig.RunConfig``.  Must not
@@ -285,33 +287,20 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
     from pyspark.errors import PySparkException
     from py4j.protocol import Py4JJavaError
 
-    from .fs import OutputFS
+    from ..sinks import make_sink
+    from .fs import is_uri
     from .outlock import OutputLock
-    from .seqcheck import check_files
 
     cfg = RunConfig.of(config, **options)
-    dialect, output_format, catalog = cfg.dialect, cfg.output_format, cfg.catalog
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    from .fs import is_uri
-
     out = str(out)
     remote_log = is_uri(changelog)
-    if not remote_log:
-        changelog = Path(readlog.plain_path(str(changelog)))
-        if not changelog.exists():
-            raise FileNotFoundError(f"change log not found: {changelog}")
-        inputs = readlog.only_files(readlog.inputs_of(changelog), cfg.batch_files)
-        bound = getattr(inputs, "bound", None)
-        if bound is not None and cfg.batch_end is not None and cfg.batch_end[0] < bound.seq:
-            inputs.bound = bound = replace(bound, seq=cfg.batch_end[0],
-                                           durable_bytes=min(cfg.batch_end[1], bound.durable_bytes))
-        check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
+    inputs = None if remote_log else _local_inputs(changelog, cfg)
     # the values, before Spark starts; against the output's, once its last commit is rolled forward
-    check_run_options(out, dialect, cfg.spark_options, log_info=None)
-    from ..sinks import make_sink
+    check_run_options(out, cfg.dialect, cfg.spark_options, log_info=None)
     try:
-        make_sink(output_format, out, catalog=catalog)  # a bad format or a missing library: before Spark starts
+        make_sink(cfg.output_format, out, catalog=cfg.catalog)  # a bad format or a missing library: before Spark
     except ValueError as exc:
         raise PipelineError(str(exc)) from None
     spark = spark or spark_session(cfg.master, conf=cfg.spark_conf)
@@ -320,10 +309,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
             inputs = readlog.only_files(readlog.remote_inputs(spark, str(changelog)), cfg.batch_files)
         except Py4JJavaError as exc:
             raise PipelineError(f"change log {changelog}: {_java_error(exc)}") from None
-    try:
-        fs = OutputFS(spark, out)
-    except Py4JJavaError as exc:  # no filesystem for the scheme, an unreachable name node, ...
-        raise PipelineError(f"output {out}: {_java_error(exc)}") from None
+    fs = _output_fs(spark, out)
     state = OutputState(fs)
     created = None
     lock = OutputLock(fs) if cfg.take_lock else None
@@ -335,14 +321,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
         created = not existed
         if state.recover():
             say("rolled forward the previous run's commit")
-        # after the roll-forward: the options the recovered output was written with
-        sopts = check_run_options(out, dialect, cfg.spark_options, log_info=state.log_info())
-        written = (state.log_info() or {}).get("format", output_format if state.log_info() is None else "parquet")
-        if written != output_format:  # the physical column names differ by format (ddlcore.sinks)
-            raise PipelineError(f"--format {output_format}: {out} was written with --format {written}")
-        if output_format == "iceberg" and catalog is None and fs.local_root is None:
-            raise PipelineError(f"--format iceberg: the embedded catalog needs a local --out ({out}); "
-                                f"name a configured catalog with --catalog NAME")
+        sopts = _recovered_options(out, state, cfg)
         bound = getattr(inputs, "bound", None)  # a local capture directory (not a remote URI)
         if bound is not None and bound.seq == 0:
             # a capture whose first checkpoint is not written yet, or whose snapshot is in
@@ -351,16 +330,9 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
             say(f"{bound.changelog}: the capture has made nothing final yet (phase {bound.phase}): nothing to read")
             last = state.last_seq()
             return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
-        saved_ts = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
-        spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
-        try:
-            return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0,
-                        sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
-        finally:
-            if saved_ts is None:
-                spark.conf.unset(PARQUET_TIMESTAMPS[0])
-            else:
-                spark.conf.set(PARQUET_TIMESTAMPS[0], saved_ts)
+        sink = make_sink(cfg.output_format, out, catalog=cfg.catalog, dialect=cfg.dialect, spark_options=sopts)
+        with _parquet_timestamps(spark):  # also in a session the caller made
+            return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0, sink=sink)
     except (Py4JJavaError, PySparkException):
         problem = readlog.unreadable_input(inputs)
         if problem is not None:
@@ -374,6 +346,68 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
         if lock is not None:
             lock.release()
         fs.close()
+
+
+def _local_inputs(changelog: str | os.PathLike, cfg: RunConfig):
+    """The ``readlog.Inputs`` of a change log on the local filesystem (a file or a directory,
+    e.g. a capture's), only ``cfg.batch_files`` of them when set, bounded by ``cfg.batch_end``
+    (``(seq, bytes)``: a ``--follow`` batch's end) when below the capture's bound; the seq rule
+    checked over their files (``seqcheck.check_files``).  Raises ``FileNotFoundError`` for a
+    missing change log and ``PipelineError`` for overlapping files."""
+    from .seqcheck import check_files
+
+    changelog = Path(readlog.plain_path(str(changelog)))
+    if not changelog.exists():
+        raise FileNotFoundError(f"change log not found: {changelog}")
+    inputs = readlog.only_files(readlog.inputs_of(changelog), cfg.batch_files)
+    bound = getattr(inputs, "bound", None)
+    if bound is not None and cfg.batch_end is not None and cfg.batch_end[0] < bound.seq:
+        inputs.bound = bound = replace(bound, seq=cfg.batch_end[0],
+                                       durable_bytes=min(cfg.batch_end[1], bound.durable_bytes))
+    check_files(inputs[0] + inputs[1], capture_log=None if bound is None else bound.changelog)  # the seq rule
+    return inputs
+
+
+def _output_fs(spark, out: str) -> "OutputFS":
+    """The output's ``OutputFS``; ``PipelineError`` for a scheme without a filesystem, an
+    unreachable name node, ... (the Java error's first line)."""
+    from py4j.protocol import Py4JJavaError
+
+    from .fs import OutputFS
+
+    try:
+        return OutputFS(spark, out)
+    except Py4JJavaError as exc:
+        raise PipelineError(f"output {out}: {_java_error(exc)}") from None
+
+
+def _recovered_options(out: str, state: OutputState, cfg: RunConfig) -> dict[str, Any]:
+    """The run's type-mapping options checked against those the output (its last commit rolled
+    forward) was written with (``check_run_options``), and its format and catalog against the
+    output's; returns the options.  Raises ``PipelineError``."""
+    info = state.log_info()
+    sopts = check_run_options(out, cfg.dialect, cfg.spark_options, log_info=info)
+    written = (info or {}).get("format", cfg.output_format if info is None else "parquet")
+    if written != cfg.output_format:  # the physical column names differ by format (ddlcore.sinks)
+        raise PipelineError(f"--format {cfg.output_format}: {out} was written with --format {written}")
+    if cfg.output_format == "iceberg" and cfg.catalog is None and state.fs.local_root is None:
+        raise PipelineError(f"--format iceberg: the embedded catalog needs a local --out ({out}); "
+                            f"name a configured catalog with --catalog NAME")
+    return sopts
+
+
+@contextlib.contextmanager
+def _parquet_timestamps(spark):
+    """``PARQUET_TIMESTAMPS`` set in ``spark``'s session for the block, its value before put back."""
+    saved = spark.conf.get(PARQUET_TIMESTAMPS[0], None)
+    spark.conf.set(*PARQUET_TIMESTAMPS)
+    try:
+        yield
+    finally:
+        if saved is None:
+            spark.conf.unset(PARQUET_TIMESTAMPS[0])
+        else:
+            spark.conf.set(PARQUET_TIMESTAMPS[0], saved)
 
 
 def _java_error(exc) -> str:
@@ -443,7 +477,7 @@ def _read_log(ctx: RunContext, inputs):
     (``None``: the run reads them with Spark).  Returns ``(inputs, marks, increment,
     restore)``: ``restore`` puts back the session settings of a small increment read with Spark
     (``sessionconf.INTERPRETED``)."""
-    spark, fs, state, last, tuning, say = ctx.spark, ctx.fs, ctx.state, ctx.last, ctx.config.tuning, ctx.say
+    spark, fs, state, last, say = ctx.spark, ctx.fs, ctx.state, ctx.last, ctx.say
     restore: Callable[[], None] = lambda: None
     given = len(inputs[0])
     inputs, marks = readlog.incremental_inputs(spark, fs, inputs, state.marks() if last is not None else {},
@@ -451,9 +485,8 @@ def _read_log(ctx: RunContext, inputs):
     if getattr(inputs, "tails", ()) or len(inputs[0]) < given:
         say(f"reading {len(inputs[0])} of {given} JSON Lines change-log file(s), "
             f"{len(inputs.tails)} from where the last run ended ({inputs.tail_bytes:,} bytes)")
-    increment = None if ctx.config.replay_quarantine else driver_side.DriverIncrement.read(
-        spark, inputs, fs, last=last, tuning=tuning)
-    if increment is None and not inputs.whole and inputs.tail_bytes <= tuning.interpreted_max_bytes:
+    increment = driver_side.DriverIncrement.read(spark, inputs, fs, last=last, strategy=ctx.strategy)
+    if increment is None and ctx.strategy.interpreted_increment(inputs):
         restore = sessionconf.session_settings(spark, sessionconf.INTERPRETED)
         say("a small increment: expressions are interpreted (no code generation)")
     return inputs, marks, increment, restore

@@ -18,7 +18,7 @@ from enum import IntEnum
 
 __all__ = ["QuarantineRecord", "QUARANTINE_FIELDS", "QUARANTINE_SCHEMA", "PartKind", "STMT_REASON",
            "STMT_TEXT_CHARS", "CAPTURE_REASON", "UNKNOWN_TABLE_REASON", "CANNOT_CONVERT", "conversion_reason",
-           "unknown_table_reason", "short_reason"]
+           "short_reason"]
 
 #: the fields of a quarantine record, in their order (the JSON keys and ``QUARANTINE_SCHEMA``'s)
 QUARANTINE_FIELDS = ("seq", "position", "op", "database", "schema", "table", "reason", "event")
@@ -70,7 +70,7 @@ class PartKind(IntEnum):
     CAPTURE = -5
 
 
-#: the quarantine reasons the tagging and the conversion build: a statement-format DML event
+#: the quarantine reasons the tagging (``tagging.tag``) and the conversion build: a statement-format DML event
 #: (then its first ``STMT_TEXT_CHARS`` characters), a row the capture marked (then the
 #: capture's reason), a row of a table with no version in force (the table's dotted name
 #: between the two parts), a row that cannot be converted (``conversion_reason``)
@@ -78,13 +78,6 @@ STMT_REASON, STMT_TEXT_CHARS = "statement-format DML: the change log does not ca
 CAPTURE_REASON = "capture: "
 UNKNOWN_TABLE_REASON = ("unknown table: no schema of ", " in force at this seq")
 CANNOT_CONVERT = "cannot convert: "
-
-
-def unknown_table_reason(database: str | None, schema: str | None, table: str | None) -> str:
-    """The reason of a row of a table with no version in force at its seq: ``unknown table: no
-    schema of shop.t in force at this seq`` (``?`` for no database)."""
-    where = ".".join(x for x in (database or "?", schema, table) if x is not None)
-    return UNKNOWN_TABLE_REASON[0] + where + UNKNOWN_TABLE_REASON[1]
 
 
 def conversion_reason(errors: list[tuple[str | None, str | None, str | None]]) -> str:

@@ -13,6 +13,13 @@ methods sit side by side and implement the same rules:
   null), ``classify()`` is the Python face's failure reason, looked at only where ``value``
   is null.
 
+The rules whose values are mostly distinct (integers, decimals, ``DATETIME``, text) have a
+third face beside these two, ``arrow(arrow_type)``: a kernel of Arrow compute functions over a
+column of staged texts, guarded by a pattern of the texts on which it gives exactly what the
+Python face gives (it declines the others: ``ddlcore.spark.columnar`` then uses the Python
+face through a memo).  A class has an Arrow face only if it declares one itself (a subclass
+that changes the Python face does not inherit its parent's kernel: ``columnar.vector_function``).
+
 Both faces check the same things and fail with the same reason strings, so that a property
 test can compare them value for value.  A dialect plugin picks a rule and its parameters per
 column (``SparkRules.rule``); the rules know nothing of any dialect.
@@ -43,6 +50,8 @@ from pyspark.sql.types import (ArrayType, BinaryType, BooleanType, DataType, Dat
                                IntegerType, LongType, StringType, TimestampNTZType, TimestampType)
 
 from ..raw import INT_RX, NUMBER_RX, canonical
+from . import arrowkit as ak
+from .arrowkit import Kernel
 
 __all__ = [
     "Fail", "ColumnRule", "SparkRules", "MappingRow", "TextCodec", "Utf8Codec", "SingleByteCodec",
@@ -391,6 +400,15 @@ class ColumnRule:
         and ``x`` is not; null where the null value is a legitimate result (a zero date)."""
         raise NotImplementedError
 
+    def arrow(self, arrow_type: Any) -> Kernel | None:
+        """The Arrow face for a column of ``arrow_type`` (Spark's Arrow type of ``spark_type``):
+        a kernel (``arrowkit.Kernel``) of a ``pa.StringArray`` of staged texts (nulls: null
+        values) giving an array of ``arrow_type`` equal, element by element, to the Python face
+        after ``driver.staged_value`` — or ``None`` for a chunk of texts it leaves to the Python
+        face; ``None``: no kernel for this rule and type (the default).  Only consulted on the
+        class that declares it (``columnar.vector_function``)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label} → {self.spark_type.simpleString()}>"
 
@@ -449,6 +467,30 @@ class IntegerRule(ColumnRule):
             converted = F.when(n < 0, n).otherwise(F.pmod(n + _dec(1 << 63), _dec(1 << 64)) - _dec(1 << 63))
         value = guard(is_int & (n >= lo) & (n <= hi), converted.try_cast(self.spark_type), x, self.spark_type)
         return value, lambda: checks(x, (~is_int, self.invalid), (n.isNull() | (n < lo) | (n > hi), self.range))
+
+    def arrow(self, arrow_type: Any) -> Kernel | None:
+        """The ``int`` and ``bool`` outputs up to BIGINT: texts in the integer text form
+        (``arrowkit.INT_TEXT``) within ``[lo, hi]``, a negative one with ``wrap`` added (the
+        unsigned reading)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.output not in ("int", "bool") or self.hi >= 1 << 63 or pa.types.is_decimal(arrow_type):
+            return None
+        # typed scalars: a Python one costs pyarrow a type inference per call (~0.1 ms)
+        lo, hi, zero = (pa.scalar(x, pa.int64()) for x in (max(self.lo, -(1 << 63)), self.hi, 0))
+        wrap, as_bool = pa.scalar(self.wrap, pa.int64()) if self.wrap else None, self.output == "bool"
+
+        def convert(texts):
+            if not ak.all_match(texts, f"^({ak.INT_TEXT})$"):
+                return None
+            n = pc.cast(texts, pa.int64())
+            if not ak.all_true(pc.and_(pc.greater_equal(n, lo), pc.less_equal(n, hi))):
+                return None
+            if wrap is not None:
+                n = pc.if_else(pc.less(n, zero), pc.add(n, wrap), n)
+            return pc.not_equal(n, zero) if as_bool else pc.cast(n, arrow_type)
+        return convert
 
 
 
@@ -648,6 +690,39 @@ class DecimalRule(ColumnRule):
                 else F.concat(sign, digits))
         return guard(ok, text, x, dtype), lambda: checks(
             x, (bad, self.invalid), (F.length(fp) > self.s, self.scale_error), (F.length(ip) > self.p - self.s, self.range))
+
+    # -- Arrow ----------------------------------------------------------------------------
+
+    def arrow(self, arrow_type: Any) -> Kernel | None:
+        """``precise`` mode (p ≤ 38, ``DecimalType(p,s)``, s < 38): ``$dec`` payloads in plain
+        notation with at most ``s`` fraction digits (no rounding to do) and at most 38 - s
+        integer digits, and integers in their text form of at most that many digits; the
+        value's magnitude below 10^(p-s) (the rule's range)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        p, s = self.p, self.s
+        whole = 38 - s  # the integer digits ``decimal128(38, s)`` holds
+        if self.mode != "precise" or self.wide or whole < 1:
+            return None
+        fraction = rf"(\.[0-9]{{1,{s}}})?" if s else ""
+        pattern = rf'^(\{{"\$dec":"-?[0-9]{{1,{whole}}}{fraction}"\}}|{ak.int_text(min(18, whole))})$'
+        wide = pa.decimal128(38, s)
+        # (p 38: the pattern's 38 - s integer digits are the range)
+        limit = None if p == 38 else pa.scalar(Decimal(10) ** (p - s), wide)
+
+        def convert(texts):
+            if not ak.all_match(texts, pattern):
+                return None
+            payload = pc.if_else(pc.starts_with(texts, '{"'), pc.utf8_slice_codeunits(texts, 9, -2), texts)
+            try:
+                d = pc.cast(payload, wide)
+            except pa.ArrowInvalid:  # (the pattern keeps within 38 digits: not expected)
+                return None
+            if limit is not None and not ak.all_true(pc.less(pc.abs(d), limit)):
+                return None
+            return pc.cast(d, arrow_type)
+        return convert
 
 
 
@@ -894,6 +969,28 @@ class DateTimeRule(ColumnRule):
             return error_case(x).when(is_epoch, e_error).otherwise(checks(None, *text_pairs()))
         return value, classify
 
+    def arrow(self, arrow_type: Any) -> Kernel | None:
+        """Without a time zone (DATETIME: ``TimestampNTZType``): texts ``YYYY-MM-DD
+        hh:mm:ss[.f]`` of a real date and time (Arrow's cast rejects the others, as Python's
+        ``datetime`` does), not year 0000, with at most ``fsp`` fraction digits (no truncation
+        to do)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if self.utc or not pa.types.is_timestamp(arrow_type) or arrow_type.tz is not None:
+            return None
+        fraction = rf"(\.[0-9]{{1,{self.fsp}}})?" if self.fsp else ""
+        pattern = rf"^{ak.YEAR_TEXT}-[0-9]{{2}}-[0-9]{{2}} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}{fraction}$"
+
+        def convert(texts):
+            if not ak.all_match(texts, pattern):
+                return None
+            try:
+                return pc.cast(texts, arrow_type)
+            except pa.ArrowInvalid:  # no real date or time: the rule's null or error, per value
+                return None
+        return convert
+
 
 
 class TimeRule(ColumnRule):
@@ -1007,6 +1104,39 @@ class TextRule(ColumnRule):
                     .when(is_b64, checks(None, (b.isNull(), self.invalid), (~ok, _codec_error(self.codec))))
                     .when(~(tagged(x, "$s") | tagged(x, "$json")), reason(x, self.invalid)))
         return (F.rtrim(value) if self.rstrip else value), classify
+
+    def arrow(self, arrow_type: Any) -> Kernel | None:
+        """Plain strings (no tag, not a number) as they are, ``$s`` payloads, and ``$b64``
+        payloads decoded by ``base64.b64decode(validate=True)`` then the codec
+        (``TextCodec.python``: per value, in Python, as the memo would, without its
+        bookkeeping); trailing spaces removed for ``rstrip`` (``CHAR``).  Declines a chunk with
+        another text (a number, another tag, the absent marker) or bytes its codec refuses (the
+        row pass's error)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        decode, unbase64, rstrip, no = self.codec.python(), ak.UNBASE64, self.rstrip, pa.scalar(False, pa.bool_())
+
+        def convert(texts):
+            plain = pc.invert(pc.or_(pc.starts_with(texts, '{"$'), pc.match_substring_regex(texts, ak.NUMBER_TEXT)))
+            out = texts
+            if not ak.all_true(plain):
+                strs = pc.fill_null(pc.match_substring_regex(texts, ak.STR_TEXT), no)
+                blobs = pc.fill_null(pc.match_substring_regex(texts, ak.B64_TEXT), no)
+                if not ak.all_true(pc.or_(plain, pc.or_(strs, blobs))):
+                    return None
+                out = pc.if_else(strs, pc.utf8_slice_codeunits(texts, 7, -2), texts)
+                if ak.any_true(blobs):
+                    payloads = pc.utf8_slice_codeunits(texts.filter(blobs), 9, -2).to_pylist()
+                    try:
+                        decoded = [decode(unbase64(p)) for p in payloads]
+                    except Exception:  # bad padding (binascii.Error), ``Fail``: the row pass's error
+                        return None
+                    out = pc.replace_with_mask(out, blobs, pa.array(decoded, out.type))
+            if rstrip:
+                out = pc.utf8_rtrim(out, characters=" ")
+            return out.cast(arrow_type)
+        return convert
 
 
 

@@ -2,10 +2,12 @@
 version in force at its ``seq``, staged by conversion group.
 
 Owns: reading the change log's events past the checkpoint (``past_checkpoint``) with the
-replayed quarantine records, the tag of each row (a version's index, or a ``PartKind`` with its
-quarantine reason), the staged Parquet directories (``RunContext.rows_dir``, ``_grp=<group>``),
-and the checks on the log's ``seq`` (before the checkpoint; duplicates: ``ddlcore.spark.seqcheck``).
-Must not know: how rows are converted or written.
+replayed quarantine records, each row joined with the versions in force at its ``seq`` and
+tagged (``ddlcore.spark.tagging.tag``, the rule the driver's path evaluates in Python: a
+version's index, or a ``PartKind`` with its quarantine reason), the staged Parquet directories
+(``RunContext.rows_dir``, ``_grp=<group>``), and the checks on the log's ``seq`` (before the
+checkpoint; duplicates: ``ddlcore.spark.seqcheck``).  Must not know: how rows are converted or
+written.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from ..errors import PipelineError
 from . import readlog, seqcheck, sessionconf
 from . import versions as vs
 from .frames import local_frame
-from .quarantine import CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind
+from .quarantine import PartKind
 from .readlog import EVENT_SCHEMA_DDL
+from .tagging import SparkFaces, TagInputs, in_force, tag, version_reason
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
@@ -94,30 +97,18 @@ def _tagged(ctx: "RunContext", events_df, versions: list[TableVersion], fold: bo
     vdf = local_frame(
         spark, [(vs.fold_name(v.table_id.database, fold), vs.fold_name(v.table_id.schema, fold),
                  vs.fold_name(v.table_id.name, fold), k, v.valid_from_seq, v.valid_to_seq,
-                 v.reason if v.blocked else collide.get(k)) for k, v in enumerate(versions)],
+                 version_reason(k, v, collide)) for k, v in enumerate(versions)],
         "v_database STRING, v_schema STRING, v_table STRING, v_part INT, v_from LONG, v_to LONG, v_reason STRING")
     rows = events_df.where(~(F.col("_valid") & F.col("op").isin(*HISTORY_OPS)))
     is_row = F.col("_valid") & F.col("op").isin(*ROW_OPS) & F.col("_replay").isNull()
     fd = (lambda c: F.lower(c)) if fold else (lambda c: c)
+    faces = SparkFaces("_part")
     cond = (is_row & fd(rows["database"]).eqNullSafe(vdf["v_database"])
             & fd(rows["schema"]).eqNullSafe(vdf["v_schema"]) & (fd(rows["table"]) == vdf["v_table"])
-            & (rows["seq"] > vdf["v_from"]) & (vdf["v_to"].isNull() | (rows["seq"] < vdf["v_to"])))
+            & in_force(rows["seq"], vdf["v_from"], vdf["v_to"], faces))
     tagged = rows.join(F.broadcast(vdf), cond, "left")
-    op = F.col("op")
-    part = (F.when(F.col("_replay").isNotNull(), F.col("_replay"))
-            .when(~F.col("_valid"), F.lit(PartKind.INVALID.value))
-            .when(op == "stmt", F.lit(PartKind.STATEMENT.value))
-            .when(F.col("quarantine").isNotNull(), F.lit(PartKind.CAPTURE.value))
-            .when(F.col("v_part").isNull(), F.lit(PartKind.UNKNOWN_TABLE.value))
-            .when(F.col("v_reason").isNotNull(), F.lit(PartKind.BLOCKED.value))
-            .otherwise(F.col("v_part")))
-    where = F.concat_ws(".", F.coalesce(F.col("database"), F.lit("?")), F.col("schema"), F.col("table"))
-    reason = (F.when(F.col("_part") == PartKind.STATEMENT.value,
-                     F.concat(F.lit(STMT_REASON), F.substring(F.col("ddl"), 1, STMT_TEXT_CHARS)))
-              .when(F.col("_part") == PartKind.CAPTURE.value, F.concat(F.lit(CAPTURE_REASON), F.col("quarantine")))
-              .when(F.col("_part") == PartKind.UNKNOWN_TABLE.value,
-                    F.concat(F.lit(UNKNOWN_TABLE_REASON[0]), where, F.lit(UNKNOWN_TABLE_REASON[1])))
-              .when(F.col("_part") == PartKind.BLOCKED.value, F.col("v_reason")))
+    part, reason = tag(TagInputs(*map(F.col, ("_valid", "op", "ddl", "quarantine", "database", "schema", "table",
+                                              "v_part", "v_reason", "_replay"))), faces)
     return (tagged.withColumn("_part", part)
             .join(F.broadcast(gdf), F.col("_part") == gdf["g_part"], "left")
             .select("seq", "position", "ts", "op", "database", "schema", "table", "tx", "row", "before",
