@@ -10,11 +10,8 @@ no Spark session, so hypothesis can try many sequences."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import hypothesis.strategies as st
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -27,27 +24,9 @@ pytest.importorskip("pyiceberg")
 from ddlcore.sinks.iceberg import IcebergSink, open_catalog  # noqa: E402
 from ddlcore.sinks.icecommit import commit  # noqa: E402
 
+from .support import LocalFS, write_row  # noqa: E402
+
 NAMES = ["a", "b", "c"]
-
-
-class LocalFS:
-    """The few ``OutputFS`` calls the sink makes, on a local directory."""
-
-    def __init__(self, root: Path):
-        self.root = root
-
-    def exists(self, rel: str = "") -> bool:
-        return (self.root / rel.lstrip("/")).exists()  # the sink joins an empty staging dir as "/<dir>"
-
-    def local(self, rel: str = "") -> str:
-        return str(self.root / rel)
-
-    def str(self, rel: str = "") -> str:
-        return f"file://{self.root / rel}"
-
-    def names(self, rel: str = "") -> list[str]:
-        p = self.root / rel
-        return sorted(x.name for x in p.iterdir()) if p.exists() else []
 
 
 @st.composite
@@ -86,25 +65,6 @@ def histories(draw):
     return stmts
 
 
-def _write_row(out: Path, model, version: int, seq: int, run: str) -> dict[int, int]:
-    """One row event in the version's directory, its columns under the names of ``model`` (the
-    physical names the sink gave); returns its values by column id (text for a VARCHAR)."""
-    kind = {"int": pa.int32(), "bigint": pa.int64(), "varchar": pa.string()}
-    values = {c.column_id: (f"s{seq}.{c.column_id}" if c.data_type == "varchar" else seq * 100 + c.column_id)
-              for c in model.columns}
-    fields = [pa.field(c.name, kind[c.data_type]) for c in model.columns]
-    data = {f.name: pa.array([values[c.column_id]], f.type) for f, c in zip(fields, model.columns)}
-    data.update({"_op": ["c"], "_seq": [seq], "_position": [str(seq)], "_ts": [seq],
-                 "_tx": pa.array([None], pa.string()), "_row": [0],
-                 "_absent": pa.array([None], pa.list_(pa.string())),
-                 "_before": pa.array([None], pa.struct(fields)),
-                 "_before_absent": pa.array([None], pa.list_(pa.string()))})
-    d = out / version_dir("d", None, "t", version)
-    d.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(data), d / f"{run}-part-{seq}.parquet")
-    return values
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(stmts=histories(), split=st.integers(0, 5))
 def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split):
@@ -127,7 +87,7 @@ def test_every_reader_value_belongs_to_its_column(tmp_path_factory, stmts, split
         for seq in range(part[0] + 1, part[1] + 1):  # one row after each DDL, in the version it made
             v = next(x for x in hist.versions("d.t") if x.valid_from_seq <= seq
                      and (x.valid_to_seq is None or x.valid_to_seq > seq))
-            rows.append((1000 + seq, _write_row(out, written[v.version], v.version, 1000 + seq, run)))
+            rows.append((1000 + seq, write_row(out, written[v.version], v.version, 1000 + seq, run)))
             version_of[1000 + seq] = v.version
         plan = sink.plan(fs, "", run, part[1], previous)
         plan["tables"][0]["dirs"] = sorted({str(p.parent.relative_to(out)) for p in out.rglob(f"{run}-*.parquet")})
@@ -184,7 +144,7 @@ def test_a_catalog_configured_the_pyiceberg_way_is_used_by_name(tmp_path, monkey
     sink = IcebergSink(str(out), catalog="mine", dialect="mysql")
     (v,) = hist.all_versions()
     assert sink.prepare(hist, [v], dialect="mysql") == [v]  # no name to change: the version as it is
-    _write_row(out, v.table, 1, 1001, "r1")
+    write_row(out, v.table, 1, 1001, "r1")
     plan = sink.plan(LocalFS(out), "", "r1", 1001, None)
     assert plan["catalog"] == {"name": "mine"}
     plan["tables"][0]["dirs"] = [version_dir("d", None, "t", 1)]

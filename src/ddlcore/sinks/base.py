@@ -62,14 +62,15 @@ class ParquetSink:
 
 
 def make_sink(fmt: str, out: str, *, catalog: str | None = None, dialect: str | None = None,
-              spark_options: dict[str, Any] | None = None) -> Sink:
-    """The sink of ``--format fmt``.  Raises ``ValueError`` for an unknown format, and for
-    ``iceberg`` without ``pyiceberg`` installed (naming the extra to install)."""
+              spark_options: dict[str, Any] | None = None, workers: int | None = None) -> Sink:
+    """The sink of ``--format fmt`` (``workers``: ``Tuning.driver_workers``).  Raises
+    ``ValueError`` for an unknown format, and for ``iceberg`` without ``pyiceberg`` installed
+    (naming the extra to install)."""
     if fmt == "parquet":
         return ParquetSink()
     if fmt == "iceberg":
         from .iceberg import IcebergSink
-        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options)
+        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options, workers=workers)
     raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 

