@@ -51,14 +51,14 @@ class ParquetSink:
 
 
 def make_sink(fmt: str, out: str, *, catalog: str | None = None, dialect: str | None = None,
-              spark_options: dict[str, Any] | None = None) -> Sink:
+              spark_options: dict[str, Any] | None = None, tuning: Any = None) -> Sink:
     """The sink of ``--format fmt``.  Raises ``ValueError`` for an unknown format, and for
     ``iceberg`` without ``pyiceberg`` installed (naming the extra to install)."""
     if fmt == "parquet":
         return ParquetSink()
     if fmt == "iceberg":
         from .iceberg import IcebergSink
-        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options)
+        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options, tuning=tuning)
     raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 

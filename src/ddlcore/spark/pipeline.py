@@ -354,7 +354,8 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
         spark.conf.set(*PARQUET_TIMESTAMPS)  # also in a session the caller made
         try:
             return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0,
-                        sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts))
+                        sink=make_sink(output_format, out, catalog=catalog, dialect=dialect, spark_options=sopts,
+                                        tuning=cfg.tuning))
         finally:
             if saved_ts is None:
                 spark.conf.unset(PARQUET_TIMESTAMPS[0])
