@@ -94,3 +94,50 @@ def _plain(struct: dict) -> list[tuple]:
     """A Spark schema's names, types and nullability (its field metadata is the plan's:
     ``read_table``'s inferred read drops what the sink's read with the footer's schema keeps)."""
     return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"]) for f in struct["fields"]]
+
+
+def test_tables_without_a_key_and_a_float_key_left_to_spark(spark, tmp_path, monkeypatch):
+    """Two tables without a primary key (every column the key): ``s`` with a ``SET`` column
+    (a list key, ``arrowcurrent._group_key``), identical rows and a delete, on the driver;
+    ``f`` with a ``DOUBLE`` key column, which the Arrow face leaves to Spark (``Unsure``).
+    Both equal the Spark face."""
+    import ddlcore
+    from ddlcore.raw import encode_row
+    from ddlcore.sinks import current
+
+    from .support import event
+
+    outcomes: list[str] = []
+    real = current.write_current
+
+    def spy(job):
+        try:
+            names = real(job)
+        except current.Unsure:
+            outcomes.append("unsure")
+            raise
+        outcomes.append("written")
+        return names
+
+    monkeypatch.setattr(current, "write_current", spy)
+    rows = [[1, "a,b", "x"], [1, "a,b", "x"], [2, "", "y"], [3, None, None], [4, "b", "z"]]
+    evs = [event(1, op="ddl", database="d", ddl="CREATE TABLE s (i INT, f SET('a','b'), v VARCHAR(5))"),
+           event(2, op="ddl", database="d", ddl="CREATE TABLE f (i INT, x DOUBLE)")]
+    evs += [event(3 + n, op="c", database="d", table="s", after=encode_row(r)) for n, r in enumerate(rows)]
+    evs += [event(9, op="d", database="d", table="s", before=encode_row(rows[4])),
+            event(10, op="u", database="d", table="s", before=encode_row(rows[2]), after=encode_row([2, "a", "y"])),
+            event(11, op="c", database="d", table="f", after=encode_row([1, -0.0])),
+            event(12, op="c", database="d", table="f", after=encode_row([1, 0.0]))]
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    log.write_text("\n".join(evs) + "\n")
+    res = pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql",
+                          tuning=Tuning(driver_workers=1))
+    assert res.quarantined == 0, res.quarantine_reasons
+    assert sorted(outcomes) == ["unsure", "written"]
+    cat = _catalog(out)
+    for name in ("s", "f"):
+        got = cat.load_table(("d", name)).scan().to_arrow()
+        assert _rows(got) == _rows(ddlcore.read_table(spark, out, f"d.{name}", current=True).toArrow()), name
+    # identical rows once; the delete removes (4, b, z); the update's after image is a row of
+    # its own (the key is every column: docs/tables.md, "Tables without a primary key")
+    assert sorted(r["_seq"] for r in cat.load_table(("d", "s")).scan().to_arrow().to_pylist()) == [4, 5, 6, 10]

@@ -21,7 +21,7 @@ Everything whose result here is not known to equal Spark's raises ``Unsure`` (th
 uses the Spark face), precisely: a version column whose Spark type is not the field's and not
 an exact widening of it (``byte``/``short``/``integer`` → ``integer``/``long``, ``float`` →
 ``double``, a decimal to a larger precision with the same scale); a key column of a floating
-point or nested type (Spark normalises ``-0.0`` and ``NaN`` in keys); a retype's old values to
+point, map, struct or nested list type (Spark normalises ``-0.0`` and ``NaN`` in keys); a retype's old values to
 convert that are not integers to text/``bigint``/decimal or decimals to decimals (decimal,
 date and timestamp text forms, dates to timestamps: time zones); a default to compute whose
 text is not a plain integer, decimal fitting the field's scale, number for a ``double``,
@@ -55,7 +55,8 @@ _SIMPLE = {"int": "integer", "long": "long", "float": "float", "double": "double
            "timestamptz": "timestamp"}
 #: exact widenings of Spark's cast (source Spark type → target Spark types)
 _WIDENS = {"byte": ("integer", "long"), "short": ("integer", "long"), "integer": ("long",), "float": ("double",)}
-#: Spark types whose equality Spark and Arrow's hash grouping agree on (a key column)
+#: Spark types whose equality Spark and Arrow's hash grouping agree on (a key column; lists of
+#: texts or integers: ``_group_key``)
 _KEY_TYPES = ("byte", "short", "integer", "long", "string", "binary", "date", "timestamp", "timestamp_ntz", "boolean")
 _DECIMAL = re.compile(r"^decimal\((\d+),\s*(\d+)\)$")
 _INTEGER = re.compile(r"^[-+]?\d+$")
@@ -307,6 +308,30 @@ def _absent_masks(absent: Any, names: list[str]) -> dict[str, Any]:
     return {n: pc.is_in(rows, value_set=parents.filter(pc.equal(flat, n))) for n in names}
 
 
+def _group_key(values: Any, kind: Any, name: str) -> Any:
+    """Key column ``values`` (Spark type ``kind``) as Arrow's hash grouping can take them, equal
+    exactly when Spark's partitioning takes them as equal: the values themselves, or for a
+    list of texts or integers an injective text (each element length-prefixed, ``N`` for a
+    null element; a null list stays null).  Raises ``Unsure`` for other types."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if kind in _KEY_TYPES or _decimal(kind) is not None:
+        return values
+    element = kind.get("elementType") if isinstance(kind, dict) and kind.get("type") == "array" else None
+    if element not in ("string", "integer", "long", "byte", "short"):
+        raise Unsure(f"key column {name}: Spark type {json.dumps(kind)}")
+    import numpy as np
+
+    items = pc.list_flatten(values).cast(pa.string())
+    size = pc.binary_length(items).cast(pa.string())
+    coded = pc.binary_join_element_wise(size, items, ":").fill_null("N")
+    counts = pc.list_value_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+    offsets = pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    lists = pa.ListArray.from_arrays(offsets, coded, mask=values.is_null())
+    return pc.binary_join(lists, "")
+
+
 def _unknown(flags: list[Any], names: list[str], n: int) -> Any:
     """The ``_unknown`` lists: per row the names whose flag is true, in field order."""
     import numpy as np
@@ -323,20 +348,19 @@ def _unknown(flags: list[Any], names: list[str], n: int) -> Any:
 
 def current_table(job: CurrentJob) -> Any:
     """The current state of the job's lineage (module docstring) as an Arrow table: the
-    current fields, ``_seq``, ``_unknown``, sorted by the key.  Raises ``Unsure``."""
+    current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
+    Raises ``Unsure``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = [f.name for f in job.fields]
-    for f in job.fields:
-        t = spark_json_type(f.spec)
-        if f.name in job.key and t not in _KEY_TYPES and _decimal(t) is None:
-            raise Unsure(f"key column {f.name}: Spark type {json.dumps(t)}")
+    types = {f.name: spark_json_type(f.spec) for f in job.fields}
     table = _rows(job)
     n = table.num_rows
     index = pa.array(range(n), pa.int64())
     masks = _absent_masks(table.column("_absent").combine_chunks(), names)
-    group = {f"__k{i}": table.column(f"__v{names.index(k)}") for i, k in enumerate(job.key)}
+    group = {f"__k{i}": _group_key(table.column(f"__v{names.index(k)}").combine_chunks(), types[k], k)
+             for i, k in enumerate(job.key)}
     group["__last"] = index
     others = [i for i, nm in enumerate(names) if nm not in job.key]
     for i in others:
@@ -352,8 +376,7 @@ def current_table(job: CurrentJob) -> Any:
         flags.append(table.column(f"__u{i}").take(at).combine_chunks())
     out["_seq"] = table.column("_seq").take(last)
     out["_unknown"] = _unknown(flags, names, folded.num_rows)
-    result = pa.table(out)
-    return result.sort_by([(k, "ascending") for k in job.key]) if job.key else result
+    return pa.table(out)
 
 
 def _metadata_of(job: CurrentJob, f: Field) -> dict[str, Any]:
