@@ -1,5 +1,5 @@
 """The current-state Iceberg table of a source table (docs/tables.md, "The current-state table"):
-what each run adds to and removes from it, computed in Spark.
+what each run adds to and removes from it, computed in Spark or, for a rebuild, on the driver.
 
 Owns: choosing between a rebuild and a merge, and staging the merge's files: the new rows'
 data files (written by Spark), one position delete file per data file that held a row of a
@@ -22,15 +22,20 @@ of the key columns.
 
 Rebuilt from the changes (every version's files): when the table is new to the output, when a
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
-every file with the rows after it; a dropped table is emptied.
+every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
+driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
+when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else (and every
+merge) by Spark jobs.
 """
 
 from __future__ import annotations
 
 import os
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import PipelineError
 from . import naming
 from .arrowcurrent import CurrentJob, Unsure, VersionFiles, write_current
 from .fields import Lineage
@@ -367,6 +372,8 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
             return entry
         except Unsure:
             pass  # (the reason is the exception's message: the Spark face computes it)
+        except BrokenProcessPool:
+            raise PipelineError(f"the current state of {lin.table_id}: a driver worker process died") from None
     io = load_file_io({}, fs.str(warehouse))
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,
                             lambda dirs: _spark_schema(fs, io, dirs))
