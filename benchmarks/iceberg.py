@@ -6,8 +6,10 @@ for two shapes — ``--tables 20 --versions 3`` and ``--tables 500 --versions 4 
 and runs ``ddlcore run`` on each in turn with ``--format parquet`` and ``--format iceberg``,
 each in a fresh process (its own Spark session and JVM; the job timed once its session has
 started).  Issue 31 wants the Iceberg run at **least 0.8×** the Parquet run's throughput; the
-difference is the driver's Iceberg commit (one ``pyiceberg`` transaction per table: schema
-changes, a fast append of the run's files registered from their footers).  Also checks that
+difference is the current-state tables (``IcebergSink.stage``: in local mode computed on the
+driver with Arrow in forked processes, docs/tables.md, "Where it is computed") and the
+driver's Iceberg commit (one ``pyiceberg`` transaction per table: schema changes, a fast
+append of the run's files registered from their footers).  Also checks that
 every Iceberg changes table holds as many rows as its Parquet versions.
 
 The current-state merge (``--merge CHANGED:TABLE,...``, after the shapes): one table of

@@ -35,6 +35,8 @@ class Tuning:
     * ``cluster_max_rows``: ``driver_max_rows`` when it is ``None`` and the run is not local.
     * ``group_max_bytes``: a group whose values take more bytes than this stays a Spark job
       however few its rows (on a local output: its chunk of ``chunk_rows`` rows, on average).
+    * ``current_on_driver``: the Iceberg current-state tables within ``driver_max_rows`` are
+      computed on the driver (``ddlcore.sinks.arrowcurrent``); ``False``: always by Spark jobs.
 
     The driver's conversion:
 
@@ -72,6 +74,7 @@ class Tuning:
     interpreted_max_bytes: int = 4 << 20
     interpreted_max_rows: int = 20_000
     heap_mb_per_open_writer: int = 8
+    current_on_driver: bool = True
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ddlcore.raw import encode_row
+from ddlcore.runconfig import Tuning
 from ddlcore.spark import pipeline as pl
 
 from .support import event
@@ -166,8 +167,10 @@ def _catalog(out: Path):
 
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(case=workloads())
-def test_current_state_table_equals_the_reference_fold(spark, tmp_path_factory, case):
+@given(case=workloads(), on_driver=st.booleans())
+def test_current_state_table_equals_the_reference_fold(spark, tmp_path_factory, case, on_driver):
+    """``on_driver``: the current state's rebuilds by the Arrow face, or by Spark jobs
+    (``Tuning.current_on_driver``)."""
     runs, fold, values, idents = case
     tmp = tmp_path_factory.mktemp("fold")
     log, out = tmp / "log.jsonl", tmp / "out"
@@ -175,7 +178,8 @@ def test_current_state_table_equals_the_reference_fold(spark, tmp_path_factory, 
     for run in runs:
         written += run
         log.write_text("\n".join(written) + "\n")
-        res = pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
+        res = pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql",
+                              tuning=Tuning(current_on_driver=on_driver))
         assert res.quarantined == 0, res.quarantine_reasons
     cat = _catalog(out)
     script = "\n".join(e for e in written if '"ddl"' in e)

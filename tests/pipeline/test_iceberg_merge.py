@@ -3,7 +3,9 @@ table"): runs of updates and deletes spread over the keys, with absent columns a
 events per key, equal a plain fold of the events after every run through every reader
 (pyiceberg Arrow and pandas, Polars' native reader and its pyiceberg one, DuckDB over Arrow,
 ``read_table(current=True)``, time travel to every earlier run), with delete files in play and
-after a compaction; and a table without a primary key (every column the key, nulls equal)."""
+after a compaction; and a table without a primary key (every column the key, nulls equal).
+Every current state here is computed by Spark jobs (``Tuning.current_on_driver`` off: the
+Spark face of the first run's rebuild; the Arrow face: ``test_iceberg_arrowcurrent.py``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ddlcore.runconfig import Tuning
 from ddlcore.spark import pipeline as pl
 
 from .support import event
@@ -141,7 +144,9 @@ def test_spread_updates_and_deletes_equal_a_fold_through_every_reader_with_delet
     snapshots, folds, data_files = [], [], []
     for n in range(len(runs)):
         log.write_text("\n".join(_log(runs[:n + 1])) + "\n")
-        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
+        # (the first run's rebuild by Spark jobs too: this test holds the Spark face of a rebuild)
+        pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql",
+                        tuning=Tuning(current_on_driver=False))
         table = _catalog(out).load_table(IDENT)
         if n == 0:  # the compaction rule, as a user sets it (docs/tables.md)
             with table.transaction() as tx:

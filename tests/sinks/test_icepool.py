@@ -11,6 +11,7 @@ import os
 import pytest
 
 from ddlcore.history import SchemaHistory
+from ddlcore.runconfig import Tuning
 
 pytest.importorskip("pyiceberg")
 
@@ -37,7 +38,7 @@ def _plan(out, run_id="r1"):
     for i in range(TABLES):
         hist.record({"seq": i + 1, "ddl": f"CREATE TABLE t{i} (id INT PRIMARY KEY, a INT, b VARCHAR(9))",
                      "database": "d"})
-    sink = IcebergSink(str(out), dialect="mysql", workers=3)
+    sink = IcebergSink(str(out), dialect="mysql", tuning=Tuning(driver_workers=3))
     versions = [{"database": "d", "schema": None, "table": v.table_id.name, "version": v.version, "model": v.table}
                 for v in hist.all_versions()]
     for v in sink.prepare(hist, versions, dialect="mysql"):

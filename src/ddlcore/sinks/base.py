@@ -62,15 +62,14 @@ class ParquetSink:
 
 
 def make_sink(fmt: str, out: str, *, catalog: str | None = None, dialect: str | None = None,
-              spark_options: dict[str, Any] | None = None, workers: int | None = None) -> Sink:
-    """The sink of ``--format fmt`` (``workers``: ``Tuning.driver_workers``).  Raises
-    ``ValueError`` for an unknown format, and for ``iceberg`` without ``pyiceberg`` installed
-    (naming the extra to install)."""
+              spark_options: dict[str, Any] | None = None, tuning: Any = None) -> Sink:
+    """The sink of ``--format fmt`` (``tuning``: the run's ``Tuning``).  Raises ``ValueError`` for an unknown format, and for
+    ``iceberg`` without ``pyiceberg`` installed (naming the extra to install)."""
     if fmt == "parquet":
         return ParquetSink()
     if fmt == "iceberg":
         from .iceberg import IcebergSink
-        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options, workers=workers)
+        return IcebergSink(out, catalog=catalog, dialect=dialect, spark_options=spark_options, tuning=tuning)
     raise ValueError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
 
 

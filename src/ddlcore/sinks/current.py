@@ -1,5 +1,5 @@
 """The current-state Iceberg table of a source table (docs/tables.md, "The current-state table"):
-what each run adds to and removes from it, computed in Spark.
+what each run adds to and removes from it, computed in Spark or, for a rebuild, on the driver.
 
 Owns: choosing between a rebuild and a merge, and staging the merge's files: the new rows'
 data files (written by Spark), one position delete file per data file that held a row of a
@@ -22,20 +22,29 @@ of the key columns.
 
 Rebuilt from the changes (every version's files): when the table is new to the output, when a
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
-every file with the rows after it; a dropped table is emptied.
+every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
+driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
+when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else (and every
+merge) by Spark jobs.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Callable
 
+from ..errors import PipelineError
 from . import naming
+from .arrowcurrent import CurrentJob, Unsure, VersionFiles, write_current
 from .fields import Lineage
 from .icecommit import data_file, file_uri
 from .posdeletes import positions, write_delete_file
 from .read import changes_frame, current_fields, current_frame
 
-__all__ = ["stage_current", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS"]
+__all__ = ["stage_current", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS", "DriverFace",
+           "current_driver_rows", "stage_workers"]
 
 PROPERTY_RUN = "ddlcore.run"
 #: the table property naming the deleted fraction (deleted rows / rows) of a data file at which
@@ -49,6 +58,82 @@ BROADCAST_ROWS = 500_000
 #: stage: a small table's job is mostly fixed costs); more: Spark partitions by key
 SINGLE_TASK_ROWS = 200_000
 _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
+
+
+@dataclass(frozen=True)
+class DriverFace:
+    """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
+    Future`` (``spark.driver.Converters``: a process forked from the driver), the output's
+    local root, and ``limit``: ``current_driver_rows``."""
+
+    submit: Callable[..., Any]
+    root: str
+    limit: int | None
+
+    def takes(self, count_rows: Callable[[], int]) -> bool:
+        """Whether a lineage of ``count_rows()`` row events for this stage is computed here."""
+        return self.limit is None or (self.limit >= 0 and count_rows() <= self.limit)
+
+
+def current_driver_rows(spark: Any, fs: Any, tuning: Any) -> int | None:
+    """The most row events of one lineage whose current state is computed on the driver by the
+    Arrow face instead of Spark jobs: the conversion groups' limit (``spark.driver.
+    driver_max_rows``: ``None``, no limit, in local mode writing to the local filesystem), and
+    ``-1`` (none) when the output is not on the local filesystem (the driver's workers read and
+    write local files) or ``tuning.current_on_driver`` is off.  With ``DriverFace.takes``, the
+    one place the current state's path is chosen."""
+    from ..spark.driver import driver_max_rows
+
+    if not tuning.current_on_driver or fs.local_root is None:
+        return -1
+    return driver_max_rows(spark, fs, tuning)
+
+
+def stage_workers(workers: int | None, lineages: int) -> int:
+    """Processes forked for the Arrow face: ``workers`` (``Tuning.driver_workers``; ``None``: the
+    CPUs this process may use), at most one per lineage; 1 (the driver itself) but on Linux
+    (``spark.driver.Converters`` forks)."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return 1
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(workers, lineages))
+
+
+def _local_files(root: str, roots: list[str], v: Any) -> tuple[str, ...]:
+    """The local Parquet files of version ``v`` under ``roots`` (output-relative) of the output
+    at the local ``root``, as Spark's reader lists them (no ``.``/``_`` names)."""
+    from ..spark.layout import version_dir
+
+    d = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
+    out = []
+    for r in roots:
+        path = os.path.join(root, r, d) if r else os.path.join(root, d)
+        if os.path.isdir(path):
+            out += [os.path.join(path, n) for n in sorted(os.listdir(path))
+                    if n.endswith(".parquet") and not n.startswith((".", "_"))]
+    return tuple(out)
+
+
+def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str) -> CurrentJob | None:
+    """The Arrow face's job for ``lin`` (``None``: ``face`` does not take it)."""
+    import pyarrow.parquet as pq
+
+    versions = []
+    for v in lin.versions:
+        files = _local_files(face.root, roots, v) if v.table is not None else ()
+        if files:
+            vkey = (str(v.table_id), v.version)
+            versions.append(VersionFiles(files, {k: lin.physical[vkey][c] for c, k in lin.keys[vkey].items()}))
+    if not face.takes(lambda: sum(pq.read_metadata(f).num_rows for v in versions for f in v.files)):
+        return None
+    fields = current_fields(lin)
+    drops = [i for i, v in enumerate(lin.versions) if v.table is None]
+    since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
+    return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
+                      key, since, os.path.join(face.root, dest))
 
 
 def _load(catalog: Any, lin: Lineage) -> Any:
@@ -252,13 +337,15 @@ def _write(fs: Any, frame: Any, dest: str) -> list[str]:
 
 
 def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, lin: Lineage,
-                  previous_seq: int | None, warehouse: str) -> dict[str, Any] | None:
+                  previous_seq: int | None, warehouse: str, driver: DriverFace | None = None) -> dict[str, Any] | None:
     """Write the new files of ``lin``'s current-state table for this run (staged changes under
     ``staging``; the output's committed ones under ``OUT``): data files into
     ``<warehouse>/<namespace>/<table>/data/<run_id>/``, delete files beside them, and return the
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
-    for all), or ``None`` when the run changes nothing in it."""
+    for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild is computed
+    there by the Arrow face when it takes the lineage (``DriverFace.takes``) and is sure of the
+    result (else ``arrowcurrent.Unsure``: by Spark, below)."""
     from pyiceberg.io import load_file_io
 
     ddl = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
@@ -275,12 +362,23 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
              "fields": [{**f.to_json(), "alive": True} for f in fields], "remove": None, "files": [], "deletes": []}
     if lin.dropped:
         return entry  # a dropped table has no rows: every file removed
+    dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
+    job = _arrow_job(driver, lin, ["", staging], key, dest) if rebuild and driver is not None else None
+    if job is not None and not job.versions:
+        return entry  # no version has files: every file removed
+    if job is not None:
+        try:
+            entry["files"] = [fs.str(f"{dest}/{n}") for n in driver.submit(write_current, job).result()]
+            return entry
+        except Unsure:
+            pass  # (the reason is the exception's message: the Spark face computes it)
+        except BrokenProcessPool:
+            raise PipelineError(f"the current state of {lin.table_id}: a driver worker process died") from None
     io = load_file_io({}, fs.str(warehouse))
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,
                             lambda dirs: _spark_schema(fs, io, dirs))
     if changes is None:
         return entry if rebuild else None
-    dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
     if not rebuild:
         broadcast = _staged_rows(fs, table.io, staging, lin) <= BROADCAST_ROWS
         merged = _merge(spark, table, run_id, changes, lin, key, broadcast)

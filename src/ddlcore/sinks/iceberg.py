@@ -23,6 +23,7 @@ configured the way ``pyiceberg`` users configure one (``.pyiceberg.yaml``,
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..model import Table
@@ -87,7 +88,9 @@ class IcebergSink:
     format = "iceberg"
 
     def __init__(self, out: str, *, catalog: str | None = None, dialect: str | None = None,
-                 spark_options: dict[str, Any] | None = None, workers: int | None = None):
+                 spark_options: dict[str, Any] | None = None, tuning: Any = None):
+        from ..runconfig import Tuning
+
         missing = _missing_pyiceberg()
         if missing:
             raise ValueError(missing)
@@ -95,7 +98,9 @@ class IcebergSink:
         self.catalog = catalog
         self.dialect = dialect
         self.spark_options = spark_options
-        self.workers = workers  # processes committing the tables (``ddlcore.sinks.icepool``; None: one per CPU)
+        self.tuning = tuning if tuning is not None else Tuning()
+        # processes committing the tables (``ddlcore.sinks.icepool``; None: one per CPU)
+        self.workers = self.tuning.driver_workers
         self.lineages: list[Lineage] = []
         self.current: dict[str, dict[str, Any]] = {}
 
@@ -132,17 +137,25 @@ class IcebergSink:
     def stage(self, spark: Any, fs: Any, staging: str, run_id: str, previous_seq: int | None) -> None:
         """Write the new files of every current-state table this run changes
         (``ddlcore.sinks.current``), for ``plan``."""
-        from .current import stage_current
-
         from concurrent.futures import ThreadPoolExecutor
 
+        from ..spark.driver import Converters
+        from .current import DriverFace, current_driver_rows, stage_current, stage_workers
+
         catalog = open_catalog(self.catalog_spec(fs))
-        # tables are independent: their Spark jobs overlap (a small table's jobs are mostly fixed
-        # costs: scheduling, schema inference, py4j round trips, waiting on one core)
-        with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
-            futures = [(lin, pool.submit(stage_current, spark, catalog, fs, staging, run_id, lin, previous_seq,
-                                         WAREHOUSE_DIR)) for lin in self.lineages]
-            entries = [(lin, f.result()) for lin, f in futures]  # the first error, as raised
+        limit = current_driver_rows(spark, fs, self.tuning)
+        workers = 1 if limit == -1 else stage_workers(self.tuning.driver_workers, len(self.lineages))
+        with Converters(workers) as submit:
+            if workers > 1:
+                submit(os.getpid).result()  # the workers forked now, before this stage's threads
+            driver = None if limit == -1 else DriverFace(submit, fs.local_root, limit)
+            # tables are independent: their Spark jobs overlap (a small table's jobs are mostly fixed
+            # costs: scheduling, schema inference, py4j round trips, waiting on one core), and the
+            # driver's workers compute the others' (``DriverFace``)
+            with ThreadPoolExecutor(max_workers=STAGE_THREADS) as pool:
+                futures = [(lin, pool.submit(stage_current, spark, catalog, fs, staging, run_id, lin, previous_seq,
+                                             WAREHOUSE_DIR, driver)) for lin in self.lineages]
+                entries = [(lin, f.result()) for lin, f in futures]  # the first error, as raised
         self.current = {lin.lineage_id: e for lin, e in entries if e is not None}
 
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,

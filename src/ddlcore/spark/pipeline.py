@@ -331,7 +331,7 @@ def run_pipeline(changelog: str | os.PathLike, out: str | os.PathLike, config: R
             last = state.last_seq()
             return RunResult(previous_seq=last, last_seq=last, seconds=time.perf_counter() - t0)
         sink = make_sink(cfg.output_format, out, catalog=cfg.catalog, dialect=cfg.dialect, spark_options=sopts,
-                         workers=cfg.tuning.driver_workers)
+                         tuning=cfg.tuning)
         with _parquet_timestamps(spark):  # also in a session the caller made
             return _run(spark, inputs, out, state, cfg, sopts=sopts, say=say, t0=t0, sink=sink)
     except (Py4JJavaError, PySparkException):
