@@ -35,9 +35,7 @@ def _run(out, hist, stmts, seq0, run, previous):
     for i, ddl in enumerate(stmts):
         hist.record({"seq": seq0 + i, "ddl": ddl, "database": "d"})
     sink = IcebergSink(str(out), dialect="mysql")
-    versions = [{"database": "d", "schema": None, "table": "t", "version": v.version, "model": v.table}
-                for v in hist.all_versions()]
-    written = {v["version"]: v["model"] for v in sink.prepare(hist, versions, dialect="mysql")}
+    written = {v.version: v.table for v in sink.prepare(hist, hist.all_versions(), dialect="mysql")}
     for i in range(len(stmts)):
         seq = seq0 + i
         v = next(x for x in hist.versions("d.t") if x.valid_from_seq <= seq

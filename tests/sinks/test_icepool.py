@@ -39,10 +39,9 @@ def _plan(out, run_id="r1"):
         hist.record({"seq": i + 1, "ddl": f"CREATE TABLE t{i} (id INT PRIMARY KEY, a INT, b VARCHAR(9))",
                      "database": "d"})
     sink = IcebergSink(str(out), dialect="mysql", tuning=Tuning(driver_workers=3))
-    versions = [{"database": "d", "schema": None, "table": v.table_id.name, "version": v.version, "model": v.table}
-                for v in hist.all_versions()]
-    for v in sink.prepare(hist, versions, dialect="mysql"):
-        write_row(out, v["model"], v["version"], 1000 + int(v["table"][1:]), run_id, table=v["table"])
+    for v in sink.prepare(hist, hist.all_versions(), dialect="mysql"):
+        name = v.table_id.name
+        write_row(out, v.table, v.version, 1000 + int(name[1:]), run_id, table=name)
     return sink.plan(LocalFS(out), "", run_id, 1000 + TABLES, None)
 
 
