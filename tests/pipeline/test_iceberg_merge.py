@@ -76,12 +76,13 @@ def _fold(runs: list[list[tuple]]) -> list[tuple]:
     return sorted(state.values())
 
 
-#: a table without a primary key (every column is the key; nulls equal): per run, (op, a, b)
-#: events after the run's events of the other table; (a, b) after each run
+#: a table without a primary key (the rows the server holds: identical rows count, a delete
+#: removes one of them; nulls equal): per run, (op, a, b) events after the run's events of the
+#: other table; (a, b) after each run
 NOPK = [[("c", 1, "x"), ("c", 2, "y"), ("c", 2, "y"), ("c", 3, None)], [("d", 2, "y"), ("c", 4, "z"), ("d", 3, None)],
         [("c", 3, None), ("c", 5, None)], [("d", 5, None)]]
-NOPK_STATE = [[(1, "x"), (2, "y"), (3, None)], [(1, "x"), (4, "z")], [(1, "x"), (3, None), (4, "z"), (5, None)],
-              [(1, "x"), (3, None), (4, "z")]]
+NOPK_STATE = [[(1, "x"), (2, "y"), (2, "y"), (3, None)], [(1, "x"), (2, "y"), (4, "z")],
+              [(1, "x"), (2, "y"), (3, None), (4, "z"), (5, None)], [(1, "x"), (2, "y"), (3, None), (4, "z")]]
 
 
 def _nopk_log(n: int, run: list[tuple]) -> list[str]:

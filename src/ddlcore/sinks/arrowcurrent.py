@@ -15,7 +15,10 @@ TABLE``; rows after the last ``TRUNCATE``; rows ordered by ``_seq`` then ``_row`
 per key the last row (``group_by`` max of the numbers) decides the key's ``_op`` (a delete
 removes it), ``_seq`` and key columns; each other column takes the row of the largest number
 where it is not in ``_absent`` (``group_by`` max of the numbers masked by ``_absent``), with
-its ``_unknown`` flag.
+its ``_unknown`` flag.  The rows are ``read.row_images``' (an update that changed the primary
+key also deletes the old key, ``_sub`` orders the two images of one event); a table without a
+primary key is folded as a multiset (``_multiset``: ``group_by`` every column, the sum of +1/-1
+per image).
 
 Everything whose result here is not known to equal Spark's raises ``Unsure`` (the caller then
 uses the Spark face), precisely: a version column whose Spark type is not the field's and not
@@ -84,7 +87,7 @@ class VersionFiles:
 class CurrentJob:
     """What ``write_current`` needs (picklable: a forked worker gets it): the versions with
     files, in order; the current fields (``read.current_fields``) and the fields they replaced
-    (by key); the key's field names; ``since``: only rows from this ``_seq`` on (the table was
+    (by key); the primary key's field names (empty: none, ``_multiset``); ``since``: only rows from this ``_seq`` on (the table was
     re-created), or ``None``; ``dest``: the local directory to write."""
 
     versions: list[VersionFiles]
@@ -141,12 +144,13 @@ def _footer(path: str) -> dict[str, Any]:
 
 
 def _read(v: VersionFiles, needed: list[str]) -> tuple[Any, dict[str, Any]]:
-    """A version's rows (the columns ``needed`` and the pipeline's) and its files' Spark fields."""
+    """A version's rows (the columns ``needed`` and the pipeline's, ``_before`` included) and its
+    files' Spark fields."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     spark = _footer(v.files[0])
-    cols = sorted(set(needed)) + ["_op", "_seq", "_row", "_absent"]
+    cols = sorted(set(needed)) + ["_op", "_seq", "_row", "_absent", "_before", "_before_absent"]
     tables = [pq.read_table(f, columns=cols) for f in v.files]
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark
 
@@ -250,13 +254,9 @@ def _server_value(table: Any, f: Field, replaced: dict[str, Field], old: Any, va
     return pc.if_else(before, full, value), pc.and_(before, pa.scalar(not known))
 
 
-def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
-    """One version's rows: ``__v<i>``/``__u<i>`` per current field, ``_op``, ``_seq``,
-    ``_row``, ``_absent``."""
-    import pyarrow as pa
-
-    needed = [v.columns[k] for f in job.fields for k in (f.key, f.replaces) if k is not None and k in v.columns]
-    table, spark = _read(v, needed)
+def _projected(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob) -> dict[str, Any]:
+    """``__v<i>``/``__u<i>`` per current field of the physical columns of ``table`` (Spark
+    fields ``spark``)."""
     cols: dict[str, Any] = {}
     for i, f in enumerate(job.fields):
         value = _column(table, spark, v.columns.get(f.key), f.spec, f"field {f.name}")
@@ -265,9 +265,67 @@ def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
             r = job.replaced[f.replaces]
             old = _column(table, spark, v.columns.get(r.key), r.spec, f"field {r.name}")
         cols[f"__v{i}"], cols[f"__u{i}"] = _server_value(table, f, job.replaced, old, value)
+    return cols
+
+
+def _same(a: Any, b: Any, kind: Any, name: str) -> Any:
+    """Whether key values ``a`` and ``b`` are equal (false where either is null)."""
+    import pyarrow.compute as pc
+
+    return pc.equal(_group_key(a, kind, name), _group_key(b, kind, name)).fill_null(False)
+
+
+def _minus(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob, plus: dict[str, Any]) -> Any:
+    """The images ``read.row_images`` puts before an update's (``_sub`` 0, ``_op`` ``d``): its
+    before image when it changed the primary key (the other columns absent: a delete gives no
+    value), every update's for a table without a primary key; ``None`` when there are none."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    before = table.column("_before").combine_chunks()
+    mask = pc.and_(pc.equal(table.column("_op"), "u").fill_null(False), pc.is_valid(before))
+    if not pc.any(mask).as_py():
+        return None
+    inner = {f["name"]: f for f in spark["_before"]["type"]["fields"]}
+    btable = pa.table({**{n: before.field(n) for n in inner}, "_seq": table.column("_seq")})
+    cols = _projected(btable, inner, v, job)
+    names = [f.name for f in job.fields]
+    types = {f.name: spark_json_type(f.spec) for f in job.fields}
+    absent = table.column("_before_absent").combine_chunks()
+    if job.key:
+        for k in job.key:
+            i = names.index(k)
+            mask = pc.and_(mask, pc.is_valid(cols[f"__v{i}"]))
+        same = None
+        for k in job.key:
+            i = names.index(k)
+            eq = _same(cols[f"__v{i}"], plus[f"__v{i}"], types[k], k)
+            same = eq if same is None else pc.and_(same, eq)
+        mask = pc.and_(mask, pc.invert(same))
+        others = [n for n in names if n not in job.key]
+        absent = pa.array([others] * len(table), pa.list_(pa.string()))
+    n = len(table)
+    cols.update({"_op": pa.array(["d"] * 1, pa.string()).take(pa.array([0] * n)) if n else pa.array([], pa.string()),
+                 "_seq": table.column("_seq").combine_chunks(), "_row": table.column("_row").combine_chunks(),
+                 "_absent": absent.cast(pa.list_(pa.string())), "_sub": pa.array([0] * n, pa.int8())})
+    return pa.table(cols).filter(mask)
+
+
+def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
+    """One version's row images (``read.row_images``): ``__v<i>``/``__u<i>`` per current field,
+    ``_op``, ``_seq``, ``_row``, ``_absent``, ``_sub``."""
+    import pyarrow as pa
+
+    needed = [v.columns[k] for f in job.fields for k in (f.key, f.replaces) if k is not None and k in v.columns]
+    table, spark = _read(v, needed)
+    cols = _projected(table, spark, v, job)
+    plus = dict(cols)
     for m in ("_op", "_seq", "_row", "_absent"):
-        cols[m] = table.column(m).combine_chunks()
-    return pa.table(cols)
+        cols[m] = table.column(m).combine_chunks().cast(pa.list_(pa.string())) if m == "_absent" \
+            else table.column(m).combine_chunks()
+    cols["_sub"] = pa.array([1] * len(table), pa.int8())
+    minus = _minus(table, spark, v, job, plus)
+    return pa.table(cols) if minus is None else pa.concat_tables([pa.table(cols), minus])
 
 
 def _rows(job: CurrentJob) -> Any:
@@ -287,9 +345,12 @@ def _rows(job: CurrentJob) -> Any:
         rows = pc.and_(rows, pc.greater(table.column("_seq"), pc.max(table.column("_seq").filter(truncate))))
     table = table.filter(rows)
     # (Spark's ascending order puts a null ``_row`` first: an event without rows numbered)
-    table = table.sort_by([("_seq", "ascending", "at_start"), ("_row", "ascending", "at_start")])
+    table = table.sort_by([("_seq", "ascending", "at_start"), ("_row", "ascending", "at_start"),
+                           ("_sub", "ascending")])
     seq, row = table.column("_seq").combine_chunks(), table.column("_row").combine_chunks()
+    sub = table.column("_sub").combine_chunks()
     same_row = pc.or_kleene(pc.equal(row[1:], row[:-1]), pc.and_(pc.is_null(row[1:]), pc.is_null(row[:-1])))
+    same_row = pc.and_(same_row, pc.equal(sub[1:], sub[:-1]))
     if len(seq) > 1 and pc.any(pc.and_(pc.equal(seq[1:], seq[:-1]), same_row)).as_py():
         raise Unsure("two row events with the same _seq and _row")
     return table
@@ -346,6 +407,39 @@ def _unknown(flags: list[Any], names: list[str], n: int) -> Any:
     return pa.ListArray.from_arrays(pa.array(offsets), values, type=pa.list_(pa.field("element", pa.string())))
 
 
+def _multiset(table: Any, job: CurrentJob, names: list[str], types: dict[str, Any]) -> Any:
+    """The current state of a table without a primary key (``read._multiset``): per identical
+    row (values and ``_unknown`` flags) the count of its +1 images less its -1 images
+    (``_op`` ``d``); a positive count gives that many rows, with the largest ``_seq`` of its
+    +1 images; a column absent from an image is not known there."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    masks = _absent_masks(table.column("_absent").combine_chunks(), names)
+    n = table.num_rows
+    minus = pc.equal(table.column("_op"), "d").fill_null(False)
+    group: dict[str, Any] = {}
+    flags = []
+    for i, nm in enumerate(names):
+        group[f"__k{i}"] = _group_key(table.column(f"__v{i}").combine_chunks(), types[nm], nm)
+        flags.append(pc.or_(table.column(f"__u{i}").combine_chunks().fill_null(False), masks[nm]))
+        group[f"__f{i}"] = flags[-1]
+    group["__w"] = pc.if_else(minus, pa.scalar(-1, pa.int64()), pa.scalar(1, pa.int64()))
+    group["__s"] = pc.if_else(minus, pa.scalar(None, pa.int64()), table.column("_seq").combine_chunks())
+    group["__i"] = pa.array(np.arange(n, dtype=np.int64))
+    keys = [f"__k{i}" for i in range(len(names))] + [f"__f{i}" for i in range(len(names))]
+    folded = pa.table(group).group_by(keys, use_threads=False).aggregate(
+        [("__w", "sum"), ("__s", "max"), ("__i", "min")])
+    folded = folded.filter(pc.greater(folded.column("__w_sum"), 0))
+    counts = folded.column("__w_sum").to_numpy(zero_copy_only=False)
+    at = pa.array(np.repeat(folded.column("__i_min").to_numpy(zero_copy_only=False), counts))
+    out = {nm: table.column(f"__v{i}").take(at) for i, nm in enumerate(names)}
+    out["_seq"] = pa.array(np.repeat(folded.column("__s_max").to_numpy(zero_copy_only=False), counts), pa.int64())
+    out["_unknown"] = _unknown([f.take(at) for f in flags], names, len(at))
+    return pa.table(out)
+
+
 def current_table(job: CurrentJob) -> Any:
     """The current state of the job's lineage (module docstring) as an Arrow table: the
     current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
@@ -356,6 +450,8 @@ def current_table(job: CurrentJob) -> Any:
     names = [f.name for f in job.fields]
     types = {f.name: spark_json_type(f.spec) for f in job.fields}
     table = _rows(job)
+    if not job.key:
+        return _multiset(table, job, names, types)
     n = table.num_rows
     index = pa.array(range(n), pa.int64())
     masks = _absent_masks(table.column("_absent").combine_chunks(), names)

@@ -17,7 +17,8 @@ replaces the file's earlier one), or, when its deleted fraction reaches the tabl
 ``ddlcore.compact-deleted-fraction`` (``COMPACT_FRACTION``), is compacted: its live rows are
 written again with the run's rows and it and its delete file leave the table.  The previous
 rows of the run's keys are read in full only for keys with an event that leaves a column
-absent (``_absent``: they keep the stored value).  So a run costs what it changes plus a scan
+absent (``_absent``: they keep the stored value) and for a table without a primary key (every
+stored row counts: ``read._multiset``).  So a run costs what it changes plus a scan
 of the key columns.
 
 Rebuilt from the changes (every version's files): when the table is new to the output, when a
@@ -41,7 +42,7 @@ from .arrowcurrent import CurrentJob, Unsure, VersionFiles, write_current
 from .fields import Lineage
 from .icecommit import data_file, file_uri
 from .posdeletes import positions, write_delete_file
-from .read import changes_frame, current_fields, current_frame
+from .read import changes_frame, current_fields, current_frame, row_images
 
 __all__ = ["stage_current", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS", "DriverFace",
            "current_driver_rows", "stage_workers"]
@@ -198,12 +199,13 @@ def _with_position(spark: Any, paths: list[str]) -> Any:
 
 
 def _hits(spark: Any, tasks: list[Any], changes: Any, key: list[str], broadcast: bool) -> dict[str, list] | None:
-    """The rows of the data files of ``tasks`` whose key the run's ``changes`` have, by the file
-    (as Spark names it): ``[(position, needed)]``, ``needed``: the key has an event leaving a
-    column absent; ``None`` when the changes hold a ``TRUNCATE`` (found in the same job)."""
+    """The rows of the data files of ``tasks`` whose key the run's ``changes`` (``read.row_images``:
+    an update's old key too) have, by the file (as Spark names it): ``[(position, needed)]``,
+    ``needed``: the key has an event leaving a column absent; ``None`` when the changes hold a
+    ``TRUNCATE`` (found in the same job)."""
     from pyspark.sql import functions as F
 
-    absent = F.coalesce(F.size(F.col("_absent")), F.lit(0)) > 0
+    absent = (F.coalesce(F.size(F.col("_absent")), F.lit(0)) > 0) & (F.col("_sub") == 1)
     keys = (changes.where(F.col("_op") != "t").groupBy(*[F.col(f"`{k}`") for k in key])
             .agg(F.max(absent.cast("int")).alias(_NEED)))
     stored = _with_position(spark, [t.file.file_path for t in tasks]).select(
@@ -246,7 +248,8 @@ def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key:
     ``remove`` (paths), ``deletes`` (``[delete file, data file]``, written here); ``None`` when
     the run truncates the table (nothing written)."""
     tasks = list(table.scan().plan_files())
-    hits = _hits(spark, tasks, changes, key, broadcast) if tasks else {}
+    multiset = not [v.table for v in lin.versions if v.table is not None][-1].primary_key
+    hits = _hits(spark, tasks, row_images(changes, lin), key, broadcast) if tasks else {}
     if hits is None:
         return None
     by_key = {_path_key(t.file.file_path, False): t for t in tasks}
@@ -263,7 +266,8 @@ def _merge(spark: Any, table: Any, run_id: str, changes: Any, lin: Lineage, key:
         fresh = {p for p, _ in found} - old
         if not fresh:
             continue  # every hit is a row an earlier run deleted
-        previous += [(spark_path, p) for p, need in found if need and p in fresh]
+        # (a table without a primary key: every stored row of a touched key counts, read._multiset)
+        previous += [(spark_path, p) for p, need in found if (need or multiset) and p in fresh]
         dead = old | fresh
         remove += [d.file_path for d in task.delete_files]
         if len(dead) >= fraction * task.file.record_count:
@@ -363,7 +367,7 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     if lin.dropped:
         return entry  # a dropped table has no rows: every file removed
     dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
-    job = _arrow_job(driver, lin, ["", staging], key, dest) if rebuild and driver is not None else None
+    job = _arrow_job(driver, lin, ["", staging], list(last.primary_key), dest) if rebuild and driver is not None else None
     if job is not None and not job.versions:
         return entry  # no version has files: every file removed
     if job is not None:

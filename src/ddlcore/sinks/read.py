@@ -21,7 +21,8 @@ from .fields import Lineage, build_fields, column_order, lineages
 from .iceberg import spark_type_specs
 from .serverside import conversion_known, default_of
 
-__all__ = ["read_table", "ReadError", "changes_frame", "current_frame", "current_fields", "spark_type"]
+__all__ = ["read_table", "ReadError", "changes_frame", "current_frame", "current_fields", "spark_type",
+           "row_images"]
 
 #: the pipeline's scalar columns, in order (``_before`` is rebuilt, ``_before_absent`` kept)
 _META = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent")
@@ -140,7 +141,7 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
             unknown = before & F.lit(not known)
         cols += [value.alias(f.name), unknown.alias(f"__u{i}")]
         names.append(f.name)
-    return df.select(*cols, "_op", "_seq", "_row", "_absent"), names
+    return df.select(*cols, "_op", "_seq", "_row", "_absent", "_sub"), names
 
 
 def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) -> Any:
@@ -156,7 +157,7 @@ def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) 
     rows = df.where(F.col("_op") != "t")
     if last_t is not None:
         rows = rows.where(F.col("_seq") > last_t)
-    order = Window.partitionBy(*key).orderBy("_seq", "_row")
+    order = Window.partitionBy(*key).orderBy("_seq", "_row", "_sub")
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     absent = F.coalesce(F.col("_absent"), F.array())
     kept = []
@@ -165,13 +166,73 @@ def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) 
         if n not in key:
             pair = F.last(F.when(~F.array_contains(absent, n), pair), ignorenulls=True).over(upto)
         kept.append(pair.alias(f"__p{i}"))
-    last = F.row_number().over(Window.partitionBy(*key).orderBy(F.desc("_seq"), F.desc("_row")))
+    last = F.row_number().over(Window.partitionBy(*key).orderBy(F.desc("_seq"), F.desc("_row"), F.desc("_sub")))
     merged = rows.select(*kept, "_op", "_seq", last.alias("_last"))
     merged = merged.where((F.col("_last") == 1) & (F.col("_op") != "d"))
     unknown = F.filter(F.array(*[F.when(F.col(f"__p{i}.u"), F.lit(n)) for i, n in enumerate(names)]),
                        lambda x: x.isNotNull())
     return merged.select(*[F.col(f"__p{i}.v").alias(n) for i, n in enumerate(names)], "_seq",
                          unknown.alias("_unknown"))
+
+
+def _multiset(df: Any, names: list[str], truncates: bool = True) -> Any:
+    """The current state of a table without a primary key (docs/tables.md, "Tables without a
+    primary key"): each row image counts once (``c``, ``r``, an update's after image: +1; a
+    delete's or an update's before image, ``_op`` ``d``: -1) per identical row (every column
+    and its ``_unknown`` flag; nulls equal); a row whose count is positive appears that many
+    times, with the largest ``_seq`` of its +1 images.  A column absent from an image is not
+    known there (listed in ``_unknown``)."""
+    from pyspark.sql import functions as F
+
+    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0] if truncates else None
+    rows = df.where(F.col("_op") != "t")
+    if last_t is not None:
+        rows = rows.where(F.col("_seq") > last_t)
+    absent = F.coalesce(F.col("_absent"), F.array())
+    flags = [(F.col(f"__u{i}") | F.array_contains(absent, n)).alias(f"__u{i}") for i, n in enumerate(names)]
+    weight = F.when(F.col("_op") == "d", F.lit(-1)).otherwise(F.lit(1))
+    counted = (rows.select(*[F.col(f"`{n}`") for n in names], *flags, weight.alias("_w"), "_seq")
+               .groupBy(*[F.col(f"`{n}`") for n in names], *[F.col(f"__u{i}") for i in range(len(names))])
+               .agg(F.sum("_w").alias("_n"), F.max(F.when(F.col("_w") > 0, F.col("_seq"))).alias("_seq"))
+               .where(F.col("_n") > 0))
+    repeated = counted.withColumn("_copy", F.explode(F.sequence(F.lit(1), F.col("_n").cast("int"))))
+    unknown = F.filter(F.array(*[F.when(F.col(f"__u{i}"), F.lit(n)) for i, n in enumerate(names)]),
+                       lambda x: x.isNotNull())
+    return repeated.select(*[F.col(f"`{n}`") for n in names], "_seq", unknown.alias("_unknown"))
+
+
+def row_images(changes: Any, lin: Lineage) -> Any:
+    """The row images the current state folds (``changes``: ``changes_frame`` rows of ``lin``),
+    with ``_sub`` ordering the images of one event: every event as it is (``_sub`` 1; a delete's
+    row is its before image), and, before it (``_sub`` 0), a delete (``_op`` ``d``) of the
+    before image of an update that changed the primary key (the old key's row is gone: UPDATE
+    of a key column, MySQL 8.0 manual 15.2.17; PostgreSQL 15 logs the old key then), or, for
+    a table without a primary key, of every update's before image (the row it replaced)."""
+    from pyspark.sql import functions as F
+
+    last = [v.table for v in lin.versions if v.table is not None][-1]
+    key = list(last.primary_key)
+    cols = [f.name for f in column_order(lin)]
+    plus = changes.withColumn("_sub", F.lit(1))
+    update = (F.col("_op") == "u") & F.col("_before").isNotNull()
+    if key:
+        before = [F.col(f"_before.`{k}`") for k in key]
+        same = F.lit(True)
+        for k in key:
+            same = same & F.col(f"_before.`{k}`").eqNullSafe(F.col(f"`{k}`"))
+        known = F.lit(True)
+        for b in before:
+            known = known & b.isNotNull()
+        changed = update & known & ~same
+        others = [f.name for f in current_fields(lin) if f.name not in key]
+        absent = F.array(*[F.lit(n) for n in others]).cast("array<string>")  # (a delete gives no value)
+    else:
+        changed = update
+        absent = F.col("_before_absent")
+    minus = changes.where(changed).select(
+        *[F.col(f"_before.`{c}`").alias(c) for c in cols], F.lit("d").alias("_op"), "_seq", "_position", "_ts",
+        "_tx", "_row", absent.alias("_absent"), "_before", "_before_absent", F.lit(0).alias("_sub"))
+    return plus.unionByName(minus.select(*plus.columns))
 
 
 def read_table(spark, out: str | Path, table: str, current: bool = False, as_of_seq: int | None = None) -> Any:
@@ -218,13 +279,14 @@ def current_frame(changes: Any, lin: Lineage, previous: Any = None, truncates: b
     drops = [i for i, v in enumerate(lin.versions) if v.table is None]
     if drops and drops[-1] + 1 < len(lin.versions):  # re-created after a DROP: its rows only
         changes = changes.where(F.col("_seq") >= lin.versions[drops[-1] + 1].valid_from_seq)
-    df, names = _server_values(changes, lin)  # the current fields only, not the retired ones
+    df, names = _server_values(row_images(changes, lin), lin)  # the current fields only, not the retired ones
     if previous is not None:
         flags = [F.array_contains(F.coalesce(F.col("_unknown"), F.array()), n).alias(f"__u{i}")
                  for i, n in enumerate(names)]
         prev = previous.select(*[F.col(f"`{n}`") for n in names], *flags, F.lit("r").alias("_op"), "_seq",
                                F.lit(0).cast("bigint").alias("_row"),
-                               F.lit(None).cast("array<string>").alias("_absent"))
+                               F.lit(None).cast("array<string>").alias("_absent"), F.lit(1).alias("_sub"))
         df = prev.unionByName(df.select(*prev.columns))
-    key = [c for c in last.primary_key] or names
-    return _current(df, key, names, truncates)
+    if not last.primary_key:
+        return _multiset(df, names, truncates)
+    return _current(df, list(last.primary_key), names, truncates)
