@@ -196,7 +196,7 @@ def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Lay
     namespaces are not supported") although its catalogs hold such tables: a PostgreSQL
     table's is created first with its schema and properties but ``ddlcore.run`` (a roll-forward
     finds it and commits into it)."""
-    table = _find(catalog, entry)
+    table = None if entry.get("absent") else _find(catalog, entry)
     if table is not None and table.properties.get(PROPERTY_RUN) == run["run"]:
         return None  # committed before a crash: the roll-forward has nothing to do here
     fields = [Field.from_json(f) for f in entry["fields"]]
@@ -304,6 +304,29 @@ def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[
     return out
 
 
+def _with_absent(catalog: Any, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``entries`` (and their ``current`` entries) marked ``absent`` where the catalog has none
+    of their identifiers (its tables listed once per namespace: a table new to the catalog is
+    not looked up by name, twice, to be created)."""
+    from pyiceberg.exceptions import NoSuchNamespaceError
+
+    def names(e: dict[str, Any]) -> list[tuple[str, ...]]:
+        return [tuple(e["identifier"])] + [tuple(p) for p in e["previous"]]
+
+    subs = [e for entry in entries for e in (entry, entry.get("current")) if e is not None]
+    existing: set[tuple[str, ...]] = set()
+    for ns in sorted({n[:-1] for e in subs for n in names(e)}):
+        try:
+            existing.update(tuple(t) for t in catalog.list_tables(ns))
+        except NoSuchNamespaceError:
+            continue
+
+    def mark(e: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if e is None else {**e, "absent": not any(n in existing for n in names(e))}
+
+    return [{**mark(entry), "current": mark(entry.get("current"))} for entry in entries]  # type: ignore[dict-item]
+
+
 def commit(plan: dict[str, Any], fs: Any) -> None:
     """Carry out the Iceberg part of a commit plan (module docstring): the namespaces, then the
     tables whose dropped predecessors move aside (``move_current``) one by one, then the others
@@ -325,5 +348,7 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
             if entry.get("current") is None:
                 _find(catalog, {"identifier": entry["move_current"][1], "previous": entry["move_current"][0],
                                 "lineage": entry["lineage"]})
-    run_all(commit_source_table, [(run, entry, files) for entry, files in tasks if not entry.get("move_current")],
+    rest = [(entry, files) for entry, files in tasks if not entry.get("move_current")]
+    marked = _with_absent(catalog, [entry for entry, _ in rest])
+    run_all(commit_source_table, [(run, entry, files) for entry, (_, files) in zip(marked, rest)],
             catalog=catalog, spec=plan["catalog"], workers=plan.get("workers"))
