@@ -32,7 +32,7 @@ from .fields import Field
 from .icetx import cached
 from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
 
-__all__ = ["commit", "data_file", "local_data_file", "file_uri", "IcebergCommitError", "META_FIELDS",
+__all__ = ["commit", "commit_source_table", "data_file", "local_data_file", "file_uri", "IcebergCommitError", "META_FIELDS",
            "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
@@ -294,7 +294,7 @@ def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[
 
     out = []
     for d in dirs:
-        if root is None:
+        if root is None or ":" in d.split("/", 1)[0]:  # (a URI: through Hadoop)
             out += [file_uri(fs.str(f"{d}/{name}")) for name in fs.names(d) if mine(name)]
             continue
         path = os.path.join(root, d)
