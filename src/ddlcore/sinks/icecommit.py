@@ -32,8 +32,8 @@ from .fields import Field
 from .icetx import cached
 from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
 
-__all__ = ["commit", "commit_source_table", "data_file", "local_data_file", "file_uri", "IcebergCommitError", "META_FIELDS",
-           "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "commit_source_table", "data_file", "local_data_file", "file_uri", "IcebergCommitError",
+           "META_FIELDS", "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"
@@ -213,8 +213,8 @@ def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Lay
             if plan.reserve is not None:
                 _set_schema(tx, plan.schema, initial.schema_id)
             return tx, None, location, props
-        table = catalog.create_table(ident, initial, location=location,
-                                     properties={k: v for k, v in props.items() if k not in (PROPERTY_RUN, PROPERTY_SEQ)})
+        first = {k: v for k, v in props.items() if k not in (PROPERTY_RUN, PROPERTY_SEQ)}
+        table = catalog.create_table(ident, initial, location=location, properties=first)
     meta = table.metadata
     old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
     plan = next_schema(meta.schema(), meta.last_column_id, old, fields, order, layout, ".".join(ident))
