@@ -40,8 +40,9 @@ class Tuning:
 
     The driver's conversion:
 
-    * ``driver_workers``: processes forked from the driver converting groups (``None``: one per
-      CPU the driver may use; ``1``: the driver itself).
+    * ``driver_workers``: processes forked from the driver converting groups, and committing
+      the Iceberg tables of a run (``ddlcore.sinks.icepool``) (``None``: one per CPU the driver
+      may use; ``1``: the driver itself).
     * ``part_rows``: a group of more staged rows than this (local output) is converted in parts
       of about this many, in several workers at once.
     * ``chunk_rows``: staged rows a worker holds as Python objects at a time.

@@ -21,7 +21,7 @@ from ddlcore.sinks.iceschema import CHANGES, new_schema  # noqa: E402
 
 from .support import LocalFS, write_row  # noqa: E402
 
-TABLES = 3 * icepool.TABLES_PER_PROCESS
+TABLES = 2 * icepool.TABLES_PER_PROCESS
 _ORIGINAL = icecommit.commit_source_table
 
 
@@ -38,14 +38,14 @@ def _plan(out, run_id="r1"):
     for i in range(TABLES):
         hist.record({"seq": i + 1, "ddl": f"CREATE TABLE t{i} (id INT PRIMARY KEY, a INT, b VARCHAR(9))",
                      "database": "d"})
-    sink = IcebergSink(str(out), dialect="mysql", tuning=Tuning(driver_workers=3))
+    sink = IcebergSink(str(out), dialect="mysql", tuning=Tuning(driver_workers=2))
     for v in sink.prepare(hist, hist.all_versions(), dialect="mysql"):
         name = v.table_id.name
         write_row(out, v.table, v.version, 1000 + int(name[1:]), run_id, table=name)
     return sink.plan(LocalFS(out), "", run_id, 1000 + TABLES, None)
 
 
-@pytest.mark.skipif(not icepool.processes(TABLES, 3), reason="worker processes fork on Linux only")
+@pytest.mark.skipif(not icepool.processes(TABLES, 2), reason="worker processes fork on Linux only")
 def test_processes_commit_the_tables_into_one_embedded_catalog(tmp_path, monkeypatch):
     out = tmp_path / "out"
     plan = _plan(out)

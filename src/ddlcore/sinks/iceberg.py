@@ -62,8 +62,13 @@ def open_catalog(spec: dict[str, Any]) -> Any:
             uri += f"{'&' if '?' in uri else '?'}timeout={SQLITE_BUSY_SECONDS}"
         catalog = SqlCatalog(spec["name"], uri=uri, warehouse=spec["warehouse"])
         if catalog.engine.url.database not in (None, "", ":memory:"):
-            with catalog.engine.connect() as conn:  # (a file system without WAL support keeps its mode)
-                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            from sqlalchemy.exc import OperationalError
+
+            try:  # (a file system without WAL support keeps its mode)
+                with catalog.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            except OperationalError:  # a read-only file: read in its mode
+                pass
         return catalog
     from pyiceberg.catalog import load_catalog
     return load_catalog(spec["name"])
