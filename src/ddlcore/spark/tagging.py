@@ -21,18 +21,16 @@ matched with versions, staged or converted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .quarantine import CAPTURE_REASON, STMT_REASON, STMT_TEXT_CHARS, UNKNOWN_TABLE_REASON, PartKind
 
 __all__ = ["TagInputs", "tag", "in_force", "version_reason", "PythonFaces", "PYTHON", "SparkFaces"]
 
 
-@dataclass(frozen=True)
-class TagInputs:
+class TagInputs(NamedTuple):
     """The inputs of ``tag`` (module docstring), each a value (``PYTHON``) or a Spark column
-    (``SparkFaces``)."""
+    (``SparkFaces``).  (A named tuple: the driver's path makes one per event.)"""
 
     valid: Any
     op: Any
@@ -52,17 +50,17 @@ def tag(e: TagInputs, f) -> tuple[Any, Any]:
     line: its reason is built from the file later), ``STATEMENT`` (statement-format DML: its
     text's start), ``CAPTURE`` (the capture quarantined it: its reason), ``UNKNOWN_TABLE`` (no
     version in force), ``BLOCKED`` (the version's reason), else the version's index (reason
-    null).  A non-negative part is a version's index; a negative one a ``PartKind``."""
-    where = f.dotted(f.coalesce(e.database, "?"), e.schema, e.table)
-    return f.first([
+    null).  A non-negative part is a version's index; a negative one a ``PartKind``.  Each
+    reason is a function of no argument (the Python face builds only the one it returns)."""
+    return f.first((
         (f.not_null(e.replay), e.replay, None),
         (f.not_(e.valid), PartKind.INVALID, None),
-        (f.eq(e.op, "stmt"), PartKind.STATEMENT, f.concat(STMT_REASON, f.prefix(e.ddl, STMT_TEXT_CHARS))),
-        (f.not_null(e.quarantine), PartKind.CAPTURE, f.concat(CAPTURE_REASON, e.quarantine)),
-        (f.is_null(e.version), PartKind.UNKNOWN_TABLE,
-         f.concat(UNKNOWN_TABLE_REASON[0], where, UNKNOWN_TABLE_REASON[1])),
-        (f.not_null(e.version_reason), PartKind.BLOCKED, e.version_reason),
-    ], e.version)
+        (f.eq(e.op, "stmt"), PartKind.STATEMENT, lambda: f.concat(STMT_REASON, f.prefix(e.ddl, STMT_TEXT_CHARS))),
+        (f.not_null(e.quarantine), PartKind.CAPTURE, lambda: f.concat(CAPTURE_REASON, e.quarantine)),
+        (f.is_null(e.version), PartKind.UNKNOWN_TABLE, lambda: f.concat(
+            UNKNOWN_TABLE_REASON[0], f.dotted(f.coalesce(e.database, "?"), e.schema, e.table), UNKNOWN_TABLE_REASON[1])),
+        (f.not_null(e.version_reason), PartKind.BLOCKED, lambda: e.version_reason),
+    ), e.version)
 
 
 def in_force(seq: Any, valid_from: Any, valid_to: Any, f) -> Any:
@@ -135,12 +133,12 @@ class PythonFaces:
         return ".".join(x for x in xs if x is not None)
 
     @staticmethod
-    def first(cases: list[tuple[Any, Any, Any]], default: Any) -> tuple[Any, Any]:
-        """``(part, reason)`` of the first case whose condition holds (``True``), else
-        ``(default, None)``."""
+    def first(cases, default: Any) -> tuple[Any, Any]:
+        """``(part, reason)`` of the first case ``(condition, part, reason: a function of no
+        argument, or None)`` whose condition holds (``True``), else ``(default, None)``."""
         for condition, part, reason in cases:
             if condition is True:
-                return part, reason
+                return part, (None if reason is None else reason())
         return default, None
 
 
@@ -206,9 +204,9 @@ class SparkFaces:
 
         return F.concat_ws(".", *xs)
 
-    def first(self, cases: list[tuple[Any, Any, Any]], default: Any) -> tuple[Any, Any]:
+    def first(self, cases, default: Any) -> tuple[Any, Any]:
         """``(part, reason)``: ``CASE WHEN condition THEN part ... ELSE default END``, and
-        ``CASE WHEN <part column> = part THEN reason ... END`` over the cases whose part is a
+        ``CASE WHEN <part column> = part THEN reason() ... END`` over the cases whose part is a
         ``PartKind`` with a reason (the others have none)."""
         from pyspark.sql import functions as F
 
@@ -221,5 +219,5 @@ class SparkFaces:
         for _, value, why in cases:
             if isinstance(value, PartKind) and why is not None:
                 test = F.col(self.part) == F.lit(value.value)
-                reason = F.when(test, why) if reason is None else reason.when(test, why)
+                reason = F.when(test, why()) if reason is None else reason.when(test, why())
         return part, reason
