@@ -35,8 +35,9 @@ class Tuning:
     * ``cluster_max_rows``: ``driver_max_rows`` when it is ``None`` and the run is not local.
     * ``group_max_bytes``: a group whose values take more bytes than this stays a Spark job
       however few its rows (on a local output: its chunk of ``chunk_rows`` rows, on average).
-    * ``current_on_driver``: the Iceberg current-state tables within ``driver_max_rows`` are
-      computed on the driver (``ddlcore.sinks.arrowcurrent``); ``False``: always by Spark jobs.
+    * ``current_on_driver``: the Iceberg current-state tables within ``driver_max_rows`` and
+      ``group_max_bytes`` are computed on the driver (``ddlcore.sinks.arrowcurrent``);
+      ``False``: always by Spark jobs.
 
     The driver's conversion:
 

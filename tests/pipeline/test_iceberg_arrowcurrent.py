@@ -141,3 +141,15 @@ def test_tables_without_a_key_and_a_float_key_left_to_spark(spark, tmp_path, mon
     # as the server holds them (docs/tables.md, "Tables without a primary key"): the two identical
     # rows twice (the later's _seq), the delete removes (4, b, z), the update replaces (2, '', y)
     assert sorted(r["_seq"] for r in cat.load_table(("d", "s")).scan().to_arrow().to_pylist()) == [4, 4, 6, 10]
+
+
+def test_the_driver_takes_a_lineage_within_its_rows_and_bytes():
+    from ddlcore.sinks.current import DriverFace
+
+    def face(limit):
+        return DriverFace(submit=None, root="/out", limit=limit, max_bytes=100)
+
+    assert face(None).takes(lambda: (10 ** 9, 100))  # local mode: no row limit
+    assert not face(None).takes(lambda: (1, 101))  # but the bytes a worker holds
+    assert face(5).takes(lambda: (5, 0)) and not face(5).takes(lambda: (6, 0))
+    assert not face(-1).takes(lambda: (0, 0))  # -1: none (the size is not even read)

@@ -250,7 +250,7 @@ def _server_value(table: Any, f: Field, replaced: dict[str, Field], old: Any, va
         if d.ts is not None:
             raise Unsure(f"{what}: a CURRENT_TIMESTAMP default (Spark's double to timestamp cast)")
         lit = None if d.value is None else _literal(d.value, f.spec, what)
-        full = pa.array([lit], target).take(pa.array([0] * n)) if lit is not None else pa.nulls(n, target)
+        full = pa.repeat(pa.scalar(lit, target), n) if lit is not None else pa.nulls(n, target)
     return pc.if_else(before, full, value), pc.and_(before, pa.scalar(not known))
 
 
@@ -358,6 +358,7 @@ def _rows(job: CurrentJob) -> Any:
 
 def _absent_masks(absent: Any, names: list[str]) -> dict[str, Any]:
     """Per name: which rows list it in ``_absent`` (a null list lists nothing)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -365,7 +366,7 @@ def _absent_masks(absent: Any, names: list[str]) -> dict[str, Any]:
     if flat.null_count:
         raise Unsure("a null in an _absent list")
     parents = pc.list_parent_indices(absent)
-    rows = pa.array(range(len(absent)), pa.int64())
+    rows = pa.array(np.arange(len(absent), dtype=np.int64))
     return {n: pc.is_in(rows, value_set=parents.filter(pc.equal(flat, n))) for n in names}
 
 
@@ -444,6 +445,7 @@ def current_table(job: CurrentJob) -> Any:
     """The current state of the job's lineage (module docstring) as an Arrow table: the
     current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
     Raises ``Unsure``."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -453,7 +455,7 @@ def current_table(job: CurrentJob) -> Any:
     if not job.key:
         return _multiset(table, job, names, types)
     n = table.num_rows
-    index = pa.array(range(n), pa.int64())
+    index = pa.array(np.arange(n, dtype=np.int64))
     masks = _absent_masks(table.column("_absent").combine_chunks(), names)
     group = {f"__k{i}": _group_key(table.column(f"__v{names.index(k)}").combine_chunks(), types[k], k)
              for i, k in enumerate(job.key)}

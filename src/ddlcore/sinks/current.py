@@ -65,15 +65,23 @@ _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 class DriverFace:
     """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
     Future`` (``spark.driver.Converters``: a process forked from the driver), the output's
-    local root, and ``limit``: ``current_driver_rows``."""
+    local root, ``limit``: ``current_driver_rows``, and ``max_bytes``: the most bytes of values
+    a worker holds (``Tuning.group_max_bytes``, as for a conversion group)."""
 
     submit: Callable[..., Any]
     root: str
     limit: int | None
+    max_bytes: int
 
-    def takes(self, count_rows: Callable[[], int]) -> bool:
-        """Whether a lineage of ``count_rows()`` row events for this stage is computed here."""
-        return self.limit is None or (self.limit >= 0 and count_rows() <= self.limit)
+    def takes(self, size: Callable[[], tuple[int, int]]) -> bool:
+        """Whether a lineage whose version files for this stage hold ``size()`` = ``(row
+        events, bytes of values uncompressed)`` is computed here: rows within ``limit`` and
+        bytes within ``max_bytes`` (the worker holds them all: the fold needs every row of a
+        key at once)."""
+        if self.limit is not None and self.limit < 0:
+            return False
+        rows, nbytes = size()
+        return (self.limit is None or rows <= self.limit) and nbytes <= self.max_bytes
 
 
 def current_driver_rows(spark: Any, fs: Any, tuning: Any) -> int | None:
@@ -128,7 +136,12 @@ def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str],
         if files:
             vkey = (str(v.table_id), v.version)
             versions.append(VersionFiles(files, {k: lin.physical[vkey][c] for c, k in lin.keys[vkey].items()}))
-    if not face.takes(lambda: sum(pq.read_metadata(f).num_rows for v in versions for f in v.files)):
+    def size() -> tuple[int, int]:
+        metas = [pq.read_metadata(f) for v in versions for f in v.files]
+        return (sum(m.num_rows for m in metas),
+                sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
+
+    if not face.takes(size):
         return None
     fields = current_fields(lin)
     drops = [i for i, v in enumerate(lin.versions) if v.table is None]
