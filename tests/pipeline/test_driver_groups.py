@@ -28,7 +28,7 @@ pytest.importorskip("pyarrow")
 
 from ddlcore.runconfig import Tuning  # noqa: E402
 from ddlcore.spark import pipeline as pl  # noqa: E402
-from ddlcore.spark import driver  # noqa: E402
+from ddlcore.spark import driver, forkpool  # noqa: E402
 
 from .support import EXAMPLES, assert_same_output, event, lines_of, mysql_extra_events, quarantine  # noqa: E402
 from .support import EVENT, Log, memo_table, sharded_log  # noqa: E402
@@ -410,7 +410,7 @@ def test_workers_never_talk_to_the_jvm(spark):
     and ignoring Ctrl-C (PySpark's handler would cancel the jobs through py4j)."""
     keep = spark._jvm.java.util.ArrayList()  # a py4j object the driver holds (a finalizer)
     assert _finalizers() > 0 and keep is not None and not _ignores_sigint()
-    with driver.Converters(2) as submit:
+    with forkpool.WorkerPool(2) as submit:
         assert submit(_finalizers).result() == 0
         assert submit(_ignores_sigint).result()
     assert _finalizers() > 0 and not _ignores_sigint()
@@ -476,10 +476,10 @@ def test_workers_die_with_the_driver(tmp_path):
     pids = tmp_path / "pids"
     script.write_text(f"""
 import os, time
-from ddlcore.spark import driver
+from ddlcore.spark import forkpool
 def pid():
     return os.getpid()
-with driver.Converters(2) as submit:
+with forkpool.WorkerPool(2) as submit:
     found = {{submit(pid).result() for _ in range(20)}}
     open({str(pids)!r}, "w").write(" ".join(map(str, found)))
     time.sleep(60)

@@ -502,11 +502,6 @@ def output_struct_json(job: CurrentJob) -> dict[str, Any]:
     return {"type": "struct", "fields": fields}
 
 
-#: pyarrow's ``ParquetWriter`` options for a file as Spark writes it (``spark.driver``'s)
-PARQUET_WRITER = {"compression": "snappy", "store_schema": False, "use_compliant_nested_type": True,
-                  "store_decimal_as_integer": True}
-
-
 def write_current(job: CurrentJob) -> list[str]:
     """Compute the job's current state and write it into ``job.dest`` (replaced: Spark's
     ``mode("overwrite")``) as one Parquet file named as Spark names its output
@@ -518,7 +513,7 @@ def write_current(job: CurrentJob) -> list[str]:
     import pyarrow.parquet as pq
     from pyspark.sql.types import StructType
 
-    from ..spark.driver import parquet_format
+    from ..spark.parquetfiles import PARQUET_WRITER, parquet_format
 
     table = current_table(job)
     schema, footer = parquet_format(StructType.fromJson(output_struct_json(job)))

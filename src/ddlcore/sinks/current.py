@@ -64,7 +64,7 @@ _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 @dataclass(frozen=True)
 class DriverFace:
     """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
-    Future`` (``spark.driver.Converters``: a process forked from the driver), the output's
+    Future`` (``spark.forkpool.WorkerPool``: a process forked from the driver), the output's
     local root, ``limit``: ``current_driver_rows``, and ``max_bytes``: the most bytes of values
     a worker holds (``Tuning.group_max_bytes``, as for a conversion group)."""
 
@@ -86,22 +86,18 @@ class DriverFace:
 
 def current_driver_rows(spark: Any, fs: Any, tuning: Any) -> int | None:
     """The most row events of one lineage whose current state is computed on the driver by the
-    Arrow face instead of Spark jobs: the conversion groups' limit (``spark.driver.
-    driver_max_rows``: ``None``, no limit, in local mode writing to the local filesystem), and
-    ``-1`` (none) when the output is not on the local filesystem (the driver's workers read and
-    write local files) or ``tuning.current_on_driver`` is off.  With ``DriverFace.takes``, the
-    one place the current state's path is chosen."""
-    from ..spark.driver import driver_max_rows
+    Arrow face instead of Spark jobs (``ExecutionStrategy.current_state_max_rows``: ``None``, no
+    limit, in local mode writing to the local filesystem; ``-1``: none).  With
+    ``DriverFace.takes``, the one place the current state's path is chosen."""
+    from ..spark.strategy import ExecutionStrategy
 
-    if not tuning.current_on_driver or fs.local_root is None:
-        return -1
-    return driver_max_rows(spark, fs, tuning)
+    return ExecutionStrategy.of(spark, fs, tuning).current_state_max_rows()
 
 
 def stage_workers(workers: int | None, lineages: int) -> int:
     """Processes forked for the Arrow face: ``workers`` (``Tuning.driver_workers``; ``None``: the
     CPUs this process may use), at most one per lineage; 1 (the driver itself) but on Linux
-    (``spark.driver.Converters`` forks)."""
+    (``spark.forkpool.WorkerPool`` forks)."""
     import sys
 
     if not sys.platform.startswith("linux"):

@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING, Any
 from ..model import Table
 from ..spark.layout import version_dir
 from . import naming
+from .catalog import CATALOG_FILE, DEFAULT_CATALOG, SQLITE_BUSY_SECONDS, WAREHOUSE_DIR, open_catalog
 from .fields import Lineage, build_fields, column_order, lineages
+from .icetypes import spark_type_specs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
@@ -37,41 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["IcebergSink", "open_catalog", "spark_type_specs", "physical_model", "retired_lineages",
            "table_identifiers", "CATALOG_FILE", "WAREHOUSE_DIR", "DEFAULT_CATALOG", "SQLITE_BUSY_SECONDS"]
 
-CATALOG_FILE = "_catalog.sqlite"
-WAREHOUSE_DIR = "_iceberg"
-DEFAULT_CATALOG = "ddlcore"
 #: current-state tables staged at the same time (``IcebergSink.stage``)
 STAGE_THREADS = 4
-#: seconds a connection to the embedded catalog waits for another process's write (``open_catalog``)
-SQLITE_BUSY_SECONDS = 60
-
-
-def open_catalog(spec: dict[str, Any]) -> Any:
-    """The ``pyiceberg`` catalog a plan names: ``{"name": NAME}`` (configured by the user) or
-    ``{"name": "ddlcore", "uri": ..., "warehouse": ...}`` (the embedded SQLite catalog).  An
-    SQLite file is used in WAL mode (a commit syncs the log once instead of the journal and the
-    database: 2.8 ms instead of 11.6 ms per commit on this machine's disk; still durable, SQLite's
-    ``synchronous`` stays ``FULL``), and its connections wait up to ``SQLITE_BUSY_SECONDS`` for
-    another process's write (SQLite's busy timeout: the ``timeout`` of ``sqlite3.connect``)."""
-    if spec.get("uri"):
-        from pyiceberg.catalog.sql import SqlCatalog
-        uri = spec["uri"]
-        if not uri.startswith("sqlite:"):
-            return SqlCatalog(spec["name"], uri=uri, warehouse=spec["warehouse"])
-        if "timeout=" not in uri:
-            uri += f"{'&' if '?' in uri else '?'}timeout={SQLITE_BUSY_SECONDS}"
-        catalog = SqlCatalog(spec["name"], uri=uri, warehouse=spec["warehouse"])
-        if catalog.engine.url.database not in (None, "", ":memory:"):
-            from sqlalchemy.exc import OperationalError
-
-            try:  # (a file system without WAL support keeps its mode)
-                with catalog.engine.connect() as conn:
-                    conn.exec_driver_sql("PRAGMA journal_mode=WAL")
-            except OperationalError:  # a read-only file: read in its mode
-                pass
-        return catalog
-    from pyiceberg.catalog import load_catalog
-    return load_catalog(spec["name"])
 
 
 def _missing_pyiceberg() -> str | None:
@@ -144,13 +113,13 @@ class IcebergSink:
         (``ddlcore.sinks.current``), for ``plan``."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from ..spark.driver import Converters
+        from ..spark.forkpool import WorkerPool
         from .current import DriverFace, current_driver_rows, stage_current, stage_workers
 
         catalog = open_catalog(self.catalog_spec(fs))
         limit = current_driver_rows(spark, fs, self.tuning)
         workers = 1 if limit == -1 else stage_workers(self.tuning.driver_workers, len(self.lineages))
-        with Converters(workers) as submit:
+        with WorkerPool(workers) as submit:
             if workers > 1:
                 submit(os.getpid).result()  # the workers forked now, before this stage's threads
             driver = None if limit == -1 else DriverFace(submit, fs.local_root, limit, self.tuning.group_max_bytes)
@@ -234,14 +203,6 @@ def _move_aside(entry: dict[str, Any], lin: Lineage, drop: int) -> None:
     if entry["current"] is not None:
         entry["current"] = {**entry["current"], "identifier": list(current),
                             "previous": [list(naming.current_name(t)) for t in lin.names]}
-
-
-def spark_type_specs(table: Table, dialect: str | None, spark_options: dict[str, Any] | None) -> list[Any]:
-    """The Iceberg type spec of each column of ``table`` (``ddlcore.spark.struct_type``)."""
-    from ..spark import struct_type
-    from .icetypes import type_spec
-    st = struct_type(table, dialect, options=spark_options)
-    return [type_spec(f.dataType) for f in st.fields]
 
 
 def physical_model(model: Table, names: dict[str, str]) -> Table:

@@ -351,7 +351,7 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
     tables whose dropped predecessors move aside (``move_current``) one by one, then the others
     (``ddlcore.sinks.icepool``: ``plan["workers"]`` processes, or threads).  Raises
     ``IcebergCommitError`` naming the first table (in the plan's order) whose commit failed."""
-    from .iceberg import open_catalog
+    from .catalog import open_catalog
     from .icepool import run_all
 
     catalog = open_catalog(plan["catalog"])

@@ -4,11 +4,11 @@ threads of the driver.
 Owns: the choice and the pool.  A table's commit is mostly Python (``pyiceberg`` builds and
 validates its metadata with pydantic, writes the manifest, manifest list and metadata file,
 then one catalog update), so threads share one core; processes use every core the driver may
-use.  Processes (``ddlcore.spark.driver.Converters``: forked, so the workers need nothing but
+use.  Processes (``ddlcore.spark.forkpool.WorkerPool``: forked, so the workers need nothing but
 the modules already loaded, and they touch none of the driver's py4j or Spark state) are used
 when all of these hold:
 
-* the platform forks safely (Linux; ``Converters``);
+* the platform forks safely (Linux; ``WorkerPool``);
 * the catalog is a ``pyiceberg`` ``SqlCatalog`` on a database file or server (the embedded
   SQLite catalog ``OUT/_catalog.sqlite`` among them): each worker opens its own catalog (its
   own SQLAlchemy engine: none is shared across a fork; the driver's connections are closed
@@ -20,7 +20,7 @@ when all of these hold:
 
 Otherwise the commits run in ``THREADS`` threads of the driver sharing its catalog.  Several
 processes commit into one SQLite file: its writes are serialized by SQLite's lock, and a
-writer waits for it up to ``ddlcore.sinks.iceberg.SQLITE_BUSY_SECONDS`` (SQLite's busy
+writer waits for it up to ``ddlcore.sinks.catalog.SQLITE_BUSY_SECONDS`` (SQLite's busy
 timeout, set on the embedded catalog's connections) instead of failing with "database is
 locked".  Each commit is one short write transaction (``SqlCatalog.commit_table``: one
 ``UPDATE`` or ``INSERT`` as the transaction's first statement), so waiting cannot deadlock.
@@ -74,7 +74,7 @@ def _in_worker(fn: Callable[..., Any], spec: dict[str, Any], *args: Any) -> Any:
     """``fn(catalog, *args)`` in a worker process, with this process's own catalog of ``spec``."""
     import json
 
-    from .iceberg import open_catalog
+    from .catalog import open_catalog
 
     key = json.dumps(spec, sort_keys=True)
     have = _CATALOGS.get(os.getpid())
@@ -97,11 +97,11 @@ def run_all(fn: Callable[..., Any], tasks: list[tuple[Any, ...]], *, catalog: An
     ``catalog``: the driver's, opened from ``spec``.  Raises the first failed task's error."""
     n = processes(len(tasks), workers) if tasks and fork_safe(catalog) else 0
     if n:
-        from ..spark.driver import Converters
+        from ..spark.forkpool import WorkerPool
 
         _preload()
         catalog.engine.dispose()  # no open connection of the driver's is inherited
-        with Converters(n) as submit:
+        with WorkerPool(n) as submit:
             _wait([submit(_in_worker, fn, spec, *task) for task in tasks])
         return
     with ThreadPoolExecutor(max_workers=THREADS) as pool:

@@ -15,9 +15,12 @@ Widening in place follows the Iceberg specification's "Schema Evolution" section
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-__all__ = ["type_spec", "widens", "to_iceberg", "primitive", "spec_text"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..model import Table
+
+__all__ = ["type_spec", "widens", "to_iceberg", "primitive", "spec_text", "spark_type_specs"]
 
 _SIMPLE = {
     "ByteType": "int", "ShortType": "int", "IntegerType": "int", "LongType": "long", "FloatType": "float",
@@ -105,3 +108,10 @@ def to_iceberg(spec: Any, ids: Callable[[], int] | None = None) -> Any:
     field_ids = [nid() for _ in spec[1]]
     return T.StructType(*[T.NestedField(field_id=i, name=n, field_type=to_iceberg(s, ids), required=False)
                           for i, (n, s) in zip(field_ids, spec[1])])
+
+
+def spark_type_specs(table: Table, dialect: str | None, spark_options: dict[str, Any] | None) -> list[Any]:
+    """The Iceberg type spec of each column of ``table`` (``ddlcore.spark.struct_type``)."""
+    from ..spark import struct_type
+    st = struct_type(table, dialect, options=spark_options)
+    return [type_spec(f.dataType) for f in st.fields]

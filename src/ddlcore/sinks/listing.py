@@ -90,7 +90,7 @@ def _current_rows(catalog: Any, ident: tuple[str, ...]) -> int | None:
 
 
 def _embedded_catalog(out: Path, info: dict[str, Any]) -> Any:
-    from .iceberg import CATALOG_FILE, DEFAULT_CATALOG, WAREHOUSE_DIR, open_catalog
+    from .catalog import CATALOG_FILE, DEFAULT_CATALOG, WAREHOUSE_DIR, open_catalog
 
     if info.get("format") != "iceberg" or not (out / CATALOG_FILE).exists():
         return None

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..model import TableId
 from ..spark.layout import version_dir
 from .fields import Lineage, build_fields, column_order, lineages
-from .iceberg import spark_type_specs
+from .icetypes import spark_type_specs
 from .serverside import conversion_known, default_of
 
 __all__ = ["read_table", "ReadError", "changes_frame", "current_frame", "current_fields", "spark_type",

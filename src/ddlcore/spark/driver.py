@@ -35,15 +35,12 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import multiprocessing
 import os
 import re
-import signal
 import sys
 import uuid
-import warnings
 from collections import Counter, defaultdict, deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -54,7 +51,9 @@ from ..errors import PipelineError
 from ..runconfig import Tuning
 from . import columnar, readlog
 from . import versions as vs
+from .forkpool import WorkerPool
 from .layout import version_dir
+from .parquetfiles import PARQUET_WRITER, ROW_METADATA_KEY, SPARK_VERSION_KEY, parquet_format
 from .quarantine import PartKind, QuarantineRecord, conversion_reason, short_reason
 from .seqcheck import first_duplicate
 from .strategy import ExecutionStrategy
@@ -67,7 +66,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSION_KEY", "ROW_METADATA_KEY",
            "output_struct",
            # the seams of the driver's conversion, each tested against the Spark path's result
-           "Unsure", "spark_event", "GroupJob", "group_batches", "Converters", "PLAIN_TAGGED", "staged_values",
+           "Unsure", "spark_event", "GroupJob", "group_batches", "WorkerPool", "PLAIN_TAGGED", "staged_values",
            "staged_value", "SLOW", "ColumnMemo", "conversion_memos", "column_converters", "Rows", "ROW_FIELDS",
            "convert_rows", "tag_events"]
 
@@ -85,12 +84,6 @@ __all__ = ["DriverIncrement", "convert_staged", "driver_max_rows", "SPARK_VERSIO
 #: 12.7 s on the driver, in one process.  A group whose values take more than
 #: ``group_max_bytes`` stays a Spark job (large BLOBs: a worker holds the group as Arrow, and a
 #: chunk of it as Python objects, several times their bytes).
-#: Parquet footer keys Spark writes: its version (its reader takes a file without it for one
-#: of another writer, and would then refuse dates before 1582 unless told how to rebase them)
-#: and the written ``StructType`` as JSON (field metadata included: docs/pipeline.md, "Reading
-#: the output without Spark")
-SPARK_VERSION_KEY = "org.apache.spark.version"
-ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
 #: what Spark's text reader splits lines on besides ``\n`` (a ``\r`` alone ends a line there)
 _CR = b"\r"
@@ -541,7 +534,7 @@ class GroupJob:
 
         if k not in self.files:
             file = self.open_file(self.versions[k])
-            self.files[k] = (file, pq.ParquetWriter(file, self.schema, **_PARQUET_WRITER))
+            self.files[k] = (file, pq.ParquetWriter(file, self.schema, **PARQUET_WRITER))
         return self.files[k][1]
 
     def finish(self) -> list[tuple[_Event, int, str]]:
@@ -797,7 +790,7 @@ def convert_staged(staged, groups: dict[int, list[int]], sizes: dict[int, int], 
                else _read_groups(staged, todo, sizes, nbytes, tuning))
     #: parts submitted and not yet taken, oldest first: (group, future)
     pending: deque[tuple[int, Future]] = deque()
-    with Converters(workers) as submit:
+    with WorkerPool(workers) as submit:
         for g, rows in sources:
             pending.append((g, submit(_convert_slice, groups[g], {k: versions[k] for k in groups[g]},
                                       sopts, dialect, rows, local_out, tuning)))
@@ -850,89 +843,13 @@ def _read_groups(staged, todo: list[int], sizes: dict[int, int], nbytes: dict[in
 def _workers(groups: int, n: int | None) -> int:
     """How many processes convert ``groups`` groups on the driver: ``n`` (``None``:
     the CPUs this process may use), at most one per group, and 1 (the driver itself) but on
-    Linux (``Converters`` forks them: macOS's system libraries do not survive a fork with
+    Linux (``WorkerPool`` forks them: macOS's system libraries do not survive a fork with
     threads, and Windows has none)."""
     if not sys.platform.startswith("linux"):
         return 1
     if n is None:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(n, groups))
-
-
-class Converters:
-    """A context manager giving ``submit(fn, *args) -> Future``: ``fn`` run in one of
-    ``workers`` processes forked from the driver, or (``workers`` 1) right away in the driver.
-
-    Forked, not spawned: a spawned process imports the driver's main module again (the user's
-    script), and the workers need nothing but this module, already loaded.  The driver has
-    threads (py4j's, Spark's) when it forks, so a worker touches none of their state: it
-    converts Python values and returns bytes, and it never talks to the JVM (``_worker_init``
-    drops the py4j finalizers it inherits, which would otherwise send the JVM a command over
-    the driver's own connection when an inherited object is freed)."""
-
-    def __init__(self, workers: int):
-        self.pool = None if workers <= 1 else ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
-            initargs=(os.getpid(),))
-
-    def __enter__(self):
-        return self.submit
-
-    def submit(self, fn, *args) -> Future:
-        if self.pool is None:
-            done: Future = Future()
-            done.set_result(fn(*args))
-            return done
-        with warnings.catch_warnings():  # Python 3.12+ warns of fork() with threads: see above
-            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork")
-            return self.pool.submit(fn, *(_ipc(a) if _is_arrow(a) else a for a in args))
-
-    def __exit__(self, *exc) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _worker_init(driver: int) -> None:
-    """In a worker process: forget the py4j objects' finalizers inherited from the driver (see
-    ``Converters``), without their lock, which a driver thread may have held at the fork;
-    ignore ``SIGINT`` (Ctrl-C reaches the whole process group: PySpark's handler, inherited,
-    would cancel the jobs through py4j from here; the driver stops the workers itself); and die
-    with the driver (``driver``: its pid), which may be killed mid-run (``prctl``'s
-    ``PR_SET_PDEATHSIG``): a pool's workers would otherwise wait for work forever."""
-    import ctypes
-
-    from py4j import finalizer
-
-    finalizer.ThreadSafeFinalizer.finalizers = {}
-    finalizer.Finalizer.finalizers = {}
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # pragma: no cover - Linux has it
-        pass
-    if os.getppid() != driver:  # the driver died before prctl
-        os._exit(1)
-
-
-#: ``prctl``'s option: the signal a process gets when its parent dies (linux/prctl.h)
-_PR_SET_PDEATHSIG = 1
-
-
-def _is_arrow(value: Any) -> bool:
-    import pyarrow as pa
-
-    return isinstance(value, pa.Table)
-
-
-def _ipc(table) -> bytes:
-    """An Arrow table as the bytes of an Arrow IPC stream: only its rows (a slice pickled
-    directly would carry its whole batch's buffers)."""
-    import pyarrow as pa
-
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
 
 
 def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts: dict, dialect: str, rows,
@@ -951,7 +868,7 @@ def _convert_slice(members: list[int], versions: dict[int, TableVersion], sopts:
     ``tuning.chunk_rows``, not the group).  ``local_out``: ``(the run's staging directory, run id)``
     on the local filesystem: each file is written there (``staging/<version_dir>/``, named as
     ``_version_file`` names it) instead of returned.
-    Runs in a worker process (``Converters``) or the driver."""
+    Runs in a worker process (``WorkerPool``) or the driver."""
     chunks, ops = _chunks(rows, tuning.chunk_rows)
     files: list[tuple[str, bytes]] = []
 
@@ -1334,35 +1251,18 @@ def output_struct(conv):
                       + [StructField(n, meta_types[n], True, META_METADATA[n]) for n in META_COLUMNS])
 
 
-def parquet_format(struct) -> tuple[Any, dict[str, str]]:
-    """``(Arrow schema, footer)`` of the Parquet files of rows of ``struct`` (a
-    ``StructType``), as ``_write_parquet`` writes them: Spark's Arrow types
-    (``to_arrow_schema``: INT64 ``TIMESTAMP(MICROS)``, decimals, lists) and Spark's footer keys
-    (``ROW_METADATA_KEY``: the struct as JSON; ``SPARK_VERSION_KEY``)."""
-    from pyspark import __version__ as spark_version
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return (to_arrow_schema(struct, timezone="UTC"),
-            {ROW_METADATA_KEY: struct.json(), SPARK_VERSION_KEY: spark_version})
-
-
-#: pyarrow's ``ParquetWriter`` options for files as Spark writes them (``_parquet_bytes``)
-_PARQUET_WRITER = {"compression": "snappy", "store_schema": False, "use_compliant_nested_type": True,
-                   "store_decimal_as_integer": True}
-
-
 def _parquet_bytes(struct, rows: list[dict]) -> bytes:
     """``rows`` (dicts of ``struct``'s fields) as the bytes of a Parquet file written by pyarrow
     as Spark writes it: the Arrow types of Spark's (INT64 ``TIMESTAMP(MICROS)``, decimals as
     INT32/INT64 by precision, 3-level lists), Snappy, and Spark's footer (``ROW_METADATA_KEY``,
-    ``SPARK_VERSION_KEY``), no Arrow schema (``parquet_format``, ``_PARQUET_WRITER``)."""
+    ``SPARK_VERSION_KEY``), no Arrow schema (``parquet_format``, ``PARQUET_WRITER``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     schema, footer = parquet_format(struct)
     table = pa.Table.from_pylist(rows, schema=schema)
     buf = io.BytesIO()
-    with pq.ParquetWriter(buf, schema, **_PARQUET_WRITER) as writer:
+    with pq.ParquetWriter(buf, schema, **PARQUET_WRITER) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
     return buf.getvalue()

@@ -118,6 +118,18 @@ class ExecutionStrategy:
         BLOBs; a worker holds a chunk as Python objects, several times their bytes)."""
         return self.held_bytes(rows, value_bytes) > self.tuning.group_max_bytes
 
+    # -- a current-state table (``ddlcore.sinks.current``) ----------------------------------------
+
+    def current_state_max_rows(self) -> int | None:
+        """The most row events of one table whose current-state table is computed on the driver
+        (``ddlcore.sinks.arrowcurrent``, in the driver's workers) instead of by Spark jobs: the
+        conversion groups' ``driver_max_rows``; ``-1`` (none) when the output is not on the
+        local filesystem (the workers read and write local files) or
+        ``Tuning.current_on_driver`` is off."""
+        if not self.tuning.current_on_driver or not self.local_output:
+            return -1
+        return self.driver_max_rows()
+
     def group_path(self, rows: int, value_bytes: int) -> Path:
         """Where a conversion group is converted: ``Path.STAGED`` (on the driver) or
         ``Path.SPARK`` (a Spark job)."""
