@@ -278,7 +278,8 @@ def _same(a: Any, b: Any, kind: Any, name: str) -> Any:
 def _minus(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob, plus: dict[str, Any]) -> Any:
     """The images ``read.row_images`` puts before an update's (``_sub`` 0, ``_op`` ``d``): its
     before image when it changed the primary key (the other columns absent: a delete gives no
-    value), every update's for a table without a primary key; ``None`` when there are none."""
+    value), every update's for a table without a primary key; ``None`` when there are none.
+    ``plus``: the after images' ``__v<i>`` columns (``_projected``) of ``table``'s rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -286,29 +287,29 @@ def _minus(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob, 
     mask = pc.and_(pc.equal(table.column("_op"), "u").fill_null(False), pc.is_valid(before))
     if not pc.any(mask).as_py():
         return None
+    updates = table.filter(mask)
+    before = updates.column("_before").combine_chunks()
     inner = {f["name"]: f for f in spark["_before"]["type"]["fields"]}
-    btable = pa.table({**{n: before.field(n) for n in inner}, "_seq": table.column("_seq")})
-    cols = _projected(btable, inner, v, job)
-    names = [f.name for f in job.fields]
-    types = {f.name: spark_json_type(f.spec) for f in job.fields}
-    absent = table.column("_before_absent").combine_chunks()
+    cols = _projected(pa.table({**{n: before.field(n) for n in inner}, "_seq": updates.column("_seq")}),
+                      inner, v, job)
+    n = updates.num_rows
+    absent = updates.column("_before_absent").combine_chunks().cast(pa.list_(pa.string()))
+    keep = None
     if job.key:
+        names = [f.name for f in job.fields]
+        known, same = pa.repeat(pa.scalar(True), n), pa.repeat(pa.scalar(True), n)
         for k in job.key:
             i = names.index(k)
-            mask = pc.and_(mask, pc.is_valid(cols[f"__v{i}"]))
-        same = None
-        for k in job.key:
-            i = names.index(k)
-            eq = _same(cols[f"__v{i}"], plus[f"__v{i}"], types[k], k)
-            same = eq if same is None else pc.and_(same, eq)
-        mask = pc.and_(mask, pc.invert(same))
-        others = [n for n in names if n not in job.key]
-        absent = pa.array([others] * len(table), pa.list_(pa.string()))
-    n = len(table)
-    cols.update({"_op": pa.array(["d"] * 1, pa.string()).take(pa.array([0] * n)) if n else pa.array([], pa.string()),
-                 "_seq": table.column("_seq").combine_chunks(), "_row": table.column("_row").combine_chunks(),
-                 "_absent": absent.cast(pa.list_(pa.string())), "_sub": pa.array([0] * n, pa.int8())})
-    return pa.table(cols).filter(mask)
+            kind = spark_json_type(job.fields[i].spec)
+            known = pc.and_(known, pc.is_valid(cols[f"__v{i}"]))
+            same = pc.and_(same, _same(cols[f"__v{i}"], plus[f"__v{i}"].filter(mask), kind, k))
+        keep = pc.and_(known, pc.invert(same))  # a known old key that differs from the new one
+        others = pa.scalar([nm for nm in names if nm not in job.key], pa.list_(pa.string()))
+        absent = pa.repeat(others, n)
+    cols.update({"_op": pa.repeat(pa.scalar("d"), n), "_seq": updates.column("_seq").combine_chunks(),
+                 "_row": updates.column("_row").combine_chunks(), "_absent": absent,
+                 "_sub": pa.repeat(pa.scalar(0, pa.int8()), n)})
+    return pa.table(cols) if keep is None else pa.table(cols).filter(keep)
 
 
 def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
@@ -320,10 +321,10 @@ def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
     table, spark = _read(v, needed)
     cols = _projected(table, spark, v, job)
     plus = dict(cols)
-    for m in ("_op", "_seq", "_row", "_absent"):
-        cols[m] = table.column(m).combine_chunks().cast(pa.list_(pa.string())) if m == "_absent" \
-            else table.column(m).combine_chunks()
-    cols["_sub"] = pa.array([1] * len(table), pa.int8())
+    for m in ("_op", "_seq", "_row"):
+        cols[m] = table.column(m).combine_chunks()
+    cols["_absent"] = table.column("_absent").combine_chunks().cast(pa.list_(pa.string()))
+    cols["_sub"] = pa.repeat(pa.scalar(1, pa.int8()), len(table))
     minus = _minus(table, spark, v, job, plus)
     return pa.table(cols) if minus is None else pa.concat_tables([pa.table(cols), minus])
 

@@ -144,6 +144,25 @@ def _server_values(df: Any, lin: Lineage) -> tuple[Any, list[str]]:
     return df.select(*cols, "_op", "_seq", "_row", "_absent", "_sub"), names
 
 
+def _after_last_truncate(df: Any, truncates: bool) -> Any:
+    """The row events of ``df`` after its last ``TRUNCATE`` (``truncates=False``: the caller knows
+    there is none, and no job looks for one)."""
+    from pyspark.sql import functions as F
+
+    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0] if truncates else None
+    rows = df.where(F.col("_op") != "t")
+    return rows if last_t is None else rows.where(F.col("_seq") > last_t)
+
+
+def _unknown_names(names: list[str], flag: str) -> Any:
+    """The ``_unknown`` list: the ``names`` whose flag column (``flag`` formatted with the name's
+    index ``i``) is true, in field order."""
+    from pyspark.sql import functions as F
+
+    return F.filter(F.array(*[F.when(F.col(flag.format(i=i)), F.lit(n)) for i, n in enumerate(names)]),
+                    lambda x: x.isNotNull())
+
+
 def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) -> Any:
     """The current state of the changes ``df`` (docs/tables.md, "Current state"): per key the
     last event by ``_seq`` (then ``_row``), a column absent from an image keeping the last value
@@ -153,10 +172,7 @@ def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) 
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0] if truncates else None
-    rows = df.where(F.col("_op") != "t")
-    if last_t is not None:
-        rows = rows.where(F.col("_seq") > last_t)
+    rows = _after_last_truncate(df, truncates)
     order = Window.partitionBy(*key).orderBy("_seq", "_row", "_sub")
     upto = order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     absent = F.coalesce(F.col("_absent"), F.array())
@@ -169,8 +185,7 @@ def _current(df: Any, key: list[str], names: list[str], truncates: bool = True) 
     last = F.row_number().over(Window.partitionBy(*key).orderBy(F.desc("_seq"), F.desc("_row"), F.desc("_sub")))
     merged = rows.select(*kept, "_op", "_seq", last.alias("_last"))
     merged = merged.where((F.col("_last") == 1) & (F.col("_op") != "d"))
-    unknown = F.filter(F.array(*[F.when(F.col(f"__p{i}.u"), F.lit(n)) for i, n in enumerate(names)]),
-                       lambda x: x.isNotNull())
+    unknown = _unknown_names(names, "__p{i}.u")
     return merged.select(*[F.col(f"__p{i}.v").alias(n) for i, n in enumerate(names)], "_seq",
                          unknown.alias("_unknown"))
 
@@ -184,10 +199,7 @@ def _multiset(df: Any, names: list[str], truncates: bool = True) -> Any:
     known there (listed in ``_unknown``)."""
     from pyspark.sql import functions as F
 
-    last_t = df.where(F.col("_op") == "t").agg(F.max("_seq")).first()[0] if truncates else None
-    rows = df.where(F.col("_op") != "t")
-    if last_t is not None:
-        rows = rows.where(F.col("_seq") > last_t)
+    rows = _after_last_truncate(df, truncates)
     absent = F.coalesce(F.col("_absent"), F.array())
     flags = [(F.col(f"__u{i}") | F.array_contains(absent, n)).alias(f"__u{i}") for i, n in enumerate(names)]
     weight = F.when(F.col("_op") == "d", F.lit(-1)).otherwise(F.lit(1))
@@ -196,8 +208,7 @@ def _multiset(df: Any, names: list[str], truncates: bool = True) -> Any:
                .agg(F.sum("_w").alias("_n"), F.max(F.when(F.col("_w") > 0, F.col("_seq"))).alias("_seq"))
                .where(F.col("_n") > 0))
     repeated = counted.withColumn("_copy", F.explode(F.sequence(F.lit(1), F.col("_n").cast("int"))))
-    unknown = F.filter(F.array(*[F.when(F.col(f"__u{i}"), F.lit(n)) for i, n in enumerate(names)]),
-                       lambda x: x.isNotNull())
+    unknown = _unknown_names(names, "__u{i}")
     return repeated.select(*[F.col(f"`{n}`") for n in names], "_seq", unknown.alias("_unknown"))
 
 
@@ -206,7 +217,8 @@ def row_images(changes: Any, lin: Lineage) -> Any:
     with ``_sub`` ordering the images of one event: every event as it is (``_sub`` 1; a delete's
     row is its before image), and, before it (``_sub`` 0), a delete (``_op`` ``d``) of the
     before image of an update that changed the primary key (the old key's row is gone: UPDATE
-    of a key column, MySQL 8.0 manual 15.2.17; PostgreSQL 15 logs the old key then), or, for
+    of a key column, MySQL 8.0 manual 15.2.17; PostgreSQL 15 logs the old key then: ALTER TABLE,
+    REPLICA IDENTITY DEFAULT), or, for
     a table without a primary key, of every update's before image (the row it replaced)."""
     from pyspark.sql import functions as F
 
@@ -216,14 +228,11 @@ def row_images(changes: Any, lin: Lineage) -> Any:
     plus = changes.withColumn("_sub", F.lit(1))
     update = (F.col("_op") == "u") & F.col("_before").isNotNull()
     if key:
-        before = [F.col(f"_before.`{k}`") for k in key]
-        same = F.lit(True)
+        known, same = F.lit(True), F.lit(True)
         for k in key:
-            same = same & F.col(f"_before.`{k}`").eqNullSafe(F.col(f"`{k}`"))
-        known = F.lit(True)
-        for b in before:
-            known = known & b.isNotNull()
-        changed = update & known & ~same
+            old = F.col(f"_before.`{k}`")
+            known, same = known & old.isNotNull(), same & old.eqNullSafe(F.col(f"`{k}`"))
+        changed = update & known & ~same  # a known old key that differs from the new one
         others = [f.name for f in current_fields(lin) if f.name not in key]
         absent = F.array(*[F.lit(n) for n in others]).cast("array<string>")  # (a delete gives no value)
     else:
