@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import DdlCoreError
+from . import icecreate
 from .fields import Field
 from .icetx import cached
 from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
@@ -188,16 +190,30 @@ def _set_schema(tx: Any, schema: Any, schema_id: int) -> None:
     UpdateSchema(tx, allow_incompatible_changes=True, schema=base).commit()
 
 
+@dataclass
+class _Target:
+    """Where a table's commit goes: ``tx``, a transaction with the table's next schema set, on
+    ``table`` (``None``: created by the transaction), or, ``tx`` ``None``, a table new to an SQL
+    catalog created in one step with ``schemas`` (``ddlcore.sinks.icecreate``); ``location``:
+    the table's; ``props``: the properties to set."""
+
+    tx: Any
+    table: Any
+    location: str
+    props: dict[str, str]
+    schemas: list[Any] = field(default_factory=list)
+
+
 def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Layout, order: list[str] | None,
-           declare: Declare) -> tuple[Any, Any, str, dict[str, str]] | None:
-    """The transaction of ``entry``'s table with its schema set: ``(transaction, the table
-    before it (None: new), its location, the properties to set)``; ``None`` when this run is
+           declare: Declare) -> _Target | None:
+    """Where the commit of ``entry``'s table goes (``_Target``); ``None`` when this run is
     committed there already.  A new table is created with its schema and properties in the
-    creating transaction.  ``pyiceberg`` (0.12) stages a new table only under a one-level
-    namespace (``Catalog._create_staged_table`` refuses ``(db, schema, t)``: "hierarchical
-    namespaces are not supported") although its catalogs hold such tables: a PostgreSQL
-    table's is created first with its schema and properties but ``ddlcore.run`` (a roll-forward
-    finds it and commits into it)."""
+    creating transaction, or in one step in an SQL catalog (``icecreate``).  ``pyiceberg``
+    (0.12) stages a new table in a transaction only under a one-level namespace
+    (``Catalog._create_staged_table`` refuses ``(db, schema, t)``: "hierarchical namespaces are
+    not supported") although its catalogs hold such tables: in a catalog other than an SQL one a
+    PostgreSQL table's is created first with its schema and properties but ``ddlcore.run`` (a
+    roll-forward finds it and commits into it)."""
     table = None if entry.get("absent") else _find(catalog, entry)
     if table is not None and table.properties.get(PROPERTY_RUN) == run["run"]:
         return None  # committed before a crash: the roll-forward has nothing to do here
@@ -208,11 +224,13 @@ def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Lay
         props = _properties(run, entry, *declare(plan, {}, fields))
         location = file_uri(f"{run['location']}/{'/'.join(ident)}")
         initial = plan.reserve if plan.reserve is not None else plan.schema
+        if icecreate.supports(catalog):
+            return _Target(None, None, location, props, [initial] + ([plan.schema] if plan.reserve is not None else []))
         if len(ident) <= 2:
             tx = cached(catalog.create_table_transaction(ident, initial, location=location, properties=dict(props)))
             if plan.reserve is not None:
                 _set_schema(tx, plan.schema, initial.schema_id)
-            return tx, None, location, props
+            return _Target(tx, None, location, props)
         first = {k: v for k, v in props.items() if k not in (PROPERTY_RUN, PROPERTY_SEQ)}
         table = catalog.create_table(ident, initial, location=location, properties=first)
     meta = table.metadata
@@ -224,22 +242,33 @@ def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Lay
         _set_schema(tx, plan.schema, 1 + max(s.schema_id for s in meta.schemas))
     elif plan.changed:
         _set_schema(tx, plan.schema, meta.current_schema_id)
-    return tx, table, meta.location, _properties(run, entry, *declare(plan, old, fields))
+    return _Target(tx, table, meta.location, _properties(run, entry, *declare(plan, old, fields)))
+
+
+def _summary(run: dict[str, Any]) -> dict[str, str]:
+    """The snapshot summary's ddlcore properties: the run and its last ``seq``."""
+    return {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
 
 
 def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
     """The changes table's transaction (module docstring); ``files``: the URIs of the run's
     data files of the table."""
-    begun = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes)
-    if begun is None:
+    target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes)
+    if target is None:
         return
-    tx, _, location, props = begun
-    if files:
-        summary = {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
-        with tx.update_snapshot(snapshot_properties=summary).fast_append() as append:
-            for f in _data_files(files, location):
+    data = _data_files(files, target.location) if files else []
+    if target.tx is None:
+        from pyiceberg.table.snapshots import Operation
+
+        icecreate.create(catalog, tuple(entry["identifier"]), target.schemas, target.location, target.props,
+                         operation=Operation.APPEND, files=data, summary=_summary(run))
+        return
+    tx = target.tx
+    if data:
+        with tx.update_snapshot(snapshot_properties=_summary(run)).fast_append() as append:
+            for f in data:
                 append.append_data_file(f)
-    tx.set_properties(props)
+    tx.set_properties(target.props)
     tx.commit_transaction()
 
 
@@ -256,19 +285,26 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) ->
 
     check_version()
     order = [f["name"] for f in entry["fields"] if f.get("alive", True)]
-    begun = _begin(catalog, run, entry, CURRENT, order, _declare_current)
-    if begun is None:
+    target = _begin(catalog, run, entry, CURRENT, order, _declare_current)
+    if target is None:
         return
-    tx, table, location, props = begun
+    tx, table, location = target.tx, target.table, target.location
     io = load_file_io({}, location)
     files = [f for f in _data_files([file_uri(p) for p in entry["files"]], location) if f.record_count]
     files += [delete_data_file(io, file_uri(path), data) for path, data in entry["deletes"]]
     remove = entry["remove"]
+    if tx is None:
+        if remove:
+            raise ValueError(f"files to remove are not in the table's current snapshot: {', '.join(sorted(remove))}")
+        from pyiceberg.table.snapshots import Operation
+
+        icecreate.create(catalog, tuple(entry["identifier"]), target.schemas, location, target.props,
+                         operation=Operation.OVERWRITE, files=files, summary=_summary(run))
+        return
     replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
     if replaces or files:
-        summary = {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
-        row_delta(tx, io, summary, add=files, remove=None if remove is None else set(remove))
-    tx.set_properties(props)
+        row_delta(tx, io, _summary(run), add=files, remove=None if remove is None else set(remove))
+    tx.set_properties(target.props)
     tx.commit_transaction()
 
 

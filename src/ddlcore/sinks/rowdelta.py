@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta"]
+__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta", "manifest_writer"]
 
 #: ``pyiceberg`` versions whose snapshot producer this module was written against (prefixes)
 SUPPORTED = ("0.12.",)
@@ -47,21 +47,9 @@ def check_version() -> None:
 
 
 def _producer_class() -> type:
-    from pyiceberg.manifest import (DataFileContent, ManifestContent, ManifestEntryStatus, ManifestEntry,
-                                    ManifestWriterV2)
+    from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntryStatus, ManifestEntry
     from pyiceberg.table.snapshots import Operation
     from pyiceberg.table.update.snapshot import _SnapshotProducer
-
-    class DeleteManifestWriter(ManifestWriterV2):
-        """A v2 manifest of delete files (``content`` 1 in the manifest list, ``deletes`` in
-        the Avro metadata)."""
-
-        def content(self) -> Any:
-            return ManifestContent.DELETES
-
-        @property
-        def _meta(self) -> dict[str, str]:
-            return {**super()._meta, "content": "deletes"}
 
     class _RowDelta(_SnapshotProducer):
         """See the module docstring.  ``add`` a data or position delete file, ``remove`` files
@@ -106,9 +94,9 @@ def _producer_class() -> type:
             self._deleted_data_files = {e.data_file for e in self._gone}
 
         def _writer(self, content: Any) -> Any:
-            cls = DeleteManifestWriter if content == ManifestContent.DELETES else ManifestWriterV2
             meta = self._transaction.table_metadata
-            return cls(meta.spec(), meta.schema(), self.new_manifest_output(), self._snapshot_id, self._compression)
+            return manifest_writer(content, meta.spec(), meta.schema(), self.new_manifest_output(), self._snapshot_id,
+                                   self._compression)
 
         def _existing_manifests(self) -> list[Any]:
             return self._kept
@@ -137,6 +125,20 @@ def _producer_class() -> type:
 
 
 _CLASS: list[type] = []
+
+
+def manifest_writer(content: Any, spec: Any, schema: Any, output: Any, snapshot_id: int, compression: Any) -> Any:
+    """A v2 manifest writer (``pyiceberg.manifest.ManifestWriterV2``) of ``content``
+    (``ManifestContent``: data files, or delete files: ``content`` 1 in the manifest list,
+    ``deletes`` in the Avro metadata, Iceberg spec "Manifests") into ``output`` (an
+    ``OutputFile``), its entries added by ``snapshot_id``; ``compression``: the Avro codec.
+    Its Avro schema work is done once per process (``ddlcore.sinks.iceavro``)."""
+    from pyiceberg.manifest import ManifestContent
+
+    from .iceavro import manifest_writer_class
+
+    check_version()
+    return manifest_writer_class(content == ManifestContent.DELETES)(spec, schema, output, snapshot_id, compression)
 
 
 def RowDelta(transaction: Any, io: Any, snapshot_properties: dict[str, str]) -> Any:  # noqa: N802 - a class

@@ -1,0 +1,181 @@
+"""A table new to a SQL catalog created with its first snapshot in one step: its metadata built
+from ``pyiceberg``'s public building blocks, written as one metadata file, and registered with
+one catalog ``INSERT`` (``SqlCatalog.register_table``).
+
+Why: ``pyiceberg``'s transaction machinery (0.12) is most of the CPU of a new table's commit:
+``create_table_transaction`` builds an empty metadata with pydantic ``model_construct`` (whose
+default factories' signatures ``inspect`` parses at every call) and replays the creation's ten
+updates on it with a full validation at commit; the snapshot producer deep-copies the metadata,
+writes the manifest in an executor thread; ``commit_table`` loads the table (absent) and
+deep-copies the metadata again (profile of ``benchmarks/iceberg.py``'s 500 × 4 first run,
+docs/tables.md, "How it is verified").  Here the metadata is ``new_table_metadata`` (the schema,
+the unpartitioned spec, the unsorted order, the properties: what ``create_table`` writes), a
+later schema added as ``UpdateSchema`` adds it, then the snapshot (``AddSnapshotUpdate`` and the
+``main`` branch, ``SetSnapshotRefUpdate``) applied by ``update_table_metadata``; the manifests
+and the manifest list by ``pyiceberg.manifest``'s writers, named as ``pyiceberg`` names them;
+the summary by ``SnapshotSummaryCollector`` and ``update_snapshot_summaries``.  The result is the
+metadata the transaction path writes (``tests/sinks/test_icecreate.py`` compares both).
+
+Crash safety: the files are written before the ``INSERT``, which is the commit: a crash before
+it leaves unreferenced files only (the table stays absent; the next attempt writes new ones),
+and a table that exists already makes ``register_table`` raise ``TableAlreadyExistsError``.
+
+Which catalogs: ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog, or a database
+server; ``register_table`` there is one ``INSERT`` and accepts hierarchical namespaces).  Every
+other catalog (REST, Hive, Glue, ...) creates tables through ``pyiceberg``'s transactions
+(``ddlcore.sinks.icecommit``).  Must not know: ddlcore's fields, runs or plans.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+__all__ = ["supports", "create", "register"]
+
+
+def supports(catalog: Any) -> bool:
+    """Whether ``create`` may create a table in ``catalog`` (module docstring)."""
+    import pyiceberg
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from .rowdelta import SUPPORTED
+
+    return isinstance(catalog, SqlCatalog) and pyiceberg.__version__.startswith(SUPPORTED)
+
+
+def create(catalog: Any, identifier: tuple[str, ...], schemas: list[Any], location: str, properties: dict[str, str],
+           *, operation: Any, files: list[Any], summary: dict[str, str]) -> str:
+    """Create the table ``identifier`` (absent from ``catalog``; its namespace exists) at
+    ``location`` with ``properties`` and the ``schemas`` in order (field ids as given, fresh as
+    ``assign_fresh_schema_ids`` gives them; schema ids 0, 1, ...; the last one current), and,
+    when ``files`` (``DataFile``: data and position delete files) are given, one snapshot of
+    ``operation`` (``pyiceberg.table.snapshots.Operation``) adding them, ``summary`` added to
+    its summary.  Returns the metadata file's location.  Raises ``TableAlreadyExistsError``
+    (nothing registered then), ``ValueError`` for a property ``format-version`` other than 2,
+    and the FileIO's errors."""
+    from pyiceberg.io import load_file_io
+    from pyiceberg.serializers import ToOutputFile
+    from pyiceberg.table.locations import load_location_provider
+    from pyiceberg.table.metadata import TableMetadataV2
+
+    fields = _metadata_fields(schemas, location, properties)
+    metadata = TableMetadataV2(**fields)
+    provider = load_location_provider(location, metadata.properties)
+    metadata_location = provider.new_table_metadata_file_location()
+    io = load_file_io({**catalog.properties, **metadata.properties}, metadata_location)
+    if files:
+        metadata = TableMetadataV2(**fields, **_snapshot(metadata, provider, io, operation, files, summary))
+    ToOutputFile.table_metadata(metadata, io.new_output(metadata_location))
+    register(catalog, identifier, metadata_location)
+    return metadata_location
+
+
+def _metadata_fields(schemas: list[Any], location: str, properties: dict[str, str]) -> dict[str, Any]:
+    """The fields of a new table's ``TableMetadataV2`` without snapshots: what
+    ``new_table_metadata`` gives (unpartitioned, unsorted) for the first schema, with the
+    later ones added as ``UpdateSchema`` adds them (schema id one more, ``last-column-id``
+    the highest field id any had)."""
+    import uuid as uuids
+
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+    from pyiceberg.schema import Schema
+    from pyiceberg.table import TableProperties
+    from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+
+    props = dict(properties)
+    version = int(props.pop(TableProperties.FORMAT_VERSION, 2))
+    if version != 2:
+        raise ValueError(f"a new table is created here in Iceberg format version 2, not {version}")
+    numbered = [s if s.schema_id == n else Schema(*s.fields, schema_id=n, identifier_field_ids=s.identifier_field_ids)
+                for n, s in enumerate(schemas)]
+    for schema in numbered:
+        schema.check_format_version_compatibility(version)
+    return {"location": location, "schemas": numbered, "current_schema_id": numbered[-1].schema_id,
+            "last_column_id": max(s.highest_field_id for s in numbered),
+            "partition_specs": [UNPARTITIONED_PARTITION_SPEC], "default_spec_id": UNPARTITIONED_PARTITION_SPEC.spec_id,
+            "last_partition_id": UNPARTITIONED_PARTITION_SPEC.last_assigned_field_id,
+            "sort_orders": [UNSORTED_SORT_ORDER], "default_sort_order_id": UNSORTED_SORT_ORDER.order_id,
+            "properties": props, "table_uuid": uuids.uuid4()}
+
+
+def register(catalog: Any, identifier: tuple[str, ...], metadata_location: str) -> None:
+    """Register the table ``identifier`` with its metadata file at ``metadata_location`` in the
+    SQL catalog ``catalog``, its namespace existing: the row ``SqlCatalog.register_table``
+    inserts, inserted with one SQLAlchemy Core statement (``register_table`` also checks the
+    namespace and loads the table it registered: 3 ms of CPU per table here, the ``INSERT``
+    alone 0.25 ms).  Raises ``TableAlreadyExistsError`` for a table that exists.  Relies on
+    ``SqlCatalog._create_table_row`` and the ``IcebergTables`` model (``pyiceberg`` 0.12,
+    ``rowdelta.SUPPORTED``); another version, or a catalog without them, goes through
+    ``register_table``."""
+    import pyiceberg
+    from pyiceberg.catalog import Catalog
+
+    from .rowdelta import SUPPORTED
+
+    row_of = getattr(catalog, "_create_table_row", None)
+    if not pyiceberg.__version__.startswith(SUPPORTED) or row_of is None:
+        catalog.register_table(identifier, metadata_location)
+        return
+    from pyiceberg.catalog.sql import IcebergTables
+    from pyiceberg.exceptions import TableAlreadyExistsError
+    from sqlalchemy import insert
+    from sqlalchemy.exc import IntegrityError
+
+    namespace = Catalog.namespace_to_string(Catalog.namespace_from(identifier))
+    name = Catalog.table_name_from(identifier)
+    try:
+        with catalog.engine.begin() as conn:
+            conn.execute(insert(IcebergTables), [row_of(namespace, name, metadata_location)])
+    except IntegrityError as exc:
+        raise TableAlreadyExistsError(f"Table {namespace}.{name} already exists") from exc
+
+
+def _snapshot(metadata: Any, provider: Any, io: Any, operation: Any, files: list[Any],
+              extra: dict[str, str]) -> dict[str, Any]:
+    """The metadata fields of the first snapshot of the new table ``metadata`` on its main
+    branch (what ``AddSnapshotUpdate`` and ``SetSnapshotRefUpdate`` set): ``files`` written into
+    one manifest per content (data, then position deletes) and a manifest list."""
+    from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus
+    from pyiceberg.table import TableProperties
+    from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
+    from pyiceberg.table.snapshots import (Snapshot, SnapshotLogEntry, SnapshotSummaryCollector, Summary,
+                                           update_snapshot_summaries)
+
+    from .iceavro import manifest_list_writer
+    from .rowdelta import manifest_writer
+
+    commit_uuid = uuid.uuid4()
+    snapshot_id = metadata.new_snapshot_id()
+    spec, schema = metadata.spec(), metadata.schema()
+    compression = metadata.properties.get(TableProperties.WRITE_AVRO_COMPRESSION,
+                                          TableProperties.WRITE_AVRO_COMPRESSION_DEFAULT)
+    other = {f.content for f in files} - {DataFileContent.DATA, DataFileContent.POSITION_DELETES}
+    if other:
+        raise ValueError(f"a new table's snapshot adds data and position delete files only, not {sorted(other)}")
+    manifests = []
+    for content, kind in ((ManifestContent.DATA, DataFileContent.DATA),
+                          (ManifestContent.DELETES, DataFileContent.POSITION_DELETES)):
+        added = [f for f in files if f.content == kind]
+        if not added:
+            continue
+        output = io.new_output(provider.new_metadata_location(f"{commit_uuid}-m{len(manifests)}.avro"))
+        with manifest_writer(content, spec, schema, output, snapshot_id, compression) as writer:
+            for f in added:
+                writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id,
+                                                   sequence_number=None, file_sequence_number=None, data_file=f))
+        manifests.append(writer.to_manifest_file())
+    sequence_number = metadata.next_sequence_number()
+    manifest_list = provider.new_metadata_location(f"snap-{snapshot_id}-0-{commit_uuid}.avro")
+    with manifest_list_writer(io.new_output(manifest_list), snapshot_id, None, sequence_number, compression) as writer:
+        writer.add_manifests(manifests)
+    collector = SnapshotSummaryCollector()
+    for f in files:
+        collector.add_file(f, schema=schema, partition_spec=spec)
+    summary = update_snapshot_summaries(Summary(operation=operation, **collector.build(), **extra))
+    snapshot = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=None, manifest_list=manifest_list,
+                        sequence_number=sequence_number, summary=summary, schema_id=metadata.current_schema_id)
+    return {"snapshots": [snapshot], "current_snapshot_id": snapshot_id, "last_sequence_number": sequence_number,
+            "last_updated_ms": snapshot.timestamp_ms,
+            "snapshot_log": [SnapshotLogEntry(snapshot_id=snapshot_id, timestamp_ms=snapshot.timestamp_ms)],
+            "refs": {MAIN_BRANCH: SnapshotRef(snapshot_id=snapshot_id, snapshot_ref_type=SnapshotRefType.BRANCH)}}
