@@ -1,16 +1,21 @@
 """The Iceberg commit of a first run (``ddlcore.sinks.icecommit.commit``: every table new to the
-embedded catalog) against ``pyiceberg``'s floor, measured in the same run (issue 31).
+embedded catalog) and of a second one (every table exists), against ``pyiceberg``'s floor,
+measured in the same run (issue 31).
 
 ``TABLES`` source tables of the pipeline benchmark (``benchmarks/pipeline.py``'s ``table_ddl``:
 the 8 column orders of its mixed MySQL table) each with 4 versions (an ``ADD COLUMN`` between
-them) and one small Parquet file per version; their changes tables committed by ddlcore with
-its worker processes (``Tuning.driver_workers``: one per CPU) and with one process (threads),
-each into a fresh output.  The baseline, ``pyiceberg floor``: for each table, the least
-``pyiceberg`` does to commit it — ``create_table_transaction`` with the final schema (the one
-ddlcore gave it) and its properties, one fast append of the same files (``DataFile`` from each
-footer), ``commit_transaction`` — one table after another into a fresh catalog of the same
-kind (SQLite, WAL mode).  Prints ms per table (wall and CPU of the process and its workers),
-the machine's load, and the ratios to the floor.  No Spark: the files are written by pyarrow.
+them) and one small Parquet file per version; their changes tables committed by ddlcore, each
+case into a fresh output: with its worker processes (``Tuning.driver_workers``: one per CPU)
+and with one process (threads), both creating each table in one step
+(``ddlcore.sinks.icecreate``, the SQL catalog's path); in one process through ``pyiceberg``'s
+transactions (the path of every other catalog: REST, Hive, Glue, ...); and a second run (one
+new file per table, every table existing: ``pyiceberg``'s transactions) in one process.  The
+baseline, ``pyiceberg floor``: for each table, the least ``pyiceberg`` does to commit it —
+``create_table_transaction`` with the final schema (the one ddlcore gave it) and its
+properties, one fast append of the same files (``DataFile`` from each footer),
+``commit_transaction`` — one table after another into a fresh catalog of the same kind
+(SQLite, WAL mode).  Prints ms per table (wall and CPU of the process and its workers), the
+machine's load, and the ratios to the floor.  No Spark: the files are written by pyarrow.
 
 ``python benchmarks/icecommit.py [--tables 300]``; a few seconds on 2 cores.
 """
@@ -36,6 +41,7 @@ from pipeline import table_ddl  # noqa: E402  (the pipeline benchmark's tables)
 from ddlcore.history import SchemaHistory  # noqa: E402
 from ddlcore.sinks.iceberg import IcebergSink, open_catalog  # noqa: E402
 from ddlcore.runconfig import Tuning  # noqa: E402
+from ddlcore.sinks import icecreate  # noqa: E402
 from ddlcore.sinks.icecommit import commit  # noqa: E402
 from ddlcore.spark.layout import version_dir  # noqa: E402
 
@@ -63,8 +69,9 @@ def _cpu() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
-def _output(root: Path, tables: int, workers: int | None) -> tuple[dict, _Out]:
-    """A first run's output before its Iceberg commit: the files and the commit plan."""
+def _output(root: Path, tables: int, workers: int | None) -> tuple[dict, _Out, IcebergSink, int]:
+    """A first run's output before its Iceberg commit: the files, the commit plan, the sink
+    and the last seq."""
     hist = SchemaHistory(dialect="mysql")
     seq = 0
     for v in range(VERSIONS):
@@ -74,21 +81,41 @@ def _output(root: Path, tables: int, workers: int | None) -> tuple[dict, _Out]:
             hist.record({"seq": seq, "ddl": ddl, "database": "bench"})
     sink = IcebergSink(str(root), dialect="mysql", tuning=Tuning(driver_workers=workers))
     versions = sink.prepare(hist, hist.all_versions(), dialect="mysql")
-    data = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "_op": ["c"] * 3, "_seq": pa.array([1, 2, 3], pa.int64())})
     for v in versions:
         d = root / version_dir("bench", None, v.table_id.name, v.version)
         d.mkdir(parents=True)
-        pq.write_table(data, d / "r1-part-00000.parquet")
+        pq.write_table(DATA, d / "r1-part-00000.parquet")
     out = _Out(root)
-    plan = sink.plan(out, "", "r1", seq, None)
-    return plan, out
+    return sink.plan(out, "", "r1", seq, None), out, sink, seq
 
 
-def _ddlcore(root: Path, tables: int, workers: int | None) -> tuple[float, float, dict]:
-    plan, out = _output(root, tables, workers)
-    c0, t0 = _cpu(), time.perf_counter()
+DATA = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "_op": ["c"] * 3, "_seq": pa.array([1, 2, 3], pa.int64())})
+
+
+def _ddlcore(root: Path, tables: int, workers: int | None, one_step: bool = True) -> tuple[float, float, dict]:
+    """The first run's commit (``one_step``: new tables created by ``icecreate`` where the
+    catalog allows it, else through ``pyiceberg``'s transactions)."""
+    plan, out, _, _ = _output(root, tables, workers)
+    supports = icecreate.supports
+    icecreate.supports = supports if one_step else (lambda catalog: False)
+    try:
+        c0, t0 = _cpu(), time.perf_counter()
+        commit(plan, out)
+        return time.perf_counter() - t0, _cpu() - c0, plan
+    finally:
+        icecreate.supports = supports
+
+
+def _second_run(root: Path, tables: int) -> tuple[float, float]:
+    """A second run's commit, in one process: one new file in each table's last version."""
+    plan, out, sink, seq = _output(root, tables, 1)
     commit(plan, out)
-    return time.perf_counter() - t0, _cpu() - c0, plan
+    for entry in plan["tables"]:
+        pq.write_table(DATA, root / entry["dirs"][-1] / "r2-part-00000.parquet")
+    second = sink.plan(out, "", "r2", seq + 1, seq)
+    c0, t0 = _cpu(), time.perf_counter()
+    commit(second, out)
+    return time.perf_counter() - t0, _cpu() - c0
 
 
 def _floor(root: Path, plan: dict, done: Path) -> tuple[float, float]:
@@ -125,9 +152,11 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="ddlcore-bench-icecommit-"))
     try:
         results = {}
-        for name, workers in (("ddlcore, worker processes", None), ("ddlcore, one process", 1)):
-            wall, cpu, plan = _ddlcore(work / name.replace(" ", "_").replace(",", ""), args.tables, workers)
+        for name, workers, one_step in (("ddlcore, worker processes", None, True), ("ddlcore, one process", 1, True),
+                                        ("ddlcore, one process, transactions", 1, False)):
+            wall, cpu, plan = _ddlcore(work / name.replace(" ", "_").replace(",", ""), args.tables, workers, one_step)
             results[name] = (wall, cpu)
+        results["ddlcore, second run, one process"] = _second_run(work / "second", args.tables)
         done = work / "ddlcore_worker_processes"
         results["pyiceberg floor"] = _floor(work / "floor", plan, done)
         base = results["pyiceberg floor"][0]
