@@ -23,19 +23,21 @@ from .support import LocalFS, write_row  # noqa: E402
 #: a dead field (added and dropped in the run: a reserving schema first), a rename, a widening
 DDL = ["CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(9))", "ALTER TABLE t ADD COLUMN c INT",
        "ALTER TABLE t DROP COLUMN c", "ALTER TABLE t RENAME COLUMN a TO a2", "ALTER TABLE t MODIFY id BIGINT"]
+SECOND = ["ALTER TABLE t ADD COLUMN d INT", "ALTER TABLE t MODIFY a2 BIGINT"]
 
 
-def _first_run(out):
-    """A first run's output of ``DDL`` (a row after each statement) and its commit plan."""
-    hist = SchemaHistory(dialect="mysql")
-    for i, ddl in enumerate(DDL):
-        hist.record({"seq": 1 + i, "ddl": ddl, "database": "d"})
+def _run(out, hist, ddl, seq0, run, previous):
+    """A run's output of ``ddl`` from ``seq0`` on (a row in every version the run touches) and
+    its commit plan."""
+    for i, text in enumerate(ddl):
+        hist.record({"seq": seq0 + i, "ddl": text, "database": "d"})
     sink = IcebergSink(str(out), dialect="mysql")
     written = {v.version: v.table for v in sink.prepare(hist, hist.all_versions(), dialect="mysql")}
     for v in hist.versions("d.t"):
-        write_row(out, written[v.version], v.version, 1000 + v.valid_from_seq, "r1")
-    plan = sink.plan(LocalFS(out), "", "r1", 1000 + len(DDL), None)
-    plan["tables"][0]["dirs"] = sorted({str(p.parent.relative_to(out)) for p in out.rglob("r1-*.parquet")})
+        if v.valid_to_seq is None or v.valid_to_seq > seq0:
+            write_row(out, written[v.version], v.version, 1000 + max(v.valid_from_seq, seq0), run)
+    plan = sink.plan(LocalFS(out), "", run, 1000 + seq0 + len(ddl), previous)
+    plan["tables"][0]["dirs"] = sorted({str(p.parent.relative_to(out)) for p in out.rglob(f"{run}-*.parquet")})
     return plan
 
 
@@ -48,10 +50,13 @@ def _normal(table) -> dict:
                 "metadata-log", "location")
     out = {"metadata": {k: v for k, v in meta.model_dump().items() if k not in volatile}}
     assert set(volatile) <= set(meta.model_dump())  # (the names left out are its fields)
+    out["metadata"]["metadata-log"] = len(meta.metadata_log)
     if snap is None:
         return {**out, "snapshots": len(meta.snapshots)}
+    ids = [s.snapshot_id for s in meta.snapshots]
+    parent = None if snap.parent_snapshot_id is None else ids.index(snap.parent_snapshot_id)
     out["snapshot"] = (snap.summary.operation, dict(snap.summary.additional_properties), snap.sequence_number,
-                       snap.schema_id, snap.parent_snapshot_id, len(meta.snapshots))
+                       snap.schema_id, parent, ids.index(snap.snapshot_id), len(ids))
     out["refs"] = {name: (ref.snapshot_ref_type, ref.snapshot_id == snap.snapshot_id) for name, ref in meta.refs.items()}
     out["log"] = [e.snapshot_id == snap.snapshot_id for e in meta.snapshot_log]
     out["manifests"] = [
@@ -63,30 +68,40 @@ def _normal(table) -> dict:
     return out
 
 
-def test_a_new_table_created_in_one_step_equals_the_transaction_paths(tmp_path, monkeypatch):
+def test_tables_committed_without_transactions_equal_the_transaction_paths(tmp_path, monkeypatch):
+    """A first run (a new table: ``icecreate``) and a second one adding a column and rows (an
+    existing table: ``iceappend``), each against the transaction path."""
     import polars as pl
 
     fast, plain = tmp_path / "fast", tmp_path / "plain"
     tables = {}
     for out in (fast, plain):
-        plan = _first_run(out)
-        with monkeypatch.context() as m:
-            if out == plain:
-                m.setattr(icecreate, "supports", lambda catalog: False)
-            commit(plan, LocalFS(out))
-        tables[out] = open_catalog(plan["catalog"]).load_table(("d", "t__changes"))
-    a, b = _normal(tables[fast]), _normal(tables[plain])
-    assert a["metadata"]["schemas"] and len(a["metadata"]["schemas"]) == 2  # the reserving schema, then the final
-    for name in ("metadata", "snapshot", "refs", "log"):
-        assert a[name] == b[name], name
-    # the same files (under each output's directory) in manifests of the same shape
-    assert [m[:-1] for m in a["manifests"]] == [m[:-1] for m in b["manifests"]]
-    assert [[e[3].replace(str(fast), "") for e in m[-1]] for m in a["manifests"]] == \
-        [[e[3].replace(str(plain), "") for e in m[-1]] for m in b["manifests"]]
-    rows = tables[fast].scan().to_arrow().sort_by("_seq")
-    assert rows.to_pylist() == tables[plain].scan().to_arrow().sort_by("_seq").to_pylist()
-    assert rows["a2"].to_pylist() == [(1000 + seq) * 100 + 2 for seq in range(1, 6)]  # a's values, renamed
-    assert pl.scan_iceberg(tables[fast]).sort("_seq").collect()["a2"].to_list() == rows["a2"].to_pylist()
+        hist = SchemaHistory(dialect="mysql")
+        for n, (ddl, seq0, previous) in enumerate([(DDL, 1, None), (SECOND, 1 + len(DDL), len(DDL))]):
+            plan = _run(out, hist, ddl, seq0, f"r{n}", previous)
+            with monkeypatch.context() as m:
+                if out == plain:
+                    m.setattr(icecreate, "supports", lambda catalog: False)
+                commit(plan, LocalFS(out))
+            tables[out, n] = open_catalog(plan["catalog"]).load_table(("d", "t__changes"))
+    for n in range(2):
+        a, b = _normal(tables[fast, n]), _normal(tables[plain, n])
+        for name in ("metadata", "snapshot", "refs", "log"):
+            assert a[name] == b[name], (n, name)
+        # the same files (under each output's directory) in manifests of the same shape
+        assert [m[:-1] for m in a["manifests"]] == [m[:-1] for m in b["manifests"]]
+        assert [[e[3].replace(str(fast), "") for e in m[-1]] for m in a["manifests"]] == \
+            [[e[3].replace(str(plain), "") for e in m[-1]] for m in b["manifests"]]
+    first = _normal(tables[fast, 0])
+    assert len(first["metadata"]["schemas"]) == 2  # the reserving schema, then the final
+    assert len(_normal(tables[fast, 1])["manifests"]) == 2  # the first run's manifest kept
+    rows = tables[fast, 1].scan().to_arrow().sort_by("_seq")
+    assert rows.to_pylist() == tables[plain, 1].scan().to_arrow().sort_by("_seq").to_pylist()
+    assert rows["a2"].to_pylist() == [(1000 + seq) * 100 + 2 for seq in range(1, 8)]  # a's values, renamed
+    assert rows["d"].to_pylist()[-1] is not None
+    assert pl.scan_iceberg(tables[fast, 1]).sort("_seq").collect()["a2"].to_list() == rows["a2"].to_pylist()
+    old = tables[fast, 1].scan(snapshot_id=tables[fast, 0].metadata.current_snapshot_id).to_arrow()
+    assert old.num_rows == 5 and "d" not in old.column_names  # time travel: the first run's rows and schema
 
 
 def test_a_new_current_state_table_with_a_delete_file_equals_a_row_deltas(tmp_path):

@@ -193,9 +193,11 @@ def _set_schema(tx: Any, schema: Any, schema_id: int) -> None:
 @dataclass
 class _Target:
     """Where a table's commit goes: ``tx``, a transaction with the table's next schema set, on
-    ``table`` (``None``: created by the transaction), or, ``tx`` ``None``, a table new to an SQL
-    catalog created in one step with ``schemas`` (``ddlcore.sinks.icecreate``); ``location``:
-    the table's; ``props``: the properties to set."""
+    ``table`` (``None``: created by the transaction), or, ``tx`` ``None``, in an SQL catalog,
+    without a transaction: a new table (``table`` ``None``) created in one step
+    (``ddlcore.sinks.icecreate``), an existing one committed with ``ddlcore.sinks.iceappend``;
+    ``schemas``: the schemas to commit then, in order.  ``location``: the table's; ``props``:
+    the properties to set."""
 
     tx: Any
     table: Any
@@ -205,10 +207,11 @@ class _Target:
 
 
 def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Layout, order: list[str] | None,
-           declare: Declare) -> _Target | None:
+           declare: Declare, direct: bool = False) -> _Target | None:
     """Where the commit of ``entry``'s table goes (``_Target``); ``None`` when this run is
     committed there already.  A new table is created with its schema and properties in the
-    creating transaction, or in one step in an SQL catalog (``icecreate``).  ``pyiceberg``
+    creating transaction, or in one step in an SQL catalog (``icecreate``); in an SQL catalog
+    and with ``direct``, an existing table is committed without a transaction (``iceappend``).  ``pyiceberg``
     (0.12) stages a new table in a transaction only under a one-level namespace
     (``Catalog._create_staged_table`` refuses ``(db, schema, t)``: "hierarchical namespaces are
     not supported") although its catalogs hold such tables: in a catalog other than an SQL one a
@@ -236,13 +239,17 @@ def _begin(catalog: Any, run: dict[str, Any], entry: dict[str, Any], layout: Lay
     meta = table.metadata
     old = json.loads(table.properties.get(PROPERTY_FIELDS, "{}"))
     plan = next_schema(meta.schema(), meta.last_column_id, old, fields, order, layout, ".".join(ident))
+    props = _properties(run, entry, *declare(plan, old, fields))
+    if direct and icecreate.supports(catalog):
+        schemas = [plan.reserve, plan.schema] if plan.reserve is not None else [plan.schema] if plan.changed else []
+        return _Target(None, table, meta.location, props, schemas)
     tx = cached(table.transaction())
     if plan.reserve is not None:
         _set_schema(tx, plan.reserve, meta.current_schema_id)
         _set_schema(tx, plan.schema, 1 + max(s.schema_id for s in meta.schemas))
     elif plan.changed:
         _set_schema(tx, plan.schema, meta.current_schema_id)
-    return _Target(tx, table, meta.location, _properties(run, entry, *declare(plan, old, fields)))
+    return _Target(tx, table, meta.location, props)
 
 
 def _summary(run: dict[str, Any]) -> dict[str, str]:
@@ -253,13 +260,19 @@ def _summary(run: dict[str, Any]) -> dict[str, str]:
 def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
     """The changes table's transaction (module docstring); ``files``: the URIs of the run's
     data files of the table."""
-    target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes)
+    target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes, direct=True)
     if target is None:
         return
     data = _data_files(files, target.location) if files else []
     if target.tx is None:
         from pyiceberg.table.snapshots import Operation
 
+        from .iceappend import append
+
+        if target.table is not None:
+            append(catalog, target.table, target.schemas, target.props, operation=Operation.APPEND, files=data,
+                   summary=_summary(run))
+            return
         icecreate.create(catalog, tuple(entry["identifier"]), target.schemas, target.location, target.props,
                          operation=Operation.APPEND, files=data, summary=_summary(run))
         return

@@ -28,7 +28,6 @@ other catalog (REST, Hive, Glue, ...) creates tables through ``pyiceberg``'s tra
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 __all__ = ["supports", "create", "register"]
@@ -65,7 +64,7 @@ def create(catalog: Any, identifier: tuple[str, ...], schemas: list[Any], locati
     metadata_location = provider.new_table_metadata_file_location()
     io = load_file_io({**catalog.properties, **metadata.properties}, metadata_location)
     if files:
-        metadata = TableMetadataV2(**fields, **_snapshot(metadata, provider, io, operation, files, summary))
+        metadata = TableMetadataV2(**fields, **_first_snapshot(metadata, provider, io, operation, files, summary))
     ToOutputFile.table_metadata(metadata, io.new_output(metadata_location))
     register(catalog, identifier, metadata_location)
     return metadata_location
@@ -131,51 +130,18 @@ def register(catalog: Any, identifier: tuple[str, ...], metadata_location: str) 
         raise TableAlreadyExistsError(f"Table {namespace}.{name} already exists") from exc
 
 
-def _snapshot(metadata: Any, provider: Any, io: Any, operation: Any, files: list[Any],
-              extra: dict[str, str]) -> dict[str, Any]:
+def _first_snapshot(metadata: Any, provider: Any, io: Any, operation: Any, files: list[Any],
+                    extra: dict[str, str]) -> dict[str, Any]:
     """The metadata fields of the first snapshot of the new table ``metadata`` on its main
-    branch (what ``AddSnapshotUpdate`` and ``SetSnapshotRefUpdate`` set): ``files`` written into
-    one manifest per content (data, then position deletes) and a manifest list."""
-    from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntry, ManifestEntryStatus
-    from pyiceberg.table import TableProperties
+    branch (what ``AddSnapshotUpdate`` and ``SetSnapshotRefUpdate`` set; ``icesnap``)."""
     from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRef, SnapshotRefType
-    from pyiceberg.table.snapshots import (Snapshot, SnapshotLogEntry, SnapshotSummaryCollector, Summary,
-                                           update_snapshot_summaries)
+    from pyiceberg.table.snapshots import SnapshotLogEntry
 
-    from .iceavro import manifest_list_writer
-    from .rowdelta import manifest_writer
+    from .icesnap import write_snapshot
 
-    commit_uuid = uuid.uuid4()
-    snapshot_id = metadata.new_snapshot_id()
-    spec, schema = metadata.spec(), metadata.schema()
-    compression = metadata.properties.get(TableProperties.WRITE_AVRO_COMPRESSION,
-                                          TableProperties.WRITE_AVRO_COMPRESSION_DEFAULT)
-    other = {f.content for f in files} - {DataFileContent.DATA, DataFileContent.POSITION_DELETES}
-    if other:
-        raise ValueError(f"a new table's snapshot adds data and position delete files only, not {sorted(other)}")
-    manifests = []
-    for content, kind in ((ManifestContent.DATA, DataFileContent.DATA),
-                          (ManifestContent.DELETES, DataFileContent.POSITION_DELETES)):
-        added = [f for f in files if f.content == kind]
-        if not added:
-            continue
-        output = io.new_output(provider.new_metadata_location(f"{commit_uuid}-m{len(manifests)}.avro"))
-        with manifest_writer(content, spec, schema, output, snapshot_id, compression) as writer:
-            for f in added:
-                writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id,
-                                                   sequence_number=None, file_sequence_number=None, data_file=f))
-        manifests.append(writer.to_manifest_file())
-    sequence_number = metadata.next_sequence_number()
-    manifest_list = provider.new_metadata_location(f"snap-{snapshot_id}-0-{commit_uuid}.avro")
-    with manifest_list_writer(io.new_output(manifest_list), snapshot_id, None, sequence_number, compression) as writer:
-        writer.add_manifests(manifests)
-    collector = SnapshotSummaryCollector()
-    for f in files:
-        collector.add_file(f, schema=schema, partition_spec=spec)
-    summary = update_snapshot_summaries(Summary(operation=operation, **collector.build(), **extra))
-    snapshot = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=None, manifest_list=manifest_list,
-                        sequence_number=sequence_number, summary=summary, schema_id=metadata.current_schema_id)
-    return {"snapshots": [snapshot], "current_snapshot_id": snapshot_id, "last_sequence_number": sequence_number,
-            "last_updated_ms": snapshot.timestamp_ms,
-            "snapshot_log": [SnapshotLogEntry(snapshot_id=snapshot_id, timestamp_ms=snapshot.timestamp_ms)],
-            "refs": {MAIN_BRANCH: SnapshotRef(snapshot_id=snapshot_id, snapshot_ref_type=SnapshotRefType.BRANCH)}}
+    snapshot = write_snapshot(metadata, metadata.schema(), provider, io, operation, files, extra)
+    return {"snapshots": [snapshot], "current_snapshot_id": snapshot.snapshot_id,
+            "last_sequence_number": snapshot.sequence_number, "last_updated_ms": snapshot.timestamp_ms,
+            "snapshot_log": [SnapshotLogEntry(snapshot_id=snapshot.snapshot_id, timestamp_ms=snapshot.timestamp_ms)],
+            "refs": {MAIN_BRANCH: SnapshotRef(snapshot_id=snapshot.snapshot_id,
+                                              snapshot_ref_type=SnapshotRefType.BRANCH)}}
