@@ -13,7 +13,7 @@ computed once per (schemas, name) and kept.  The files written are byte for byte
 ``ManifestListWriter``'s attributes: for the ``pyiceberg`` versions ``rowdelta.SUPPORTED``
 (the callers check it).
 
-Owns: ``manifest_writer_class``, ``manifest_list_writer``.  Must not know: tables, snapshots.
+Owns: ``manifest_writer_class``, ``manifest_list_writer``, ``prepare``.  Must not know: tables, snapshots.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["manifest_writer_class", "manifest_list_writer"]
+__all__ = ["manifest_writer_class", "manifest_list_writer", "prepare"]
 
 _CLASSES: dict[str, type] = {}
 _RESOLVED: dict[tuple[int, int, str], tuple[Any, Any, Any, str]] = {}  # ids → (schemas kept alive, writer, JSON)
@@ -132,3 +132,21 @@ def manifest_list_writer(output_file: Any, snapshot_id: int, parent_snapshot_id:
     """A v2 manifest list writer (``pyiceberg.manifest.write_manifest_list``'s arguments for
     format version 2) with the cached Avro work; same versions as ``manifest_writer_class``."""
     return _class("list")(output_file, snapshot_id, parent_snapshot_id, sequence_number, compression)
+
+
+def prepare() -> None:
+    """Build the classes and the Avro work of an unpartitioned table's manifests and of the
+    manifest list now (before forking workers, which then share them), where the ``pyiceberg``
+    version is supported; else nothing."""
+    import pyiceberg
+    from pyiceberg.manifest import DEFAULT_READ_VERSION, MANIFEST_LIST_FILE_SCHEMAS
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+    from pyiceberg.schema import Schema
+
+    from .rowdelta import SUPPORTED
+
+    if not pyiceberg.__version__.startswith(SUPPORTED):
+        return
+    writer = manifest_writer_class(False)(UNPARTITIONED_PARTITION_SPEC, Schema(), None, 0, "gzip")
+    writer.new_writer()
+    _resolved(MANIFEST_LIST_FILE_SCHEMAS[2], MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION], "manifest_file")

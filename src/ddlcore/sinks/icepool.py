@@ -84,11 +84,17 @@ def _in_worker(fn: Callable[..., Any], spec: dict[str, Any], *args: Any) -> Any:
 
 
 def _preload() -> None:
-    """Import what a worker's commit needs before forking (once in the driver, not per worker)."""
+    """Import what a worker's commit needs, and build the Avro writers' schema work
+    (``iceavro.prepare``), before forking: once in the driver, not per worker."""
     import pyarrow.parquet  # noqa: F401
     import pyiceberg.manifest  # noqa: F401
     import pyiceberg.table.update.schema  # noqa: F401
     from pyiceberg.io import load_file_io  # noqa: F401
+
+    from . import iceappend, icesnap  # noqa: F401
+    from .iceavro import prepare
+
+    prepare()
 
 
 def run_all(fn: Callable[..., Any], tasks: list[tuple[Any, ...]], *, catalog: Any, spec: dict[str, Any],
