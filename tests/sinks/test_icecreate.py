@@ -57,7 +57,8 @@ def _normal(table) -> dict:
     parent = None if snap.parent_snapshot_id is None else ids.index(snap.parent_snapshot_id)
     out["snapshot"] = (snap.summary.operation, dict(snap.summary.additional_properties), snap.sequence_number,
                        snap.schema_id, parent, ids.index(snap.snapshot_id), len(ids))
-    out["refs"] = {name: (ref.snapshot_ref_type, ref.snapshot_id == snap.snapshot_id) for name, ref in meta.refs.items()}
+    out["refs"] = {name: (ref.snapshot_ref_type, ref.snapshot_id == snap.snapshot_id)
+                   for name, ref in meta.refs.items()}
     out["log"] = [e.snapshot_id == snap.snapshot_id for e in meta.snapshot_log]
     out["manifests"] = [
         (m.content, m.sequence_number, m.min_sequence_number, m.added_files_count, m.added_rows_count,

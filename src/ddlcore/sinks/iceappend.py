@@ -68,8 +68,9 @@ def append(catalog: Any, table: Any, schemas: list[Any], properties: dict[str, s
     if files:
         snapshot = write_snapshot(meta, schema, table.location_provider(), table.io, operation, files, summary)
         updates += [AddSnapshotUpdate(snapshot=snapshot),
-                    SetSnapshotRefUpdate(snapshot_id=snapshot.snapshot_id, parent_snapshot_id=snapshot.parent_snapshot_id,
-                                         ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH)]
+                    SetSnapshotRefUpdate(snapshot_id=snapshot.snapshot_id,
+                                         parent_snapshot_id=snapshot.parent_snapshot_id, ref_name=MAIN_BRANCH,
+                                         type=SnapshotRefType.BRANCH)]
         requirements.append(AssertRefSnapshotId(snapshot_id=snapshot.parent_snapshot_id, ref=MAIN_BRANCH))
     updates.append(SetPropertiesUpdate(updates=properties))
     catalog.commit_table(table, tuple(requirements), tuple(updates))

@@ -1,24 +1,36 @@
 """The Iceberg commit of one run: for every table of the plan (``IcebergSink.plan``), one
-Iceberg transaction (schema changes, the run's data files appended, properties), then one for
-its current-state table when the run changed it (the run's data files and position delete
-files added and the files they replace removed, in one snapshot: ``ddlcore.sinks.rowdelta``),
+Iceberg commit (schema changes, the run's data files appended, properties), then one for its
+current-state table when the run changed it (the run's data files and position delete files
+added and the files they replace removed, in one snapshot: ``ddlcore.sinks.rowdelta``),
 idempotent.
 
-Owns: each table's transaction — a new table created with its final schema, properties and
-name mapping in the creating transaction, an existing one's next schema set in one schema
-update (both computed by ``ddlcore.sinks.iceschema`` from the fields the table's last commit
-declared, table property ``ddlcore.fields``: field key → Iceberg ids), the name mapping, and
-the fast append of the files Spark wrote (``DataFile`` from each file's Parquet footer: record
-count and size; no column statistics).  Where the tables' transactions run is
-``ddlcore.sinks.icepool``.  Must not know: Spark jobs.
+Owns: each table's commit — a new table created with its final schema, properties and name
+mapping in the creating commit, an existing one's next schema set in one schema update (both
+computed by ``ddlcore.sinks.iceschema`` from the fields the table's last commit declared, table
+property ``ddlcore.fields``: field key → Iceberg ids), the name mapping, and the fast append of
+the files Spark wrote (``DataFile`` from each file's Parquet footer: record count and size; no
+column statistics).  Where the tables' commits run is ``ddlcore.sinks.icepool``.  Must not
+know: Spark jobs.
 
-Idempotence: the transaction sets ``ddlcore.run`` (the run id) and ``ddlcore.last-seq``; a
-roll-forward finds its run there and skips the table (a commit is all or nothing).
+Which path each catalog takes: in ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog
+``OUT/_catalog.sqlite``, or an SQL database the user configured) a table new to the catalog is
+created with its first snapshot in one step (``ddlcore.sinks.icecreate``: one metadata file,
+one ``INSERT``; two-level namespaces too), and an existing changes table is committed with the
+catalog's ``commit_table`` without a transaction (``ddlcore.sinks.iceappend``); an existing
+current-state table goes through a ``pyiceberg`` transaction (``rowdelta``).  Every other
+catalog (REST, Hive, Glue, ...) commits through ``pyiceberg``'s transactions
+(``create_table_transaction``, ``Table.transaction``).  Both give the same metadata
+(``tests/sinks/test_icecreate.py``).
 
-Cost: about 11 ms of CPU per Iceberg table on this 2-core machine, nearly all of it
-``pyiceberg``'s (its ``commit_table``, the snapshot's manifests) and the catalog's sync
-(docs/tables.md, "How it is verified": the figures of ``benchmarks/iceberg.py``'s 500 × 4 first
-run, 1,000 tables, and ``benchmarks/icecommit.py``).
+Idempotence: the commit sets ``ddlcore.run`` (the run id) and ``ddlcore.last-seq``; a
+roll-forward finds its run there and skips the table (a commit is all or nothing: a crash before
+a new table's ``INSERT`` leaves only unreferenced files, and the table absent).
+
+Cost (``benchmarks/icecommit.py``, 300 tables, one process, this 2-core machine at load 13 to
+17: docs/tables.md, "How it is verified"): about 4 ms of CPU per new table in an SQL catalog
+(10 ms through ``pyiceberg``'s transactions), 8 ms per existing table (11 ms before
+``iceappend``); what is left is ``pyiceberg``'s (pydantic models of the schema and metadata,
+the Avro and JSON files, ``commit_table``'s reload of the table) and the catalog's sync.
 """
 
 from __future__ import annotations
@@ -258,7 +270,7 @@ def _summary(run: dict[str, Any]) -> dict[str, str]:
 
 
 def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
-    """The changes table's transaction (module docstring); ``files``: the URIs of the run's
+    """The changes table's commit (module docstring); ``files``: the URIs of the run's
     data files of the table."""
     target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes, direct=True)
     if target is None:
@@ -322,7 +334,7 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) ->
 
 
 def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
-    """A source table's two transactions: its changes table (``files``: its data files' URIs),
+    """A source table's two commits: its changes table (``files``: its data files' URIs),
     then its current state.  Raises ``IcebergCommitError`` naming the table for any error."""
     ident = ".".join(entry["identifier"])
     try:

@@ -1,9 +1,9 @@
 """Where the Iceberg commits of a run's tables run: in processes forked from the driver, or in
 threads of the driver.
 
-Owns: the choice and the pool.  A table's commit is mostly Python (``pyiceberg`` builds and
-validates its metadata with pydantic, writes the manifest, manifest list and metadata file,
-then one catalog update), so threads share one core; processes use every core the driver may
+Owns: the choice and the pool.  A table's commit is mostly Python (``pyiceberg``'s pydantic
+models of its metadata, the manifest, manifest list and metadata file, then one catalog
+update), so threads share one core; processes use every core the driver may
 use.  Processes (``ddlcore.spark.forkpool.WorkerPool``: forked, so the workers need nothing but
 the modules already loaded, and they touch none of the driver's py4j or Spark state) are used
 when all of these hold:
@@ -23,7 +23,8 @@ processes commit into one SQLite file: its writes are serialized by SQLite's loc
 writer waits for it up to ``ddlcore.sinks.catalog.SQLITE_BUSY_SECONDS`` (SQLite's busy
 timeout, set on the embedded catalog's connections) instead of failing with "database is
 locked".  Each commit is one short write transaction (``SqlCatalog.commit_table``: one
-``UPDATE`` or ``INSERT`` as the transaction's first statement), so waiting cannot deadlock.
+``UPDATE`` or ``INSERT``; a new table's ``INSERT``, ``ddlcore.sinks.icecreate.register``; each
+the transaction's first statement), so waiting cannot deadlock.
 
 The work given to a worker is plain data (the plan's entries and file URIs); a worker never
 touches the output through Hadoop (``ddlcore.spark.fs`` is py4j).  Errors: the first task (in
