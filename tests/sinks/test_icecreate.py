@@ -148,7 +148,8 @@ def test_a_new_current_state_table_with_a_delete_file_equals_a_row_deltas(tmp_pa
     assert got == [(1,), (3,)]
 
 
-def test_a_table_that_exists_is_refused_and_left_as_it_was(tmp_path):
+def test_a_table_that_exists_is_refused_and_left_as_it_was(tmp_path, monkeypatch):
+    import pyiceberg
     from pyiceberg.exceptions import TableAlreadyExistsError
     from pyiceberg.schema import Schema
     from pyiceberg.table.snapshots import Operation
@@ -163,6 +164,9 @@ def test_a_table_that_exists_is_refused_and_left_as_it_was(tmp_path):
         icecreate.create(cat, ("db", "s", "t"), [schema], f"file://{tmp_path}/t", {}, operation=Operation.APPEND,
                          files=[], summary={})
     assert cat.load_table(("db", "s", "t")).metadata_location == first  # a two-level namespace, registered once
+    monkeypatch.setattr(pyiceberg, "__version__", "0.13.0")  # another version: register_table's own path
+    icecreate.register(cat, ("db", "s", "u"), first)
+    assert cat.load_table(("db", "s", "u")).metadata.table_uuid == cat.load_table(("db", "s", "t")).metadata.table_uuid
 
 
 def test_cached_avro_writers_write_pyiceberg_s_bytes(tmp_path, monkeypatch):

@@ -1,29 +1,29 @@
-"""A table new to a SQL catalog created with its first snapshot in one step: its metadata built
-from ``pyiceberg``'s public building blocks, written as one metadata file, and registered with
-one catalog ``INSERT`` (``SqlCatalog.register_table``).
+"""A table new to an SQL catalog created with its first snapshot in one step: its metadata built
+once from ``pyiceberg``'s models, written as one metadata file by ``pyiceberg``'s serializer,
+and registered with one ``INSERT`` of the row ``SqlCatalog.register_table`` inserts
+(``register``).
 
 Why: ``pyiceberg``'s transaction machinery (0.12) is most of the CPU of a new table's commit:
 ``create_table_transaction`` builds an empty metadata with pydantic ``model_construct`` (whose
 default factories' signatures ``inspect`` parses at every call) and replays the creation's ten
-updates on it with a full validation at commit; the snapshot producer deep-copies the metadata,
-writes the manifest in an executor thread; ``commit_table`` loads the table (absent) and
+updates on it with a full validation at commit; the snapshot producer deep-copies the metadata
+and writes the manifest in an executor thread; ``commit_table`` loads the table (absent) and
 deep-copies the metadata again (profile of ``benchmarks/iceberg.py``'s 500 × 4 first run,
-docs/tables.md, "How it is verified").  Here the metadata is ``new_table_metadata`` (the schema,
-the unpartitioned spec, the unsorted order, the properties: what ``create_table`` writes), a
-later schema added as ``UpdateSchema`` adds it, then the snapshot (``AddSnapshotUpdate`` and the
-``main`` branch, ``SetSnapshotRefUpdate``) applied by ``update_table_metadata``; the manifests
-and the manifest list by ``pyiceberg.manifest``'s writers, named as ``pyiceberg`` names them;
-the summary by ``SnapshotSummaryCollector`` and ``update_snapshot_summaries``.  The result is the
-metadata the transaction path writes (``tests/sinks/test_icecreate.py`` compares both).
+docs/tables.md, "How it is verified").  Here the metadata is one validated ``TableMetadataV2``
+with the fields ``new_table_metadata`` gives a new table (the schema, the unpartitioned spec,
+the unsorted order, the properties), a later schema added as ``UpdateSchema`` adds it, and the
+snapshot's fields as ``AddSnapshotUpdate`` and ``SetSnapshotRefUpdate`` (``main``) set them; the
+snapshot's files by ``ddlcore.sinks.icesnap``.  The result is the metadata the transaction path
+writes (``tests/sinks/test_icecreate.py`` compares both).
 
 Crash safety: the files are written before the ``INSERT``, which is the commit: a crash before
 it leaves unreferenced files only (the table stays absent; the next attempt writes new ones),
-and a table that exists already makes ``register_table`` raise ``TableAlreadyExistsError``.
+and a table that exists already makes the ``INSERT`` fail (``TableAlreadyExistsError``).
 
 Which catalogs: ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog, or a database
-server; ``register_table`` there is one ``INSERT`` and accepts hierarchical namespaces).  Every
-other catalog (REST, Hive, Glue, ...) creates tables through ``pyiceberg``'s transactions
-(``ddlcore.sinks.icecommit``).  Must not know: ddlcore's fields, runs or plans.
+server; its table rows accept hierarchical namespaces), with a ``pyiceberg`` version of
+``rowdelta.SUPPORTED``.  Every other catalog (REST, Hive, Glue, ...) creates tables through
+``pyiceberg``'s transactions (``ddlcore.sinks.icecommit``).  Must not know: ddlcore's fields, runs or plans.
 """
 
 from __future__ import annotations
