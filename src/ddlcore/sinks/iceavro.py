@@ -75,9 +75,9 @@ def _output_class() -> type:
 
 
 def _class(name: str) -> type:
-    if name not in _CLASSES:
-        _CLASSES["output"] = _CLASSES.get("output") or _output_class()
-        _CLASSES.update(_writer_classes(_CLASSES["output"]))
+    """The writer class ``name`` (``_writer_classes``), the classes built once."""
+    if not _CLASSES:
+        _CLASSES.update(_writer_classes(_output_class()))
     return _CLASSES[name]
 
 
