@@ -207,3 +207,28 @@ def test_cached_avro_writers_write_pyiceberg_s_bytes(tmp_path, monkeypatch):
         written.setdefault(name, []).append([(tmp_path / f"{k}{n}.avro").read_bytes() for k in "ml"])
     assert manifest.content == ManifestContent.DATA
     assert written["ours"][0] == written["theirs"][0] == written["ours"][1]
+
+
+def test_a_crash_before_the_insert_leaves_unreferenced_files_and_the_roll_forward_creates_the_table(
+        tmp_path, monkeypatch):
+    from ddlcore.sinks.icecommit import IcebergCommitError
+
+    out = tmp_path / "out"
+    plan = _run(out, SchemaHistory(dialect="mysql"), DDL[:1], 1, "r0", None)
+
+    def crash(catalog, identifier, metadata_location):
+        raise OSError("killed")
+
+    with monkeypatch.context() as m:
+        m.setattr(icecreate, "register", crash)
+        with pytest.raises(IcebergCommitError, match=r"d\.t__changes.*OSError: killed"):
+            commit(plan, LocalFS(out))
+    cat = open_catalog(plan["catalog"])
+    assert cat.list_tables("d") == []
+    orphans = sorted((out / "_iceberg" / "d" / "t__changes" / "metadata").glob("*.metadata.json"))
+    assert len(orphans) == 1
+    commit(plan, LocalFS(out))  # the roll-forward
+    table = cat.load_table(("d", "t__changes"))
+    assert table.metadata_location.endswith(".metadata.json") and not table.metadata_location.endswith(
+        orphans[0].name)
+    assert len(table.metadata.snapshots) == 1 and table.scan().to_arrow().num_rows == 1
