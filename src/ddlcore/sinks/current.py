@@ -8,10 +8,10 @@ The commit (``ddlcore.sinks.icecommit``) registers them in one snapshot
 (``ddlcore.sinks.rowdelta``).  The merge rules are ``ddlcore.sinks.read.current_frame``'s (the
 rules of ``read_table(current=True)``).  Must not know: Iceberg transactions.
 
-Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): Spark
-reads the key columns, file path and row position (``_metadata.file_path``,
-``_metadata.row_index``) of the table's data files, joined with the run's keys: the positions of
-the rows the run replaces.  Positions a delete file already holds are dead rows.  Each data
+Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): the key
+columns, file path and row position (Spark's ``_metadata.file_path``, ``_metadata.row_index``)
+of the table's data files are matched with the run's keys: the positions of the rows the run
+replaces.  Positions a delete file already holds are dead rows.  Each data
 file with a live hit gets one new delete file holding its old and new deleted positions (it
 replaces the file's earlier one), or, when its deleted fraction reaches the table property
 ``ddlcore.compact-deleted-fraction`` (``COMPACT_FRACTION``), is compacted: its live rows are
@@ -25,8 +25,11 @@ Rebuilt from the changes (every version's files): when the table is new to the o
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
 every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
 driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
-when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else (and every
-merge) by Spark jobs.
+when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else by Spark
+jobs.  A merge likewise: by the merge's Arrow face (``ddlcore.sinks.arrowmerge``, the same
+files ``_merge`` writes) when ``DriverFace.merge`` is on, the face takes the run's rows with the
+table's (``arrowmerge.stored_size``), the table's files are local and the face is sure; else by
+``_merge``'s Spark jobs.
 """
 
 from __future__ import annotations
