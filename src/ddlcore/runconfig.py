@@ -38,6 +38,8 @@ class Tuning:
     * ``current_on_driver``: the Iceberg current-state tables within ``driver_max_rows`` and
       ``group_max_bytes`` are computed on the driver (``ddlcore.sinks.arrowcurrent``);
       ``False``: always by Spark jobs.
+    * ``merge_on_driver``: so are the merges of runs of row events into an existing table
+      (``ddlcore.sinks.arrowmerge``); ``False``: merges by Spark jobs.
 
     The driver's conversion:
 
@@ -77,6 +79,7 @@ class Tuning:
     interpreted_max_rows: int = 20_000
     heap_mb_per_open_writer: int = 8
     current_on_driver: bool = True
+    merge_on_driver: bool = True
 
 
 @dataclass(frozen=True)

@@ -169,8 +169,8 @@ def _catalog(out: Path):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=workloads(), on_driver=st.booleans())
 def test_current_state_table_equals_the_reference_fold(spark, tmp_path_factory, case, on_driver):
-    """``on_driver``: the current state's rebuilds by the Arrow face, or by Spark jobs
-    (``Tuning.current_on_driver``)."""
+    """``on_driver``: the current state's rebuilds and merges (a run without DDL) by the Arrow
+    faces, or by Spark jobs (``Tuning.current_on_driver``)."""
     runs, fold, values, idents = case
     tmp = tmp_path_factory.mktemp("fold")
     log, out = tmp / "log.jsonl", tmp / "out"

@@ -47,7 +47,7 @@ from .fields import Field
 from .serverside import conversion_known, default_of
 
 __all__ = ["Unsure", "VersionFiles", "CurrentJob", "current_table", "write_current", "output_struct_json",
-           "spark_json_type", "LEGACY_KEYS"]
+           "spark_json_type", "LEGACY_KEYS", "image_rows", "group_key", "arrow_type", "write_spark_parquet"]
 
 #: Spark's footer keys of a file written with the legacy (Julian) calendar or INT96 rebasing:
 #: Spark's reader rebases its dates and timestamps, pyarrow does not
@@ -442,17 +442,18 @@ def _multiset(table: Any, job: CurrentJob, names: list[str], types: dict[str, An
     return pa.table(out)
 
 
-def current_table(job: CurrentJob) -> Any:
+def current_table(job: CurrentJob, rows: Any = None) -> Any:
     """The current state of the job's lineage (module docstring) as an Arrow table: the
     current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
-    Raises ``Unsure``."""
+    ``rows``: the row images to fold (``image_rows``' columns, in event order) instead of the
+    job's (``ddlcore.sinks.arrowmerge``: the stored rows first).  Raises ``Unsure``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = [f.name for f in job.fields]
     types = {f.name: spark_json_type(f.spec) for f in job.fields}
-    table = _rows(job)
+    table = _rows(job) if rows is None else rows
     if not job.key:
         return _multiset(table, job, names, types)
     n = table.num_rows
@@ -508,6 +509,12 @@ def write_current(job: CurrentJob) -> list[str]:
     ``mode("overwrite")``) as one Parquet file named as Spark names its output
     (``part-00000-<uuid>-c000.snappy.parquet``); returns the names written.  Raises
     ``Unsure`` (nothing written) and what pyarrow raises."""
+    return write_spark_parquet(current_table(job), output_struct_json(job), job.dest)
+
+
+def write_spark_parquet(table: Any, struct_json: dict[str, Any], dest: str) -> list[str]:
+    """Write ``table`` (columns by the names of ``struct_json``, a Spark schema as JSON) into the
+    local directory ``dest`` (replaced) as ``write_current`` does; returns the names written."""
     import shutil
 
     import pyarrow as pa
@@ -516,13 +523,20 @@ def write_current(job: CurrentJob) -> list[str]:
 
     from ..spark.parquetfiles import PARQUET_WRITER, parquet_format
 
-    table = current_table(job)
-    schema, footer = parquet_format(StructType.fromJson(output_struct_json(job)))
+    schema, footer = parquet_format(StructType.fromJson(struct_json))
     table = pa.table([table.column(f.name).cast(f.type) for f in schema], schema=schema)
-    shutil.rmtree(job.dest, ignore_errors=True)
-    os.makedirs(job.dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
     name = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
-    with pq.ParquetWriter(os.path.join(job.dest, name), schema, **PARQUET_WRITER) as writer:
+    with pq.ParquetWriter(os.path.join(dest, name), schema, **PARQUET_WRITER) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(footer)
     return [name]
+
+
+#: for the merge's Arrow face (``ddlcore.sinks.arrowmerge``): a job's row images (every event,
+#: sorted, ``TRUNCATE`` applied), the key columns as Arrow's grouping takes them, a field's
+#: Arrow type
+image_rows = _rows
+group_key = _group_key
+arrow_type = _arrow_type

@@ -8,10 +8,10 @@ The commit (``ddlcore.sinks.icecommit``) registers them in one snapshot
 (``ddlcore.sinks.rowdelta``).  The merge rules are ``ddlcore.sinks.read.current_frame``'s (the
 rules of ``read_table(current=True)``).  Must not know: Iceberg transactions.
 
-Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): Spark
-reads the key columns, file path and row position (``_metadata.file_path``,
-``_metadata.row_index``) of the table's data files, joined with the run's keys: the positions of
-the rows the run replaces.  Positions a delete file already holds are dead rows.  Each data
+Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): the key
+columns, file path and row position (Spark's ``_metadata.file_path``, ``_metadata.row_index``)
+of the table's data files are matched with the run's keys: the positions of the rows the run
+replaces.  Positions a delete file already holds are dead rows.  Each data
 file with a live hit gets one new delete file holding its old and new deleted positions (it
 replaces the file's earlier one), or, when its deleted fraction reaches the table property
 ``ddlcore.compact-deleted-fraction`` (``COMPACT_FRACTION``), is compacted: its live rows are
@@ -25,8 +25,11 @@ Rebuilt from the changes (every version's files): when the table is new to the o
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
 every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
 driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
-when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else (and every
-merge) by Spark jobs.
+when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else by Spark
+jobs.  A merge likewise: by the merge's Arrow face (``ddlcore.sinks.arrowmerge``, the same
+files ``_merge`` writes) when ``DriverFace.merge`` is on, the face takes the run's rows with the
+table's (``arrowmerge.stored_size``), the table's files are local and the face is sure; else by
+``_merge``'s Spark jobs.
 """
 
 from __future__ import annotations
@@ -66,12 +69,14 @@ class DriverFace:
     """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
     Future`` (``spark.forkpool.WorkerPool``: a process forked from the driver), the output's
     local root, ``limit``: ``current_driver_rows``, and ``max_bytes``: the most bytes of values
-    a worker holds (``Tuning.group_max_bytes``, as for a conversion group)."""
+    a worker holds (``Tuning.group_max_bytes``, as for a conversion group); ``merge``: merges
+    too (``ddlcore.sinks.arrowmerge``; ``Tuning.merge_on_driver``), else rebuilds only."""
 
     submit: Callable[..., Any]
     root: str
     limit: int | None
     max_bytes: int
+    merge: bool = True
 
     def takes(self, size: Callable[[], tuple[int, int]]) -> bool:
         """Whether a lineage whose version files for this stage hold ``size()`` = ``(row
@@ -122,8 +127,10 @@ def _local_files(root: str, roots: list[str], v: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str) -> CurrentJob | None:
-    """The Arrow face's job for ``lin`` (``None``: ``face`` does not take it)."""
+def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str,
+               stored: tuple[int, int] = (0, 0)) -> CurrentJob | None:
+    """The Arrow face's job for ``lin`` (``None``: ``face`` does not take it; ``stored``: rows and
+    bytes the worker reads besides the version files, ``arrowmerge.stored_size``)."""
     import pyarrow.parquet as pq
 
     versions = []
@@ -134,8 +141,8 @@ def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str],
             versions.append(VersionFiles(files, {k: lin.physical[vkey][c] for c, k in lin.keys[vkey].items()}))
     def size() -> tuple[int, int]:
         metas = [pq.read_metadata(f) for v in versions for f in v.files]
-        return (sum(m.num_rows for m in metas),
-                sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
+        return (stored[0] + sum(m.num_rows for m in metas),
+                stored[1] + sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
 
     if not face.takes(size):
         return None
@@ -144,6 +151,32 @@ def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str],
     since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
     return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
                       key, since, os.path.join(face.root, dest))
+
+
+def _on_driver(face: DriverFace, fn: Callable[[Any], Any], job: Any, lin: Lineage) -> dict[str, Any] | None:
+    """``fn(job)`` in ``face``'s worker: the entry's ``files`` (names in the job's ``dest``) and
+    what ``fn`` returns besides (``arrowmerge.merge_current``); ``None`` when the face raised
+    ``Unsure`` (the reason is its message: the Spark face computes the table)."""
+    try:
+        done = face.submit(fn, job).result()
+    except Unsure:
+        return None
+    except BrokenProcessPool:
+        raise PipelineError(f"the current state of {lin.table_id}: a driver worker process died") from None
+    return done if isinstance(done, dict) else {"files": done}
+
+
+def _merge_on_driver(face: DriverFace, table: Any, lin: Lineage, staging: str, run_id: str,
+                     dest: str) -> dict[str, Any] | None:
+    """The merge by the Arrow face (``ddlcore.sinks.arrowmerge``) when ``face`` takes the run's
+    rows with the table's (``arrowmerge.stored_size``) and its files are local; else ``None``."""
+    from .arrowmerge import merge_current, merge_job, stored_size
+
+    tasks = list(table.scan().plan_files())
+    last = [v.table for v in lin.versions if v.table is not None][-1]
+    job = _arrow_job(face, lin, [staging], list(last.primary_key), dest, stored_size(tasks))
+    merge = merge_job(tasks, table.location(), job, run_id, compact_fraction(table)) if job is not None else None
+    return _on_driver(face, merge_current, merge, lin) if merge is not None and merge.current.versions else None
 
 
 def _load(catalog: Any, lin: Lineage) -> Any:
@@ -379,14 +412,13 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     job = _arrow_job(driver, lin, ["", staging], list(last.primary_key), dest) if rebuild and driver is not None else None
     if job is not None and not job.versions:
         return entry  # no version has files: every file removed
-    if job is not None:
-        try:
-            entry["files"] = [fs.str(f"{dest}/{n}") for n in driver.submit(write_current, job).result()]
-            return entry
-        except Unsure:
-            pass  # (the reason is the exception's message: the Spark face computes it)
-        except BrokenProcessPool:
-            raise PipelineError(f"the current state of {lin.table_id}: a driver worker process died") from None
+    done = _on_driver(driver, write_current, job, lin) if job is not None else None
+    if done is None and not rebuild and driver is not None and driver.merge:
+        done = _merge_on_driver(driver, table, lin, staging, run_id, dest)
+    if done is not None:
+        entry.update(done)
+        entry["files"] = [fs.str(f"{dest}/{n}") for n in entry["files"]]
+        return entry
     io = load_file_io({}, fs.str(warehouse))
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,
                             lambda dirs: _spark_schema(fs, io, dirs))
