@@ -389,9 +389,10 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     ``<warehouse>/<namespace>/<table>/data/<run_id>/``, delete files beside them, and return the
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
-    for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild is computed
-    there by the Arrow face when it takes the lineage (``DriverFace.takes``) and is sure of the
-    result (else ``arrowcurrent.Unsure``: by Spark, below)."""
+    for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild (a merge:
+    ``ddlcore.sinks.arrowmerge``) is computed there by the Arrow face when it takes the lineage
+    (``DriverFace.takes``) and is sure of the result (else ``arrowcurrent.Unsure``: by Spark,
+    below)."""
     from pyiceberg.io import load_file_io
 
     ddl = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
