@@ -25,8 +25,8 @@ Rebuilt from the changes (every version's files): when the table is new to the o
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
 every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
 driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
-when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else (and every
-merge) by Spark jobs.
+when the lineage's files are within the driver's limits (``arrowcurrent.within``) and the face
+is sure of Spark's result; else (and every merge) by Spark jobs.
 """
 
 from __future__ import annotations
@@ -65,30 +65,28 @@ _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 class DriverFace:
     """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
     Future`` (``spark.forkpool.WorkerPool``: a process forked from the driver), the output's
-    local root, ``limit``: ``current_driver_rows``, and ``max_bytes``: the most bytes of values
-    a worker holds (``Tuning.group_max_bytes``, as for a conversion group)."""
+    local root, ``limit``: ``current_driver_rows``, ``max_bytes``: the most bytes of values a
+    worker holds (``Tuning.group_max_bytes``, as for a conversion group; with ``limit``, the
+    worker's ``arrowcurrent.within``), and ``root_uri``: the output root's URI as
+    ``OutputFS.str`` gives it (the written files' URIs are built from it; ``None``: asked of
+    the filesystem)."""
 
     submit: Callable[..., Any]
     root: str
     limit: int | None
     max_bytes: int
+    root_uri: str | None = None
 
-    def takes(self, size: Callable[[], tuple[int, int]]) -> bool:
-        """Whether a lineage whose version files for this stage hold ``size()`` = ``(row
-        events, bytes of values uncompressed)`` is computed here: rows within ``limit`` and
-        bytes within ``max_bytes`` (the worker holds them all: the fold needs every row of a
-        key at once)."""
-        if self.limit is not None and self.limit < 0:
-            return False
-        rows, nbytes = size()
-        return (self.limit is None or rows <= self.limit) and nbytes <= self.max_bytes
+    def uri(self, fs: Any, rel: str) -> str:
+        """The URI of ``rel`` (output-relative, plain components) as ``fs.str(rel)`` gives it."""
+        return f"{self.root_uri}/{rel}" if self.root_uri is not None else fs.str(rel)
 
 
 def current_driver_rows(spark: Any, fs: Any, tuning: Any) -> int | None:
     """The most row events of one lineage whose current state is computed on the driver by the
     Arrow face instead of Spark jobs (``ExecutionStrategy.current_state_max_rows``: ``None``, no
     limit, in local mode writing to the local filesystem; ``-1``: none).  With
-    ``DriverFace.takes``, the one place the current state's path is chosen."""
+    ``arrowcurrent.within``, the one place the current state's path is chosen."""
     from ..spark.strategy import ExecutionStrategy
 
     return ExecutionStrategy.of(spark, fs, tuning).current_state_max_rows()
@@ -123,27 +121,21 @@ def _local_files(root: str, roots: list[str], v: Any) -> tuple[str, ...]:
 
 
 def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str) -> CurrentJob | None:
-    """The Arrow face's job for ``lin`` (``None``: ``face`` does not take it)."""
-    import pyarrow.parquet as pq
-
+    """The Arrow face's job for ``lin`` (``None``: ``face`` takes none); whether the worker takes
+    the lineage's files (``arrowcurrent.within``) is decided where it reads their footers."""
+    if face.limit is not None and face.limit < 0:
+        return None
     versions = []
     for v in lin.versions:
         files = _local_files(face.root, roots, v) if v.table is not None else ()
         if files:
             vkey = (str(v.table_id), v.version)
             versions.append(VersionFiles(files, {k: lin.physical[vkey][c] for c, k in lin.keys[vkey].items()}))
-    def size() -> tuple[int, int]:
-        metas = [pq.read_metadata(f) for v in versions for f in v.files]
-        return (sum(m.num_rows for m in metas),
-                sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
-
-    if not face.takes(size):
-        return None
     fields = current_fields(lin)
     drops = [i for i, v in enumerate(lin.versions) if v.table is None]
     since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
     return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
-                      key, since, os.path.join(face.root, dest))
+                      key, since, os.path.join(face.root, dest), face.limit, face.max_bytes)
 
 
 def _load(catalog: Any, lin: Lineage) -> Any:
@@ -357,7 +349,7 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
     for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild is computed
-    there by the Arrow face when it takes the lineage (``DriverFace.takes``) and is sure of the
+    there by the Arrow face when it takes the lineage (``arrowcurrent.within``) and is sure of the
     result (else ``arrowcurrent.Unsure``: by Spark, below)."""
     from pyiceberg.io import load_file_io
 
@@ -381,7 +373,7 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
         return entry  # no version has files: every file removed
     if job is not None:
         try:
-            entry["files"] = [fs.str(f"{dest}/{n}") for n in driver.submit(write_current, job).result()]
+            entry["files"] = [driver.uri(fs, f"{dest}/{n}") for n in driver.submit(write_current, job).result()]
             return entry
         except Unsure:
             pass  # (the reason is the exception's message: the Spark face computes it)
