@@ -621,7 +621,8 @@ def _current(job: CurrentJob) -> tuple[Any, list[_Version]]:
 
 def current_table(job: CurrentJob) -> Any:
     """The current state of the job's lineage (module docstring) as an Arrow table: the
-    current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
+    current fields, ``_seq``, ``_unknown``, a row per key (in the order Arrow's grouping gives,
+    which it does not define).
     Raises ``Unsure`` (``TooLarge`` among them)."""
     return _current(job)[0]
 
@@ -660,13 +661,11 @@ def write_current(job: CurrentJob) -> list[str]:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark.sql.types import StructType
 
-    from ..spark.parquetfiles import PARQUET_WRITER, parquet_format
+    from ..spark.parquetfiles import PARQUET_WRITER, parquet_format_json
 
     table, versions = _current(job)
-    struct = output_struct_json(job, versions[0].spark if versions else None)
-    schema, footer = parquet_format(StructType.fromJson(struct))
+    schema, footer = parquet_format_json(output_struct_json(job, versions[0].spark if versions else None))
     cols = [table.column(f.name) for f in schema]
     table = pa.table([c if c.type == f.type else c.cast(f.type) for c, f in zip(cols, schema)], schema=schema)
     shutil.rmtree(job.dest, ignore_errors=True)
