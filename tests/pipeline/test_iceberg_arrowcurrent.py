@@ -144,12 +144,9 @@ def test_tables_without_a_key_and_a_float_key_left_to_spark(spark, tmp_path, mon
 
 
 def test_the_driver_takes_a_lineage_within_its_rows_and_bytes():
-    from ddlcore.sinks.current import DriverFace
+    from ddlcore.sinks.arrowcurrent import within
 
-    def face(limit):
-        return DriverFace(submit=None, root="/out", limit=limit, max_bytes=100)
-
-    assert face(None).takes(lambda: (10 ** 9, 100))  # local mode: no row limit
-    assert not face(None).takes(lambda: (1, 101))  # but the bytes a worker holds
-    assert face(5).takes(lambda: (5, 0)) and not face(5).takes(lambda: (6, 0))
-    assert not face(-1).takes(lambda: (0, 0))  # -1: none (the size is not even read)
+    assert within(None, 100, 10 ** 9, 100)  # local mode: no row limit
+    assert not within(None, 100, 1, 101)  # but the bytes a worker holds
+    assert within(5, 100, 5, 0) and not within(5, 100, 6, 0)
+    assert not within(-1, 100, 0, 0)  # -1: none

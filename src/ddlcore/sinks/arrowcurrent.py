@@ -41,13 +41,15 @@ import re
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from .fields import Field
 from .serverside import conversion_known, default_of
 
-__all__ = ["Unsure", "VersionFiles", "CurrentJob", "current_table", "write_current", "output_struct_json",
-           "spark_json_type", "LEGACY_KEYS", "image_rows", "group_key", "arrow_type", "write_spark_parquet"]
+__all__ = ["Unsure", "TooLarge", "VersionFiles", "CurrentJob", "current_table", "write_current",
+           "output_struct_json", "spark_json_type", "within", "LEGACY_KEYS", "image_rows", "group_key",
+           "arrow_type", "write_spark_parquet"]
 
 #: Spark's footer keys of a file written with the legacy (Julian) calendar or INT96 rebasing:
 #: Spark's reader rebases its dates and timestamps, pyarrow does not
@@ -74,6 +76,11 @@ class Unsure(Exception):
     the lineage's current state is computed by Spark."""
 
 
+class TooLarge(Unsure):
+    """The lineage's files hold more row events or bytes than a worker takes (``within``):
+    its current state is computed by Spark."""
+
+
 @dataclass(frozen=True)
 class VersionFiles:
     """One table version's local Parquet files and the physical column of each field key in
@@ -87,8 +94,9 @@ class VersionFiles:
 class CurrentJob:
     """What ``write_current`` needs (picklable: a forked worker gets it): the versions with
     files, in order; the current fields (``read.current_fields``) and the fields they replaced
-    (by key); the primary key's field names (empty: none, ``_multiset``); ``since``: only rows from this ``_seq`` on (the table was
-    re-created), or ``None``; ``dest``: the local directory to write."""
+    (by key); the primary key's field names (empty: none, ``_multiset``); ``since``: only rows
+    from this ``_seq`` on (the table was re-created), or ``None``; ``dest``: the local directory to write; ``max_rows``,
+    ``max_bytes``: the most row events and bytes of values the worker takes (``within``)."""
 
     versions: list[VersionFiles]
     fields: list[Field]
@@ -96,6 +104,8 @@ class CurrentJob:
     key: list[str]
     since: int | None
     dest: str
+    max_rows: int | None = None
+    max_bytes: int = 1 << 62
 
 
 def spark_json_type(spec: Any) -> Any:
@@ -130,11 +140,20 @@ def _widening(src: Any, dst: Any) -> bool:
     return a is not None and b is not None and a[1] == b[1] and b[0] >= a[0]
 
 
-def _footer(path: str) -> dict[str, Any]:
-    """The Spark schema of a Parquet file (its footer), by field name (JSON fields)."""
-    import pyarrow.parquet as pq
+def within(max_rows: int | None, max_bytes: int, rows: int, nbytes: int) -> bool:
+    """Whether a lineage whose version files hold ``rows`` row events and ``nbytes`` bytes of
+    values uncompressed (their footers) is computed by this face: ``rows`` within ``max_rows``
+    (``None``: no limit; negative: none) and ``nbytes`` within ``max_bytes`` (the worker holds
+    every row at once: the fold needs every row of a key)."""
+    if max_rows is not None and max_rows < 0:
+        return False
+    return (max_rows is None or rows <= max_rows) and nbytes <= max_bytes
 
-    meta = pq.read_metadata(path).metadata or {}
+
+def _spark_fields(meta: dict[bytes, bytes] | None, path: str) -> dict[str, Any]:
+    """The Spark schema of a Parquet file from its footer's key-value ``meta``, by field name
+    (JSON fields)."""
+    meta = meta or {}
     if any(k in meta for k in LEGACY_KEYS):
         raise Unsure(f"{path}: written with Spark's legacy calendar (rebased dates/timestamps)")
     text = meta.get(_ROW_METADATA)
@@ -143,37 +162,94 @@ def _footer(path: str) -> dict[str, Any]:
     return {f["name"]: f for f in json.loads(text)["fields"]}
 
 
-def _read(v: VersionFiles, needed: list[str]) -> tuple[Any, dict[str, Any]]:
-    """A version's rows (the columns ``needed`` and the pipeline's, ``_before`` included) and its
-    files' Spark fields."""
+@dataclass(frozen=True)
+class _Version:
+    """One version's rows, read once: ``files``, the ``table`` (the columns the job needs and
+    the pipeline's) and its files' Spark fields (``spark``, the first file's footer)."""
+
+    files: VersionFiles
+    table: Any
+    spark: dict[str, Any]
+
+
+def _needed(v: VersionFiles, job: CurrentJob) -> list[str]:
+    """The columns of ``v``'s files the job reads: its fields' and the fields they replace, and
+    the pipeline's (``_before`` included)."""
+    needed = {v.columns[k] for f in job.fields for k in (f.key, f.replaces) if k is not None and k in v.columns}
+    return sorted(needed) + ["_op", "_seq", "_row", "_absent", "_before", "_before_absent"]
+
+
+def _read(job: CurrentJob) -> list[_Version]:
+    """Every version's rows, each file opened once (its footer, then its columns in this
+    thread: the files are small, pyarrow's threads and dataset discovery cost more than they
+    read).  Raises ``TooLarge`` as soon as the files' footers exceed the job's limits
+    (``within``), ``Unsure`` for a footer without Spark's schema or with Spark's legacy keys."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    spark = _footer(v.files[0])
-    cols = sorted(set(needed)) + ["_op", "_seq", "_row", "_absent", "_before", "_before_absent"]
-    tables = [pq.read_table(f, columns=cols) for f in v.files]
-    return pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark
+    out, rows, nbytes = [], 0, 0
+    for v in job.versions:
+        cols, tables, spark = _needed(v, job), [], None
+        for path in v.files:
+            with pq.ParquetFile(path) as pf:
+                meta = pf.metadata
+                rows += meta.num_rows
+                nbytes += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                if not within(job.max_rows, job.max_bytes, rows, nbytes):
+                    raise TooLarge(f"more than {job.max_rows} row events or {job.max_bytes} bytes of values")
+                fields = _spark_fields(meta.metadata, path)
+                spark = fields if spark is None else spark
+                tables.append(pf.read(columns=cols, use_threads=False))
+        out.append(_Version(v, pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark))
+    return out
 
 
-def _column(table: Any, spark: dict[str, Any], phys: str | None, spec: Any, what: str) -> Any:
-    """The values of physical column ``phys`` cast to field type ``spec`` (nulls when absent)."""
+def _chunk(table: Any, name: str) -> Any:
+    """Column ``name`` of ``table`` as one array."""
+    col = table.column(name)
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
+def _column(table: Any, spark: dict[str, Any], phys: str | None, ftype: "_FieldType", what: str) -> Any:
+    """The values of physical column ``phys`` cast to the field's type (nulls when absent;
+    no cast where the file's Arrow type is the field's)."""
     import pyarrow as pa
 
-    target = _arrow_type(spec)
     if phys is None:
-        return pa.nulls(table.num_rows, target)
-    src, dst = spark[phys]["type"], spark_json_type(spec)
-    if not _widening(src, dst):
-        raise Unsure(f"{what}: Spark type {json.dumps(src)} read as {json.dumps(dst)} is not an exact widening")
-    return table.column(phys).combine_chunks().cast(target)
+        return pa.nulls(table.num_rows, ftype.arrow)
+    src = spark[phys]["type"]
+    if not _widening(src, ftype.spark):
+        raise Unsure(f"{what}: Spark type {json.dumps(src)} read as {json.dumps(ftype.spark)} is not an exact widening")
+    values = _chunk(table, phys)
+    return values if values.type == ftype.arrow else values.cast(ftype.arrow)
+
+
+@dataclass(frozen=True)
+class _FieldType:
+    """A field type's Spark JSON type (``spark_json_type``) and the Arrow type Spark's Parquet
+    values of it are written as."""
+
+    spark: Any
+    arrow: Any
+
+
+def _field_type(spec: Any) -> _FieldType:
+    kind = spark_json_type(spec)
+    return _FieldType(kind, _arrow_type_of(json.dumps(kind, sort_keys=True)))
 
 
 def _arrow_type(spec: Any) -> Any:
     """The Arrow type Spark's Parquet values of a field of type ``spec`` are written as."""
+    return _field_type(spec).arrow
+
+
+@lru_cache(maxsize=256)
+def _arrow_type_of(kind: str) -> Any:
+    """``_arrow_type`` of a Spark JSON type (as JSON text: a lineage's types recur)."""
     from pyspark.sql.pandas.types import to_arrow_type
     from pyspark.sql.types import StructType
 
-    one = {"type": "struct", "fields": [{"name": "v", "type": spark_json_type(spec), "nullable": True, "metadata": {}}]}
+    one = {"type": "struct", "fields": [{"name": "v", "type": json.loads(kind), "nullable": True, "metadata": {}}]}
     return to_arrow_type(StructType.fromJson(one).fields[0].dataType, timezone="UTC")
 
 
@@ -223,48 +299,86 @@ def _convert(values: Any, old: Any, new: Any, what: str) -> Any:
     raise Unsure(f"{what}: converting {json.dumps(src)} values to {json.dumps(dst)}")
 
 
-def _server_value(table: Any, f: Field, replaced: dict[str, Field], old: Any, value: Any) -> tuple[Any, Any]:
-    """``value`` (field ``f``'s column of a version) with the rows before the DDL that added
-    or retyped ``f`` given what the server gave them (``read._server_values``), and the
-    ``unknown`` flags."""
+@dataclass(frozen=True)
+class _Plan:
+    """What a job's versions share, built once: the field names, each field's type and the
+    type of the field it replaces (``None``: none)."""
+
+    names: list[str]
+    types: list[_FieldType]
+    old: list[_FieldType | None]
+
+
+def _plan(job: CurrentJob) -> _Plan:
+    types = [_field_type(f.spec) for f in job.fields]
+    old = [_field_type(job.replaced[f.replaces].spec) if f.replaces is not None else None for f in job.fields]
+    return _Plan([f.name for f in job.fields], types, old)
+
+
+def _before(seq: Any, since: int | None) -> Any:
+    """Which rows of the ``_seq`` values ``seq`` come before ``since`` (a null ``_seq``: not):
+    ``None`` for none (or no ``since``), ``True`` for every row, else the boolean mask."""
+    import pyarrow.compute as pc
+
+    if since is None or len(seq) == 0:
+        return None
+    bounds = pc.min_max(seq)
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    if lo is None or lo >= since:
+        return None
+    if hi < since and seq.null_count == 0:
+        return True
+    return pc.less(seq, since).fill_null(False)
+
+
+def _server_value(seq: Any, f: Field, replaced: dict[str, Field], old: Any, value: Any,
+                  ftype: _FieldType) -> tuple[Any, Any]:
+    """``value`` (field ``f``'s column of a version whose rows have the ``_seq`` values ``seq``)
+    with the rows before the DDL that added or retyped ``f`` given what the server gave them
+    (``read._server_values``), and the ``unknown`` flags (``None``: none is)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = table.num_rows
-    if f.since_seq is None:
-        return value, pa.nulls(n, pa.bool_()).fill_null(False)
-    before = pc.less(table.column("_seq").combine_chunks(), f.since_seq).fill_null(False)
-    if not pc.any(before).as_py():
-        return value, pa.nulls(n, pa.bool_()).fill_null(False)
-    what = f"field {f.name}"
-    target = _arrow_type(f.spec)
+    before = _before(seq, f.since_seq)
+    if before is None:
+        return value, None
+    what, n = f"field {f.name}", len(seq)
     if f.replaces is not None:
         known = conversion_known(replaced[f.replaces].spec, f.spec) and not f.using
-        then = _convert(old.filter(before), replaced[f.replaces].spec, f.spec, what) if known else None
-        full = pa.nulls(n, target)
-        if then is not None:  # the converted rows back into their places
-            full = pc.replace_with_mask(full, before, then)
+        olds = old if before is True else old.filter(before)
+        then = _convert(olds, replaced[f.replaces].spec, f.spec, what) if known else None
+        if before is True:
+            full = then if then is not None else pa.nulls(n, ftype.arrow)
+        else:
+            full = pa.nulls(n, ftype.arrow)
+            if then is not None:  # the converted rows back into their places
+                full = pc.replace_with_mask(full, before, then)
     else:
         d = default_of(f.default, f.since_ts)
         known = d.known
         if d.ts is not None:
             raise Unsure(f"{what}: a CURRENT_TIMESTAMP default (Spark's double to timestamp cast)")
         lit = None if d.value is None else _literal(d.value, f.spec, what)
-        full = pa.repeat(pa.scalar(lit, target), n) if lit is not None else pa.nulls(n, target)
-    return pc.if_else(before, full, value), pc.and_(before, pa.scalar(not known))
+        full = pa.repeat(pa.scalar(lit, ftype.arrow), n) if lit is not None else pa.nulls(n, ftype.arrow)
+    if before is True:
+        return full, None if known else pa.repeat(pa.scalar(True), n)
+    return pc.if_else(before, full, value), None if known else before
 
 
-def _projected(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob) -> dict[str, Any]:
-    """``__v<i>``/``__u<i>`` per current field of the physical columns of ``table`` (Spark
-    fields ``spark``)."""
+def _projected(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob, plan: _Plan) -> dict[str, Any]:
+    """``__v<i>`` per current field of the physical columns of ``table`` (Spark fields
+    ``spark``), and ``__u<i>`` where some of its values are not known."""
     cols: dict[str, Any] = {}
+    seq = _chunk(table, "_seq")
     for i, f in enumerate(job.fields):
-        value = _column(table, spark, v.columns.get(f.key), f.spec, f"field {f.name}")
+        value = _column(table, spark, v.columns.get(f.key), plan.types[i], f"field {f.name}")
         old = None
         if f.replaces is not None:
             r = job.replaced[f.replaces]
-            old = _column(table, spark, v.columns.get(r.key), r.spec, f"field {r.name}")
-        cols[f"__v{i}"], cols[f"__u{i}"] = _server_value(table, f, job.replaced, old, value)
+            old = _column(table, spark, v.columns.get(r.key), plan.old[i], f"field {r.name}")
+        cols[f"__v{i}"], unknown = _server_value(seq, f, job.replaced, old, value, plan.types[i])
+        if unknown is not None:
+            cols[f"__u{i}"] = unknown
     return cols
 
 
@@ -275,81 +389,89 @@ def _same(a: Any, b: Any, kind: Any, name: str) -> Any:
     return pc.equal(_group_key(a, kind, name), _group_key(b, kind, name)).fill_null(False)
 
 
-def _minus(table: Any, spark: dict[str, Any], v: VersionFiles, job: CurrentJob, plus: dict[str, Any]) -> Any:
+def _minus(ver: _Version, job: CurrentJob, plan: _Plan, plus: dict[str, Any]) -> Any:
     """The images ``read.row_images`` puts before an update's (``_sub`` 0, ``_op`` ``d``): its
     before image when it changed the primary key (the other columns absent: a delete gives no
     value), every update's for a table without a primary key; ``None`` when there are none.
-    ``plus``: the after images' ``__v<i>`` columns (``_projected``) of ``table``'s rows."""
+    ``plus``: the after images' ``__v<i>`` columns (``_projected``) of the version's rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    before = table.column("_before").combine_chunks()
-    mask = pc.and_(pc.equal(table.column("_op"), "u").fill_null(False), pc.is_valid(before))
+    table = ver.table
+    mask = pc.and_(pc.equal(table.column("_op"), "u").fill_null(False), pc.is_valid(table.column("_before")))
     if not pc.any(mask).as_py():
         return None
     updates = table.filter(mask)
-    before = updates.column("_before").combine_chunks()
-    inner = {f["name"]: f for f in spark["_before"]["type"]["fields"]}
+    before = _chunk(updates, "_before")
+    inner = {f["name"]: f for f in ver.spark["_before"]["type"]["fields"]}
     cols = _projected(pa.table({**{n: before.field(n) for n in inner}, "_seq": updates.column("_seq")}),
-                      inner, v, job)
+                      inner, ver.files, job, plan)
     n = updates.num_rows
-    absent = updates.column("_before_absent").combine_chunks().cast(pa.list_(pa.string()))
+    absent = _chunk(updates, "_before_absent")
     keep = None
     if job.key:
-        names = [f.name for f in job.fields]
         known, same = pa.repeat(pa.scalar(True), n), pa.repeat(pa.scalar(True), n)
         for k in job.key:
-            i = names.index(k)
-            kind = spark_json_type(job.fields[i].spec)
+            i = plan.names.index(k)
             known = pc.and_(known, pc.is_valid(cols[f"__v{i}"]))
-            same = pc.and_(same, _same(cols[f"__v{i}"], plus[f"__v{i}"].filter(mask), kind, k))
+            same = pc.and_(same, _same(cols[f"__v{i}"], plus[f"__v{i}"].filter(mask), plan.types[i].spark, k))
         keep = pc.and_(known, pc.invert(same))  # a known old key that differs from the new one
-        others = pa.scalar([nm for nm in names if nm not in job.key], pa.list_(pa.string()))
+        others = pa.scalar([nm for nm in plan.names if nm not in job.key], pa.list_(pa.string()))
         absent = pa.repeat(others, n)
-    cols.update({"_op": pa.repeat(pa.scalar("d"), n), "_seq": updates.column("_seq").combine_chunks(),
-                 "_row": updates.column("_row").combine_chunks(), "_absent": absent,
+    cols.update({"_op": pa.repeat(pa.scalar("d"), n), "_seq": _chunk(updates, "_seq"),
+                 "_row": _chunk(updates, "_row"), "_absent": _string_lists(absent),
                  "_sub": pa.repeat(pa.scalar(0, pa.int8()), n)})
     return pa.table(cols) if keep is None else pa.table(cols).filter(keep)
 
 
-def _version_table(v: VersionFiles, job: CurrentJob) -> Any:
-    """One version's row images (``read.row_images``): ``__v<i>``/``__u<i>`` per current field,
-    ``_op``, ``_seq``, ``_row``, ``_absent``, ``_sub``."""
+def _string_lists(values: Any) -> Any:
+    """A list-of-text array as ``list<item: string>`` (one type for every version's)."""
     import pyarrow as pa
 
-    needed = [v.columns[k] for f in job.fields for k in (f.key, f.replaces) if k is not None and k in v.columns]
-    table, spark = _read(v, needed)
-    cols = _projected(table, spark, v, job)
+    want = pa.list_(pa.string())
+    return values if values.type == want else values.cast(want)
+
+
+def _version_table(ver: _Version, job: CurrentJob, plan: _Plan) -> Any:
+    """One version's row images (``read.row_images``): ``__v<i>`` (and ``__u<i>``: ``_projected``)
+    per current field, ``_op``, ``_seq``, ``_row``, ``_absent``, ``_sub``."""
+    import pyarrow as pa
+
+    table = ver.table
+    cols = _projected(table, ver.spark, ver.files, job, plan)
     plus = dict(cols)
     for m in ("_op", "_seq", "_row"):
-        cols[m] = table.column(m).combine_chunks()
-    cols["_absent"] = table.column("_absent").combine_chunks().cast(pa.list_(pa.string()))
+        cols[m] = _chunk(table, m)
+    cols["_absent"] = _string_lists(_chunk(table, "_absent"))
     cols["_sub"] = pa.repeat(pa.scalar(1, pa.int8()), len(table))
-    minus = _minus(table, spark, v, job, plus)
-    return pa.table(cols) if minus is None else pa.concat_tables([pa.table(cols), minus])
+    minus = _minus(ver, job, plan, plus)
+    # (a ``__u<i>`` column missing from some images: null there, false where it is read)
+    return pa.table(cols) if minus is None else pa.concat_tables([pa.table(cols), minus], promote_options="default")
 
 
-def _rows(job: CurrentJob) -> Any:
+def _rows(versions: list[_Version], job: CurrentJob, plan: _Plan) -> Any:
     """Every row event of the job's versions, the re-creation, ``TRUNCATE`` and order rules
     applied: sorted by ``_seq``, ``_row``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.concat_tables([_version_table(v, job) for v in job.versions])
+    table = pa.concat_tables([_version_table(v, job, plan) for v in versions], promote_options="default")
     if job.since is not None:
         table = table.filter(pc.greater_equal(table.column("_seq"), job.since))
     if table.column("_seq").null_count:
         raise Unsure("a row event without _seq")
-    truncate = pc.equal(table.column("_op"), "t").fill_null(False)
-    rows = pc.not_equal(table.column("_op"), "t")  # (null: dropped, as Spark's ``where`` drops it)
+    ops = table.column("_op")
+    truncate = pc.equal(ops, "t").fill_null(False)
     if pc.any(truncate).as_py():
-        rows = pc.and_(rows, pc.greater(table.column("_seq"), pc.max(table.column("_seq").filter(truncate))))
-    table = table.filter(rows)
+        rows = pc.and_(pc.not_equal(ops, "t"),
+                       pc.greater(table.column("_seq"), pc.max(table.column("_seq").filter(truncate))))
+        table = table.filter(rows)
+    elif ops.null_count:
+        table = table.filter(pc.not_equal(ops, "t"))  # (null: dropped, as Spark's ``where`` drops it)
     # (Spark's ascending order puts a null ``_row`` first: an event without rows numbered)
     table = table.sort_by([("_seq", "ascending", "at_start"), ("_row", "ascending", "at_start"),
                            ("_sub", "ascending")])
-    seq, row = table.column("_seq").combine_chunks(), table.column("_row").combine_chunks()
-    sub = table.column("_sub").combine_chunks()
+    seq, row, sub = (_chunk(table, c) for c in ("_seq", "_row", "_sub"))
     same_row = pc.or_kleene(pc.equal(row[1:], row[:-1]), pc.and_(pc.is_null(row[1:]), pc.is_null(row[:-1])))
     same_row = pc.and_(same_row, pc.equal(sub[1:], sub[:-1]))
     if len(seq) > 1 and pc.any(pc.and_(pc.equal(seq[1:], seq[:-1]), same_row)).as_py():
@@ -357,18 +479,16 @@ def _rows(job: CurrentJob) -> Any:
     return table
 
 
-def _absent_masks(absent: Any, names: list[str]) -> dict[str, Any]:
-    """Per name: which rows list it in ``_absent`` (a null list lists nothing)."""
-    import numpy as np
-    import pyarrow as pa
+def _flags(table: Any, names: list[str]) -> list[Any]:
+    """Per field, which rows' values are not known (a server value not known, ``__u<i>``, or
+    the column listed in the row's ``_absent``); ``None`` where none is."""
     import pyarrow.compute as pc
 
-    flat = pc.list_flatten(absent)
-    if flat.null_count:
-        raise Unsure("a null in an _absent list")
-    parents = pc.list_parent_indices(absent)
-    rows = pa.array(np.arange(len(absent), dtype=np.int64))
-    return {n: pc.is_in(rows, value_set=parents.filter(pc.equal(flat, n))) for n in names}
+    out = []
+    for i, mask in enumerate(_absent_masks(table, names)):
+        flag = _chunk(table, f"__u{i}").fill_null(False) if f"__u{i}" in table.column_names else None
+        out.append(mask if flag is None else flag if mask is None else pc.or_(flag, mask))
+    return out
 
 
 def _group_key(values: Any, kind: Any, name: str) -> Any:
@@ -396,20 +516,23 @@ def _group_key(values: Any, kind: Any, name: str) -> Any:
 
 
 def _unknown(flags: list[Any], names: list[str], n: int) -> Any:
-    """The ``_unknown`` lists: per row the names whose flag is true, in field order."""
+    """The ``_unknown`` lists: per row the names whose flag is true (``None``: no row's), in
+    field order."""
     import numpy as np
     import pyarrow as pa
 
-    if not names:
-        return pa.array([[]] * n, pa.list_(pa.field("element", pa.string())))
-    matrix = np.column_stack([f.fill_null(False).to_numpy(zero_copy_only=False) for f in flags]).astype(bool)
+    kind = pa.list_(pa.field("element", pa.string()))
+    named = [(f, nm) for f, nm in zip(flags, names) if f is not None]
+    if not named:
+        return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, dtype=np.int32)), pa.array([], pa.string()), type=kind)
+    matrix = np.column_stack([f.fill_null(False).to_numpy(zero_copy_only=False) for f, _ in named]).astype(bool)
     rows, cols = np.nonzero(matrix)
     offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int32)
-    values = pa.array(np.array(names, dtype=object)[cols], pa.string())
-    return pa.ListArray.from_arrays(pa.array(offsets), values, type=pa.list_(pa.field("element", pa.string())))
+    values = pa.array(np.array([nm for _, nm in named], dtype=object)[cols], pa.string())
+    return pa.ListArray.from_arrays(pa.array(offsets), values, type=kind)
 
 
-def _multiset(table: Any, job: CurrentJob, names: list[str], types: dict[str, Any]) -> Any:
+def _multiset(table: Any, plan: _Plan) -> Any:
     """The current state of a table without a primary key (``read._multiset``): per identical
     row (values and ``_unknown`` flags) the count of its +1 images less its -1 images
     (``_op`` ``d``); a positive count gives that many rows, with the largest ``_seq`` of its
@@ -418,19 +541,19 @@ def _multiset(table: Any, job: CurrentJob, names: list[str], types: dict[str, An
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    masks = _absent_masks(table.column("_absent").combine_chunks(), names)
+    names = plan.names
     n = table.num_rows
     minus = pc.equal(table.column("_op"), "d").fill_null(False)
+    flags = _flags(table, names)
     group: dict[str, Any] = {}
-    flags = []
     for i, nm in enumerate(names):
-        group[f"__k{i}"] = _group_key(table.column(f"__v{i}").combine_chunks(), types[nm], nm)
-        flags.append(pc.or_(table.column(f"__u{i}").combine_chunks().fill_null(False), masks[nm]))
-        group[f"__f{i}"] = flags[-1]
+        group[f"__k{i}"] = _group_key(_chunk(table, f"__v{i}"), plan.types[i].spark, nm)
+        if flags[i] is not None:  # (a flag false in every row does not split a group)
+            group[f"__f{i}"] = flags[i]
     group["__w"] = pc.if_else(minus, pa.scalar(-1, pa.int64()), pa.scalar(1, pa.int64()))
-    group["__s"] = pc.if_else(minus, pa.scalar(None, pa.int64()), table.column("_seq").combine_chunks())
+    group["__s"] = pc.if_else(minus, pa.scalar(None, pa.int64()), _chunk(table, "_seq"))
     group["__i"] = pa.array(np.arange(n, dtype=np.int64))
-    keys = [f"__k{i}" for i in range(len(names))] + [f"__f{i}" for i in range(len(names))]
+    keys = [k for k in group if k.startswith(("__k", "__f"))]
     folded = pa.table(group).group_by(keys, use_threads=False).aggregate(
         [("__w", "sum"), ("__s", "max"), ("__i", "min")])
     folded = folded.filter(pc.greater(folded.column("__w_sum"), 0))
@@ -438,66 +561,105 @@ def _multiset(table: Any, job: CurrentJob, names: list[str], types: dict[str, An
     at = pa.array(np.repeat(folded.column("__i_min").to_numpy(zero_copy_only=False), counts))
     out = {nm: table.column(f"__v{i}").take(at) for i, nm in enumerate(names)}
     out["_seq"] = pa.array(np.repeat(folded.column("__s_max").to_numpy(zero_copy_only=False), counts), pa.int64())
-    out["_unknown"] = _unknown([f.take(at) for f in flags], names, len(at))
+    out["_unknown"] = _unknown([None if f is None else f.take(at) for f in flags], names, len(at))
     return pa.table(out)
 
 
-def current_table(job: CurrentJob, rows: Any = None) -> Any:
-    """The current state of the job's lineage (module docstring) as an Arrow table: the
-    current fields, ``_seq``, ``_unknown``, a row per key in the order of their first events.
-    ``rows``: the row images to fold (``image_rows``' columns, in event order) instead of the
-    job's (``ddlcore.sinks.arrowmerge``: the stored rows first).  Raises ``Unsure``."""
+def _keyed(table: Any, job: CurrentJob, plan: _Plan) -> Any:
+    """The current state of a table with a primary key (module docstring, the fold)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    names = [f.name for f in job.fields]
-    types = {f.name: spark_json_type(f.spec) for f in job.fields}
-    table = _rows(job) if rows is None else rows
-    if not job.key:
-        return _multiset(table, job, names, types)
-    n = table.num_rows
-    index = pa.array(np.arange(n, dtype=np.int64))
-    masks = _absent_masks(table.column("_absent").combine_chunks(), names)
-    group = {f"__k{i}": _group_key(table.column(f"__v{names.index(k)}").combine_chunks(), types[k], k)
+    names = plan.names
+    index = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    group = {f"__k{i}": _group_key(_chunk(table, f"__v{names.index(k)}"), plan.types[names.index(k)].spark, k)
              for i, k in enumerate(job.key)}
     group["__last"] = index
     others = [i for i, nm in enumerate(names) if nm not in job.key]
-    for i in others:
-        group[f"__a{i}"] = pc.if_else(masks[names[i]], pa.scalar(None, pa.int64()), index)
+    masks = _absent_masks(table, names)
+    for i in others:  # (a column absent from a row: not its latest value)
+        group[f"__a{i}"] = index if masks[i] is None else pc.if_else(masks[i], pa.scalar(None, pa.int64()), index)
     aggs = [("__last", "max")] + [(f"__a{i}", "max") for i in others]
     folded = pa.table(group).group_by([f"__k{i}" for i in range(len(job.key))], use_threads=False).aggregate(aggs)
     folded = folded.filter(pc.not_equal(table.column("_op").take(folded.column("__last_max")), "d").fill_null(False))
     last = folded.column("__last_max")
-    out, flags = {}, []
+    out, taken = {}, []
     for i, nm in enumerate(names):
         at = last if nm in job.key else folded.column(f"__a{i}_max")
         out[nm] = table.column(f"__v{i}").take(at)
-        flags.append(table.column(f"__u{i}").take(at).combine_chunks())
+        taken.append(None if f"__u{i}" not in table.column_names else _chunk(table, f"__u{i}").take(at))
     out["_seq"] = table.column("_seq").take(last)
-    out["_unknown"] = _unknown(flags, names, folded.num_rows)
+    out["_unknown"] = _unknown(taken, names, folded.num_rows)
     return pa.table(out)
 
 
-def _metadata_of(job: CurrentJob, f: Field) -> dict[str, Any]:
+def _absent_masks(table: Any, names: list[str]) -> list[Any]:
+    """Per field, which rows list it in ``_absent`` (``None``: no row does)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    absent = _chunk(table, "_absent")
+    flat = pc.list_flatten(absent)
+    if flat.null_count:
+        raise Unsure("a null in an _absent list")
+    listed = set(pc.unique(flat).to_pylist()) if len(flat) else set()
+    if not listed:
+        return [None] * len(names)
+    parents = pc.list_parent_indices(absent)
+    rows = pa.array(np.arange(len(absent), dtype=np.int64))
+    return [pc.is_in(rows, value_set=parents.filter(pc.equal(flat, nm))) if nm in listed else None for nm in names]
+
+
+def _current(job: CurrentJob) -> tuple[Any, list[_Version]]:
+    """``current_table`` and the versions read for it."""
+    versions = _read(job)
+    plan = _plan(job)
+    table = _rows(versions, job, plan)
+    return (_keyed(table, job, plan) if job.key else _multiset(table, plan)), versions
+
+
+def current_table(job: CurrentJob, rows: Any = None) -> Any:
+    """The current state of the job's lineage (module docstring) as an Arrow table: the
+    current fields, ``_seq``, ``_unknown``, a row per key (in the order Arrow's grouping gives,
+    which it does not define).  ``rows``: the row images to fold (``image_rows``' columns, in
+    event order) instead of the job's (``ddlcore.sinks.arrowmerge``: the stored rows first).
+    Raises ``Unsure`` (``TooLarge`` among them)."""
+    if rows is None:
+        return _current(job)[0]
+    plan = _plan(job)
+    return _keyed(rows, job, plan) if job.key else _multiset(rows, plan)
+
+
+def image_rows(job: CurrentJob) -> tuple[Any, dict[str, Any] | None]:
+    """For the merge's Arrow face (``ddlcore.sinks.arrowmerge``): the job's row images (every
+    event, sorted, ``TRUNCATE`` applied: ``current_table``'s ``rows``) and the Spark fields of
+    its first version's first file (``output_struct_json``'s ``spark``; ``None``: no version).
+    Raises ``Unsure`` (``TooLarge`` among them)."""
+    versions = _read(job)
+    return _rows(versions, job, _plan(job)), (versions[0].spark if versions else None)
+
+
+def _metadata_of(job: CurrentJob, f: Field, spark: dict[str, Any]) -> dict[str, Any]:
     """The field metadata Spark's plan of ``current_frame`` carries to its output for ``f``:
-    the version column's (its footer's) when one version's files are read, the field has no
-    server-side value and the column's type is the field's (no cast); else none."""
+    the version column's (its footer's, ``spark``) when one version's files are read, the field
+    has no server-side value and the column's type is the field's (no cast); else none."""
     if len(job.versions) != 1 or f.since_seq is not None:
         return {}
-    v = job.versions[0]
-    phys = v.columns.get(f.key)
+    phys = job.versions[0].columns.get(f.key)
     if phys is None:
         return {}
-    spark = _footer(v.files[0])
     return spark[phys]["metadata"] if spark[phys]["type"] == spark_json_type(f.spec) else {}
 
 
-def output_struct_json(job: CurrentJob) -> dict[str, Any]:
-    """The Spark schema (JSON) Spark's write of ``current_frame`` gives the job's lineage."""
-    seq_meta = _footer(job.versions[0].files[0])["_seq"]["metadata"] if job.versions else {}
-    fields = [{"name": f.name, "type": spark_json_type(f.spec), "nullable": True, "metadata": _metadata_of(job, f)}
-              for f in job.fields]
+def output_struct_json(job: CurrentJob, spark: dict[str, Any] | None) -> dict[str, Any]:
+    """The Spark schema (JSON) Spark's write of ``current_frame`` gives the job's lineage;
+    ``spark``: the Spark fields of the first version's first file (its footer; ``None``: the
+    job has no version)."""
+    seq_meta = spark["_seq"]["metadata"] if spark is not None else {}
+    fields = [{"name": f.name, "type": spark_json_type(f.spec), "nullable": True,
+               "metadata": _metadata_of(job, f, spark) if spark is not None else {}} for f in job.fields]
     fields.append({"name": "_seq", "type": "long", "nullable": True, "metadata": seq_meta})
     fields.append({"name": "_unknown", "type": {"type": "array", "elementType": "string", "containsNull": True},
                    "nullable": False, "metadata": {}})
@@ -508,8 +670,9 @@ def write_current(job: CurrentJob) -> list[str]:
     """Compute the job's current state and write it into ``job.dest`` (replaced: Spark's
     ``mode("overwrite")``) as one Parquet file named as Spark names its output
     (``part-00000-<uuid>-c000.snappy.parquet``); returns the names written.  Raises
-    ``Unsure`` (nothing written) and what pyarrow raises."""
-    return write_spark_parquet(current_table(job), output_struct_json(job), job.dest)
+    ``Unsure`` (``TooLarge`` among them; nothing written) and what pyarrow raises."""
+    table, versions = _current(job)
+    return write_spark_parquet(table, output_struct_json(job, versions[0].spark if versions else None), job.dest)
 
 
 def write_spark_parquet(table: Any, struct_json: dict[str, Any], dest: str) -> list[str]:
@@ -519,12 +682,12 @@ def write_spark_parquet(table: Any, struct_json: dict[str, Any], dest: str) -> l
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from pyspark.sql.types import StructType
 
-    from ..spark.parquetfiles import PARQUET_WRITER, parquet_format
+    from ..spark.parquetfiles import PARQUET_WRITER, parquet_format_json
 
-    schema, footer = parquet_format(StructType.fromJson(struct_json))
-    table = pa.table([table.column(f.name).cast(f.type) for f in schema], schema=schema)
+    schema, footer = parquet_format_json(struct_json)
+    cols = [table.column(f.name) for f in schema]
+    table = pa.table([c if c.type == f.type else c.cast(f.type) for c, f in zip(cols, schema)], schema=schema)
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     name = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
@@ -534,9 +697,7 @@ def write_spark_parquet(table: Any, struct_json: dict[str, Any], dest: str) -> l
     return [name]
 
 
-#: for the merge's Arrow face (``ddlcore.sinks.arrowmerge``): a job's row images (every event,
-#: sorted, ``TRUNCATE`` applied), the key columns as Arrow's grouping takes them, a field's
-#: Arrow type
-image_rows = _rows
+#: for the merge's Arrow face (``ddlcore.sinks.arrowmerge``): the key columns as Arrow's
+#: grouping takes them, a field's Arrow type
 group_key = _group_key
 arrow_type = _arrow_type

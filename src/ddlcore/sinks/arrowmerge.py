@@ -263,11 +263,12 @@ def _rows_of(io: Any, job: MergeJob, at: dict[int, Any], keep: bool, columns: li
     return (pa.concat_tables(tables, promote_options="permissive") if tables else None), spark
 
 
-def _struct(job: MergeJob, spark: Any, compacted: bool) -> dict[str, Any]:
-    """The Spark schema of the merge's output: the rebuild's (``output_struct_json``) with the
-    metadata of the stored files' columns when previous rows were read (Spark's union takes its
-    first side's, the stored rows'), and ``_unknown`` nullable when files were compacted."""
-    struct = output_struct_json(job.current)
+def _struct(job: MergeJob, spark: Any, first: Any, compacted: bool) -> dict[str, Any]:
+    """The Spark schema of the merge's output: the rebuild's (``output_struct_json``; ``first``:
+    the Spark fields of the run's first version file) with the metadata of the stored files'
+    columns when previous rows were read (``spark``; Spark's union takes its first side's, the
+    stored rows'), and ``_unknown`` nullable when files were compacted."""
+    struct = output_struct_json(job.current, first)
     for f in struct["fields"]:
         if spark is not None and f["name"] != "_unknown":
             f["metadata"] = spark.get(f["name"], {}).get("metadata", {})
@@ -290,7 +291,7 @@ def merge_current(job: MergeJob) -> dict[str, Any]:
     io = _io(job.location)
     names = [f.name for f in cj.fields]
     key = list(cj.key) or names
-    rows = image_rows(cj)
+    rows, first = image_rows(cj)
     plan = _plan(io, job, _hits(io, job, rows, key), not cj.key)
     columns = names + ["_seq", "_unknown"]
     stored, spark = _rows_of(io, job, plan.previous, False, columns)
@@ -303,5 +304,5 @@ def merge_current(job: MergeJob) -> dict[str, Any]:
         merged = pa.concat_tables([merged.cast(schema), kept.select(columns).cast(schema)])
     for path, data, dead in plan.deletes:
         write_delete_file(io, path, data, dead)
-    files = write_spark_parquet(merged, _struct(job, spark, bool(plan.kept)), cj.dest)
+    files = write_spark_parquet(merged, _struct(job, spark, first, bool(plan.kept)), cj.dest)
     return {"files": files, "remove": plan.remove, "deletes": [[p, d] for p, d, _ in plan.deletes]}

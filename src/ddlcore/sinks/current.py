@@ -8,10 +8,10 @@ The commit (``ddlcore.sinks.icecommit``) registers them in one snapshot
 (``ddlcore.sinks.rowdelta``).  The merge rules are ``ddlcore.sinks.read.current_frame``'s (the
 rules of ``read_table(current=True)``).  Must not know: Iceberg transactions.
 
-Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): the key
-columns, file path and row position (Spark's ``_metadata.file_path``, ``_metadata.row_index``)
-of the table's data files are matched with the run's keys: the positions of the rows the run
-replaces.  Positions a delete file already holds are dead rows.  Each data
+Merge (a run whose events for the table are row events only, without a ``TRUNCATE``): Spark
+reads the key columns, file path and row position (``_metadata.file_path``,
+``_metadata.row_index``) of the table's data files, joined with the run's keys: the positions of
+the rows the run replaces.  Positions a delete file already holds are dead rows.  Each data
 file with a live hit gets one new delete file holding its old and new deleted positions (it
 replaces the file's earlier one), or, when its deleted fraction reaches the table property
 ``ddlcore.compact-deleted-fraction`` (``COMPACT_FRACTION``), is compacted: its live rows are
@@ -25,11 +25,11 @@ Rebuilt from the changes (every version's files): when the table is new to the o
 DDL of the run changed the table (fields, names or key); a ``TRUNCATE`` in the run replaces
 every file with the rows after it; a dropped table is emptied.  A rebuild is computed on the
 driver by the Arrow face (``ddlcore.sinks.arrowcurrent``, in a process forked from the driver)
-when ``DriverFace.takes`` the lineage and the face is sure of Spark's result; else by Spark
-jobs.  A merge likewise: by the merge's Arrow face (``ddlcore.sinks.arrowmerge``, the same
-files ``_merge`` writes) when ``DriverFace.merge`` is on, the face takes the run's rows with the
-table's (``arrowmerge.stored_size``), the table's files are local and the face is sure; else by
-``_merge``'s Spark jobs.
+when the lineage's files are within the driver's limits (``arrowcurrent.within``) and the face
+is sure of Spark's result; else by Spark jobs.  A merge likewise: by the merge's Arrow face
+(``ddlcore.sinks.arrowmerge``, the same files ``_merge`` writes) when ``DriverFace.merge`` is on,
+the run's rows with the table's (``arrowmerge.stored_size``) are within the same limits, the
+table's files are local and the face is sure; else by ``_merge``'s Spark jobs.
 """
 
 from __future__ import annotations
@@ -68,32 +68,30 @@ _FILE, _POS, _NEED = "__ddlcore_file", "__ddlcore_pos", "__ddlcore_need"
 class DriverFace:
     """Where the Arrow face runs (``ddlcore.sinks.arrowcurrent``): ``submit(fn, *args) ->
     Future`` (``spark.forkpool.WorkerPool``: a process forked from the driver), the output's
-    local root, ``limit``: ``current_driver_rows``, and ``max_bytes``: the most bytes of values
-    a worker holds (``Tuning.group_max_bytes``, as for a conversion group); ``merge``: merges
-    too (``ddlcore.sinks.arrowmerge``; ``Tuning.merge_on_driver``), else rebuilds only."""
+    local root, ``limit``: ``current_driver_rows``, ``max_bytes``: the most bytes of values a
+    worker holds (``Tuning.group_max_bytes``, as for a conversion group; with ``limit``, the
+    worker's ``arrowcurrent.within``), and ``root_uri``: the output root's URI as
+    ``OutputFS.str`` gives it (the written files' URIs are built from it; ``None``: asked of
+    the filesystem); ``merge``: merges too (``ddlcore.sinks.arrowmerge``;
+    ``Tuning.merge_on_driver``), else rebuilds only."""
 
     submit: Callable[..., Any]
     root: str
     limit: int | None
     max_bytes: int
+    root_uri: str | None = None
     merge: bool = True
 
-    def takes(self, size: Callable[[], tuple[int, int]]) -> bool:
-        """Whether a lineage whose version files for this stage hold ``size()`` = ``(row
-        events, bytes of values uncompressed)`` is computed here: rows within ``limit`` and
-        bytes within ``max_bytes`` (the worker holds them all: the fold needs every row of a
-        key at once)."""
-        if self.limit is not None and self.limit < 0:
-            return False
-        rows, nbytes = size()
-        return (self.limit is None or rows <= self.limit) and nbytes <= self.max_bytes
+    def uri(self, fs: Any, rel: str) -> str:
+        """The URI of ``rel`` (output-relative, plain components) as ``fs.str(rel)`` gives it."""
+        return f"{self.root_uri}/{rel}" if self.root_uri is not None else fs.str(rel)
 
 
 def current_driver_rows(spark: Any, fs: Any, tuning: Any) -> int | None:
     """The most row events of one lineage whose current state is computed on the driver by the
     Arrow face instead of Spark jobs (``ExecutionStrategy.current_state_max_rows``: ``None``, no
     limit, in local mode writing to the local filesystem; ``-1``: none).  With
-    ``DriverFace.takes``, the one place the current state's path is chosen."""
+    ``arrowcurrent.within``, the one place the current state's path is chosen."""
     from ..spark.strategy import ExecutionStrategy
 
     return ExecutionStrategy.of(spark, fs, tuning).current_state_max_rows()
@@ -127,30 +125,22 @@ def _local_files(root: str, roots: list[str], v: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str,
-               stored: tuple[int, int] = (0, 0)) -> CurrentJob | None:
-    """The Arrow face's job for ``lin`` (``None``: ``face`` does not take it; ``stored``: rows and
-    bytes the worker reads besides the version files, ``arrowmerge.stored_size``)."""
-    import pyarrow.parquet as pq
-
+def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str) -> CurrentJob | None:
+    """The Arrow face's job for ``lin`` (``None``: ``face`` takes none); whether the worker takes
+    the lineage's files (``arrowcurrent.within``) is decided where it reads their footers."""
+    if face.limit is not None and face.limit < 0:
+        return None
     versions = []
     for v in lin.versions:
         files = _local_files(face.root, roots, v) if v.table is not None else ()
         if files:
             vkey = (str(v.table_id), v.version)
             versions.append(VersionFiles(files, {k: lin.physical[vkey][c] for c, k in lin.keys[vkey].items()}))
-    def size() -> tuple[int, int]:
-        metas = [pq.read_metadata(f) for v in versions for f in v.files]
-        return (stored[0] + sum(m.num_rows for m in metas),
-                stored[1] + sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups)))
-
-    if not face.takes(size):
-        return None
     fields = current_fields(lin)
     drops = [i for i, v in enumerate(lin.versions) if v.table is None]
     since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
     return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
-                      key, since, os.path.join(face.root, dest))
+                      key, since, os.path.join(face.root, dest), face.limit, face.max_bytes)
 
 
 def _on_driver(face: DriverFace, fn: Callable[[Any], Any], job: Any, lin: Lineage) -> dict[str, Any] | None:
@@ -168,14 +158,24 @@ def _on_driver(face: DriverFace, fn: Callable[[Any], Any], job: Any, lin: Lineag
 
 def _merge_on_driver(face: DriverFace, table: Any, lin: Lineage, staging: str, run_id: str,
                      dest: str) -> dict[str, Any] | None:
-    """The merge by the Arrow face (``ddlcore.sinks.arrowmerge``) when ``face`` takes the run's
-    rows with the table's (``arrowmerge.stored_size``) and its files are local; else ``None``."""
+    """The merge by the Arrow face (``ddlcore.sinks.arrowmerge``) when the table's stored rows
+    and bytes (``arrowmerge.stored_size``) leave room within ``face``'s limits for the run's
+    (the worker checks those: ``arrowcurrent.within``) and its files are local; else ``None``."""
+    import dataclasses
+
     from .arrowmerge import merge_current, merge_job, stored_size
 
     tasks = list(table.scan().plan_files())
     last = [v.table for v in lin.versions if v.table is not None][-1]
-    job = _arrow_job(face, lin, [staging], list(last.primary_key), dest, stored_size(tasks))
-    merge = merge_job(tasks, table.location(), job, run_id, compact_fraction(table)) if job is not None else None
+    job = _arrow_job(face, lin, [staging], list(last.primary_key), dest)
+    if job is None:
+        return None
+    rows, nbytes = stored_size(tasks)
+    job = dataclasses.replace(job, max_rows=None if job.max_rows is None else max(-1, job.max_rows - rows),
+                              max_bytes=job.max_bytes - nbytes)
+    if job.max_bytes < 0 or job.max_rows == -1:
+        return None
+    merge = merge_job(tasks, table.location(), job, run_id, compact_fraction(table))
     return _on_driver(face, merge_current, merge, lin) if merge is not None and merge.current.versions else None
 
 
@@ -391,7 +391,7 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
     for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild (a merge:
     ``ddlcore.sinks.arrowmerge``) is computed there by the Arrow face when it takes the lineage
-    (``DriverFace.takes``) and is sure of the result (else ``arrowcurrent.Unsure``: by Spark,
+    (``arrowcurrent.within``) and is sure of the result (else ``arrowcurrent.Unsure``: by Spark,
     below)."""
     from pyiceberg.io import load_file_io
 
@@ -418,7 +418,7 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
         done = _merge_on_driver(driver, table, lin, staging, run_id, dest)
     if done is not None:
         entry.update(done)
-        entry["files"] = [fs.str(f"{dest}/{n}") for n in entry["files"]]
+        entry["files"] = [driver.uri(fs, f"{dest}/{n}") for n in entry["files"]]
         return entry
     io = load_file_io({}, fs.str(warehouse))
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,

@@ -123,7 +123,7 @@ class IcebergSink:
             if workers > 1:
                 submit(os.getpid).result()  # the workers forked now, before this stage's threads
             driver = None if limit == -1 else DriverFace(submit, fs.local_root, limit, self.tuning.group_max_bytes,
-                                                        self.tuning.merge_on_driver)
+                                                          fs.str(), self.tuning.merge_on_driver)
             # tables are independent: their Spark jobs overlap (a small table's jobs are mostly fixed
             # costs: scheduling, schema inference, py4j round trips, waiting on one core), and the
             # driver's workers compute the others' (``DriverFace``)
