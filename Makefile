@@ -29,8 +29,13 @@ venv: $(STAMP) $(DUCKDB_ICEBERG)/.installed
 
 # The whole suite.  Tests that need MariaDB start their own server (installed with apt-get
 # when missing and running as root).  HYPOTHESIS_PROFILE=dev runs the longer profile.
+# TEST_WORKERS pytest-xdist processes, each with its own servers and Spark session; a test
+# module is one unit of work (its module fixtures are set up once), the heaviest modules first
+# (tests/conftest.py).  Much of the suite waits on servers, JVMs and subprocesses, so two
+# workers on two cores finish well before one.  TEST_WORKERS=0: one process, no xdist.
+TEST_WORKERS ?= 2
 test: $(STAMP) $(DUCKDB_ICEBERG)/.installed
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # What needs no database server, broker or Spark (markers set by tests/conftest.py): a quick
 # local loop.  CI runs `make test`, everything.

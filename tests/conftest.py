@@ -64,6 +64,27 @@ def pytest_collection_modifyitems(config, items):
             needs.add(_NEEDS_BY_DIRECTORY[parts[1]])
         for need in sorted(needs):
             item.add_marker(need)
+    items[:] = heavy_modules_first(items)
+
+
+#: the order ``make test``'s workers take modules in (``pytest-xdist``, ``--dist loadfile``: a
+#: module is one unit, handed to the next idle worker in collection order), by the costliest
+#: need of any test in the module: Spark and the broker (JVMs, runs of the pipeline), then the
+#: servers, then the rest — the longest units first, so that the short ones fill the end of the
+#: run and both workers finish together
+_SCHEDULE_RANK = {"spark": 0, "kafka": 0, "mariadb": 1, "postgres": 1}
+_RANK_OF_THE_REST = 2
+
+
+def heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` with whole modules reordered by ``_SCHEDULE_RANK`` (stable: modules of one
+    rank, and the tests in a module, keep their collection order).  Every worker computes the
+    same order from the same collection, as ``pytest-xdist`` requires."""
+    rank: dict[Path, int] = {}
+    for item in items:
+        needs = [_SCHEDULE_RANK.get(mark.name, _RANK_OF_THE_REST) for mark in item.iter_markers()]
+        rank[item.path] = min([rank.get(item.path, _RANK_OF_THE_REST), *needs])
+    return sorted(items, key=lambda item: rank[item.path])
 
 
 def corpora_dir() -> Path | None:
@@ -88,10 +109,11 @@ def corpora() -> Path:
 @pytest.fixture(scope="module")
 def spark() -> Iterator[object]:
     """The suite's SparkSession (``local[2]``): ``ddlcore.spark.pipeline.spark_session``, the
-    session ``ddlcore run`` starts, with Spark's log at ERROR.  One JVM serves every module:
-    the first module that asks starts it; each later module gets the same session back with
-    the pipeline's SQL settings applied again (``spark_session`` on a running session), so a
-    setting one module changed does not leak into the next."""
+    session ``ddlcore run`` starts, with Spark's log at ERROR.  One JVM serves every module of a
+    pytest process (each ``pytest-xdist`` worker of ``make test`` has its own): the first module
+    that asks starts it; each later module gets the same session back with the pipeline's SQL
+    settings applied again (``spark_session`` on a running session), so a setting one module
+    changed does not leak into the next."""
     pytest.importorskip("pyspark")
     from ddlcore.spark.pipeline import spark_session
 

@@ -128,7 +128,7 @@ def test_statements_skipped_after_a_failed_create_are_warnings_with_lines(tmp_pa
 
 
 @pytest.mark.parametrize("name, data, needle", [
-    ("z.sql.gz", gzip.compress(DDL.encode())[:-12], "truncated gzip data"),
+    ("z.sql.gz", gzip.compress(DDL.encode(), mtime=0)[:-12], "truncated gzip data"),
     ("bin.sql", b"\x7fELF\x02\x01\x01\x00\x00", "byte 7: a NUL byte"),
     ("u16.sql", DDL.encode("utf-16"), "byte 0: UTF-16 text"),
 ])
@@ -153,8 +153,8 @@ def test_history_record_reads_gzip_dumps(tmp_path):
 @pytest.mark.parametrize("name, data, needle", [
     ("bin.jsonl", b"\x7fELF\x02\x01\x01\x00\x00", "byte 7: a NUL byte: binary data, not a change log"),
     ("dump.jsonl", b"CREATE TABLE t (id int);\n", "byte 0: text starting with 'CREATE TABLE"),
-    ("log.jsonl.gz", gzip.compress(b'{"seq": 1}\n' * 50)[:-10], "truncated gzip data"),
-    ("log.jsonl", gzip.compress(b'{"seq": 1}\n'), "gzip data in a file not named .gz"),
+    ("log.jsonl.gz", gzip.compress(b'{"seq": 1}\n' * 50, mtime=0)[:-10], "truncated gzip data"),
+    ("log.jsonl", gzip.compress(b'{"seq": 1}\n', mtime=0), "gzip data in a file not named .gz"),
     ("arr.json", b'[{"seq": 1}]', "a JSON array: write one event per line"),
 ])
 def test_run_refuses_a_file_that_is_not_a_change_log_before_spark_starts(tmp_path, name, data, needle):
