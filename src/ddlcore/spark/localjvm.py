@@ -22,13 +22,14 @@ filesystem: only speed differs.
 collector, instead of G1: a batch job's pauses do not matter, and G1's write barriers make
 every compiled method larger.  2M events in 2,000 table versions: 77.0 s instead of 87.7 s
 (means of three runs), with less CPU in the collector (5 s against 8–12 s) and in the JIT
-(48–52 s against 54–58 s).  Its generations keep the sizes the JVM starts with
-(``-XX:-UseAdaptiveSizePolicy``; the heap starts at the JVM's default, 1/64 of the machine's
-memory, and still grows up to ``spark.driver.memory`` where the live data needs it): with the
-policy, the collector grew the heap with the length of the staging job, so the JVM's peak
-grew with the log (1,100–1,140 MB at 2M events, 1,311 MB at 10M) though the live heap did
-not; without it, 801–820 MB and 812 MB, in the same time (five 2M pairs, fresh ``ddlcore
-run`` each: 244.9 s in all against 244.5 s; 10M: 145.0 s against 147.9 s; docs/pipeline.md,
+(48–52 s against 54–58 s).  Its adaptive size policy stays on: the generations grow with the
+live data up to ``spark.driver.memory``.  With fixed generation sizes
+(``-XX:-UseAdaptiveSizePolicy``, 6bb59d4) the old generation kept the size the JVM starts
+with (a share of 1/64 of the machine's memory, whatever ``spark.driver.memory`` says): a fresh
+JVM's first job on a table of 128 columns needs more live heap than that for its plans and
+their code generation, and spent minutes in back-to-back full collections of a full 260 MB
+old generation of a 1 GB heap (a machine of 24 GB).  The peak memory it saved (801–820 MB
+against 1,100–1,140 MB at 2M events) is not worth a stalled first job (docs/pipeline.md,
 Performance).
 
 When: a session whose JVM ``spark_session`` starts (none is running in this Python process
@@ -57,10 +58,10 @@ __all__ = ["FS_CLASS", "FS_IMPL_KEY", "CLASS_PATH_KEY", "JAVA_OPTIONS_KEY", "COL
 FS_CLASS = "ddlcore.spark.NioLocalFileSystem"
 FS_IMPL_KEY = "spark.hadoop.fs.file.impl"
 CLASS_PATH_KEY = "spark.driver.extraClassPath"
-#: the collector (with its heap sizing: the collector module docstring) and the property
+#: the collector (the module docstring's "Collector") and the property
 #: that selects it
 JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
-COLLECTOR = "-XX:+UseParallelGC -XX:-UseAdaptiveSizePolicy"
+COLLECTOR = "-XX:+UseParallelGC"
 
 _SOURCE = Path(__file__).parent / "java" / "NioLocalFileSystem.java"
 CLASS_FILES = ("ddlcore/spark/NioLocalFileSystem.class", "ddlcore/spark/NioLocalFileSystem$Raw.class")
