@@ -10,7 +10,7 @@ version, the partition type and the record schema, never on the file's content: 
 computed once per (schemas, name) and kept.  The files written are byte for byte pyiceberg's
 (``tests/sinks/test_icecreate.py`` compares them with the same sync marker).  Relies on
 ``AvroOutputFile``'s attributes and header layout, ``ManifestWriter._with_partition`` and
-``ManifestListWriter``'s attributes: for the ``pyiceberg`` versions ``rowdelta.SUPPORTED``
+``ManifestListWriter``'s attributes: for the ``pyiceberg`` versions ``iceinternals.SUPPORTED``
 (the callers check it).
 
 Owns: ``manifest_writer_class``, ``manifest_list_writer``, ``prepare``.  Must not know: tables, snapshots.
@@ -123,7 +123,7 @@ def _writer_classes(output: type) -> dict[str, type]:
 def manifest_writer_class(deletes: bool) -> type:
     """The class of a v2 manifest writer (``ManifestWriterV2``'s constructor) of data files or,
     ``deletes``, of delete files, with the cached Avro work.  For the ``pyiceberg`` versions
-    ``rowdelta.SUPPORTED`` only: callers check it (``rowdelta.check_version``)."""
+    ``iceinternals.SUPPORTED`` only: callers check it (``rowdelta.check_version``)."""
     return _class("deletes" if deletes else "data")
 
 
@@ -138,14 +138,13 @@ def prepare() -> None:
     """Build the classes and the Avro work of an unpartitioned table's manifests and of the
     manifest list now (before forking workers, which then share them), where the ``pyiceberg``
     version is supported; else nothing."""
-    import pyiceberg
     from pyiceberg.manifest import DEFAULT_READ_VERSION, MANIFEST_LIST_FILE_SCHEMAS
     from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
     from pyiceberg.schema import Schema
 
-    from .rowdelta import SUPPORTED
+    from .iceinternals import supported
 
-    if not pyiceberg.__version__.startswith(SUPPORTED):
+    if not supported():
         return
     writer = manifest_writer_class(False)(UNPARTITIONED_PARTITION_SPEC, Schema(), None, 0, "gzip")
     writer.new_writer()

@@ -22,7 +22,7 @@ and a table that exists already makes the ``INSERT`` fail (``TableAlreadyExistsE
 
 Which catalogs: ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog, or a database
 server; its table rows accept hierarchical namespaces), with a ``pyiceberg`` version of
-``rowdelta.SUPPORTED``.  Every other catalog (REST, Hive, Glue, ...) creates tables through
+``iceinternals.SUPPORTED``.  Every other catalog (REST, Hive, Glue, ...) creates tables through
 ``pyiceberg``'s transactions (``ddlcore.sinks.icecommit``).  Must not know: ddlcore's fields, runs or plans.
 """
 
@@ -35,12 +35,11 @@ __all__ = ["supports", "create", "register"]
 
 def supports(catalog: Any) -> bool:
     """Whether ``create`` may create a table in ``catalog`` (module docstring)."""
-    import pyiceberg
     from pyiceberg.catalog.sql import SqlCatalog
 
-    from .rowdelta import SUPPORTED
+    from .iceinternals import supported
 
-    return isinstance(catalog, SqlCatalog) and pyiceberg.__version__.startswith(SUPPORTED)
+    return isinstance(catalog, SqlCatalog) and supported()
 
 
 def create(catalog: Any, identifier: tuple[str, ...], schemas: list[Any], location: str, properties: dict[str, str],
@@ -105,15 +104,14 @@ def register(catalog: Any, identifier: tuple[str, ...], metadata_location: str) 
     namespace and loads the table it registered: 3 ms of CPU per table here, the ``INSERT``
     alone 0.25 ms).  Raises ``TableAlreadyExistsError`` for a table that exists.  Relies on
     ``SqlCatalog._create_table_row`` and the ``IcebergTables`` model (``pyiceberg`` 0.12,
-    ``rowdelta.SUPPORTED``); another version, or a catalog without them, goes through
+    ``iceinternals.SUPPORTED``); another version, or a catalog without them, goes through
     ``register_table``."""
-    import pyiceberg
     from pyiceberg.catalog import Catalog
 
-    from .rowdelta import SUPPORTED
+    from .iceinternals import supported
 
     row_of = getattr(catalog, "_create_table_row", None)
-    if not pyiceberg.__version__.startswith(SUPPORTED) or row_of is None:
+    if not supported() or row_of is None:
         catalog.register_table(identifier, metadata_location)
         return
     from pyiceberg.catalog.sql import IcebergTables

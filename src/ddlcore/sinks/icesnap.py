@@ -8,7 +8,7 @@ manifests are written by ``ddlcore.sinks.iceavro``'s writers in the caller's thr
 are ``pyiceberg``'s (``<commit uuid>-m<n>.avro``, ``snap-<snapshot id>-0-<commit uuid>.avro``,
 Iceberg Java's), the summary is ``SnapshotSummaryCollector``'s updated from the parent's
 (``update_snapshot_summaries``), the sequence number the metadata's next.  For the
-``pyiceberg`` versions ``rowdelta.SUPPORTED`` (the callers check it).
+``pyiceberg`` versions ``iceinternals.SUPPORTED`` (the callers check it).
 
 Owns: ``write_snapshot``.  Must not know: catalogs, ddlcore's tables.
 """

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta", "manifest_writer"]
+from .iceinternals import SUPPORTED
 
-#: ``pyiceberg`` versions whose snapshot producer this module was written against (prefixes)
-SUPPORTED = ("0.12.",)
+__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta", "manifest_writer"]
 
 
 class RowDeltaUnsupported(RuntimeError):
@@ -39,7 +38,9 @@ def check_version() -> None:
     ``SUPPORTED``."""
     import pyiceberg
 
-    if not pyiceberg.__version__.startswith(SUPPORTED):
+    from .iceinternals import supported
+
+    if not supported():
         raise RowDeltaUnsupported(
             f"ddlcore's current-state merge commits position delete files through pyiceberg internals written "
             f"for pyiceberg {' / '.join(v + 'x' for v in SUPPORTED)}; installed: {pyiceberg.__version__} "
