@@ -48,13 +48,12 @@ from .fields import Field
 from .serverside import conversion_known, default_of
 
 __all__ = ["Unsure", "TooLarge", "VersionFiles", "CurrentJob", "current_table", "write_current",
-           "output_struct_json", "spark_json_type", "within", "LEGACY_KEYS", "image_rows", "group_key",
+           "output_struct_json", "spark_json_type", "within", "LEGACY_KEYS", "spark_fields", "image_rows", "group_key",
            "arrow_type", "write_spark_parquet"]
 
 #: Spark's footer keys of a file written with the legacy (Julian) calendar or INT96 rebasing:
 #: Spark's reader rebases its dates and timestamps, pyarrow does not
 LEGACY_KEYS = (b"org.apache.spark.legacyDateTime", b"org.apache.spark.legacyINT96")
-_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
 _SIMPLE = {"int": "integer", "long": "long", "float": "float", "double": "double", "boolean": "boolean",
            "string": "string", "binary": "binary", "date": "date", "timestamp": "timestamp_ntz",
            "timestamptz": "timestamp"}
@@ -150,13 +149,16 @@ def within(max_rows: int | None, max_bytes: int, rows: int, nbytes: int) -> bool
     return (max_rows is None or rows <= max_rows) and nbytes <= max_bytes
 
 
-def _spark_fields(meta: dict[bytes, bytes] | None, path: str) -> dict[str, Any]:
-    """The Spark schema of a Parquet file from its footer's key-value ``meta``, by field name
-    (JSON fields)."""
+def spark_fields(meta: dict[bytes, bytes] | None, path: str) -> dict[str, Any]:
+    """The Spark schema of the Parquet file ``path`` from its footer's key-value ``meta``, by
+    field name (JSON fields).  Raises ``Unsure`` for a footer without Spark's schema or with
+    Spark's legacy calendar keys (``LEGACY_KEYS``)."""
+    from ..spark.parquetfiles import ROW_METADATA_KEY
+
     meta = meta or {}
     if any(k in meta for k in LEGACY_KEYS):
         raise Unsure(f"{path}: written with Spark's legacy calendar (rebased dates/timestamps)")
-    text = meta.get(_ROW_METADATA)
+    text = meta.get(ROW_METADATA_KEY.encode())
     if text is None:
         raise Unsure(f"{path}: no Spark schema in the footer")
     return {f["name"]: f for f in json.loads(text)["fields"]}
@@ -197,7 +199,7 @@ def _read(job: CurrentJob) -> list[_Version]:
                 nbytes += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
                 if not within(job.max_rows, job.max_bytes, rows, nbytes):
                     raise TooLarge(f"more than {job.max_rows} row events or {job.max_bytes} bytes of values")
-                fields = _spark_fields(meta.metadata, path)
+                fields = spark_fields(meta.metadata, path)
                 spark = fields if spark is None else spark
                 tables.append(pf.read(columns=cols, use_threads=False))
         out.append(_Version(v, pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark))
@@ -632,13 +634,17 @@ def current_table(job: CurrentJob, rows: Any = None) -> Any:
     return _keyed(rows, job, plan) if job.key else _multiset(rows, plan)
 
 
-def image_rows(job: CurrentJob) -> tuple[Any, dict[str, Any] | None]:
+def image_rows(job: CurrentJob) -> tuple[Any, dict[str, Any] | None, bool]:
     """For the merge's Arrow face (``ddlcore.sinks.arrowmerge``): the job's row images (every
-    event, sorted, ``TRUNCATE`` applied: ``current_table``'s ``rows``) and the Spark fields of
-    its first version's first file (``output_struct_json``'s ``spark``; ``None``: no version).
-    Raises ``Unsure`` (``TooLarge`` among them)."""
+    event, sorted, ``TRUNCATE`` applied: ``current_table``'s ``rows``), the Spark fields of its
+    first version's first file (``output_struct_json``'s ``spark``; ``None``: no version) and
+    whether its files hold a ``TRUNCATE`` (``_op`` ``t``).  Raises ``Unsure`` (``TooLarge``
+    among them)."""
+    import pyarrow.compute as pc
+
     versions = _read(job)
-    return _rows(versions, job, _plan(job)), (versions[0].spark if versions else None)
+    truncated = any(pc.any(pc.equal(v.table.column("_op"), "t")).as_py() for v in versions)
+    return _rows(versions, job, _plan(job)), (versions[0].spark if versions else None), truncated
 
 
 def _metadata_of(job: CurrentJob, f: Field, spark: dict[str, Any]) -> dict[str, Any]:

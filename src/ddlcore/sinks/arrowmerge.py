@@ -36,13 +36,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .arrowcurrent import (LEGACY_KEYS, CurrentJob, Unsure, arrow_type, current_table, group_key, image_rows,
-                           output_struct_json, spark_json_type, write_current, write_spark_parquet)
+from .arrowcurrent import (CurrentJob, Unsure, arrow_type, current_table, group_key, image_rows, output_struct_json,
+                           spark_fields, spark_json_type, write_current, write_spark_parquet)
 from .posdeletes import positions, write_delete_file
 
 __all__ = ["StoredFile", "MergeJob", "merge_job", "stored_size", "merge_current"]
-
-_ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,9 @@ def merge_job(tasks: list[Any], location: str, current: CurrentJob, run_id: str,
 
 
 def stored_size(tasks: list[Any]) -> tuple[int, int]:
-    """``(rows, bytes)`` of the table's data files (``DriverFace.takes`` adds them to the run's:
-    the worker scans every row's key and may read a file in full); bytes: the files' sizes."""
+    """``(rows, bytes)`` of the table's data files (``current._merge_on_driver`` takes them off the
+    worker's limits: the worker scans every row's key and may read a file in full); bytes: the
+    files' sizes."""
     return (sum(t.file.record_count for t in tasks), sum(t.file.file_size_in_bytes for t in tasks))
 
 
@@ -111,10 +110,7 @@ def _read(io: Any, path: str, columns: list[str], types: dict[str, Any]) -> tupl
 
     with io.new_input(path).open() as fh:
         pf = pq.ParquetFile(fh)
-        meta = pf.metadata.metadata or {}
-        if any(k in meta for k in LEGACY_KEYS) or _ROW_METADATA not in meta:
-            raise Unsure(f"{path}: not a file Spark wrote with the proleptic calendar")
-        spark = {f["name"]: f for f in json.loads(meta[_ROW_METADATA])["fields"]}
+        spark = spark_fields(pf.metadata.metadata, path)
         for c in columns:
             if c in types and (c not in spark or spark[c]["type"] != types[c]):
                 raise Unsure(f"{path}: column {c} is not of the field's Spark type {json.dumps(types[c])}")
@@ -204,14 +200,6 @@ def _base(stored: Any, rows: Any, names: list[str]) -> Any:
     return pa.table({c: cols[c].cast(rows.schema.field(c).type) for c in rows.column_names})
 
 
-def _truncates(job: CurrentJob) -> bool:
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    return any(pc.any(pc.equal(pq.read_table(f, columns=["_op"]).column("_op"), "t")).as_py()
-               for v in job.versions for f in v.files)
-
-
 @dataclass
 class _Plan:
     """The files step 2 of the module docstring decides: ``previous`` and ``kept``, per data
@@ -286,12 +274,14 @@ def merge_current(job: MergeJob) -> dict[str, Any]:
     import pyarrow as pa
 
     cj = job.current
-    if not job.files or _truncates(cj):
-        return {"files": write_current(cj), "remove": None if job.files else [], "deletes": []}
+    if not job.files:
+        return {"files": write_current(cj), "remove": [], "deletes": []}
+    rows, first, truncated = image_rows(cj)
+    if truncated:  # (the rows after it replace every file, as the Spark path does)
+        return {"files": write_current(cj), "remove": None, "deletes": []}
     io = _io(job.location)
     names = [f.name for f in cj.fields]
     key = list(cj.key) or names
-    rows, first = image_rows(cj)
     plan = _plan(io, job, _hits(io, job, rows, key), not cj.key)
     columns = names + ["_seq", "_unknown"]
     stored, spark = _rows_of(io, job, plan.previous, False, columns)
