@@ -216,11 +216,11 @@ def test_a_crash_before_the_insert_leaves_unreferenced_files_and_the_roll_forwar
     out = tmp_path / "out"
     plan = _run(out, SchemaHistory(dialect="mysql"), DDL[:1], 1, "r0", None)
 
-    def crash(catalog, identifier, metadata_location):
+    def crash(catalog, tables):
         raise OSError("killed")
 
     with monkeypatch.context() as m:
-        m.setattr(icecreate, "register", crash)
+        m.setattr(icecreate, "register_all", crash)
         with pytest.raises(IcebergCommitError, match=r"d\.t__changes.*OSError: killed"):
             commit(plan, LocalFS(out))
     cat = open_catalog(plan["catalog"])
@@ -232,3 +232,58 @@ def test_a_crash_before_the_insert_leaves_unreferenced_files_and_the_roll_forwar
     assert table.metadata_location.endswith(".metadata.json") and not table.metadata_location.endswith(
         orphans[0].name)
     assert len(table.metadata.snapshots) == 1 and table.scan().to_arrow().num_rows == 1
+
+
+def test_new_tables_are_registered_in_one_transaction_all_or_none(tmp_path):
+    """``register_all``: one catalog transaction for several new tables; when one of them
+    exists, none is registered and the error names it (a single table) or says so."""
+    from pyiceberg.exceptions import TableAlreadyExistsError
+    from pyiceberg.schema import Schema
+    from sqlalchemy import event
+
+    cat = open_catalog({"name": "ddlcore", "uri": f"sqlite:///{tmp_path}/c.sqlite", "warehouse": f"file://{tmp_path}"})
+    cat.create_namespace("d")
+    pending: list = []
+    locations = [icecreate.create(cat, ("d", f"t{i}"), [Schema()], f"file://{tmp_path}/d/t{i}", {},
+                                  operation=None, files=[], summary={}, pending=pending) for i in range(3)]
+    assert pending == [(("d", f"t{i}"), loc) for i, loc in enumerate(locations)]
+    commits = []
+    event.listen(cat.engine, "commit", lambda conn: commits.append(1))
+    assert cat.list_tables("d") == []  # ``pending``: written, not registered
+    icecreate.register_all(cat, pending)
+    assert len(commits) == 1
+    assert sorted(cat.list_tables("d")) == [("d", "t0"), ("d", "t1"), ("d", "t2")]
+    assert [cat.load_table(("d", f"t{i}")).metadata_location for i in range(3)] == locations
+    with pytest.raises(TableAlreadyExistsError, match=r"One of the tables d\.t3, d\.t1 already exists \(none"):
+        icecreate.register_all(cat, [(("d", "t3"), locations[0]), (("d", "t1"), locations[1])])
+    assert ("d", "t3") not in cat.list_tables("d")
+    with pytest.raises(TableAlreadyExistsError, match=r"^Table d\.t2 already exists$"):
+        icecreate.register(cat, ("d", "t2"), locations[2])
+
+
+def test_a_new_table_taken_before_the_batch_is_registered_is_named(tmp_path, monkeypatch):
+    """``commit_source_tables``: the run's new tables registered together; one created by
+    someone else in the meantime (absent when the plan was carried out, there at the
+    ``INSERT``) fails its own registration, named."""
+    from ddlcore.sinks import icecommit
+    from ddlcore.sinks.icecommit import IcebergCommitError
+
+    out = tmp_path / "out"
+    plan = _run(out, SchemaHistory(dialect="mysql"), DDL[:1], 1, "r0", None)
+    entry = {**plan["tables"][0], "absent": True}
+    entry["current"] = None
+    cat = open_catalog(plan["catalog"])
+    cat.create_namespace("d")
+    real = icecreate.register_all
+
+    def taken(catalog, tables):  # another writer registers the table just before the batch
+        from pyiceberg.schema import Schema
+        catalog.create_table(("d", "t__changes"), Schema())
+        monkeypatch.setattr(icecreate, "register_all", real)
+        return real(catalog, tables)
+
+    monkeypatch.setattr(icecreate, "register_all", taken)
+    run = {k: plan.get(k) for k in ("run", "last_seq", "dialect", "location")}
+    with pytest.raises(IcebergCommitError, match=r"^Iceberg commit of table d\.t__changes \(source table d\.t\): "
+                       r"TableAlreadyExistsError: Table d\.t__changes already exists"):
+        icecommit.commit_source_tables(cat, run, [(entry, [])])

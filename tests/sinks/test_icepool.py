@@ -25,12 +25,12 @@ TABLES = 2 * icepool.TABLES_PER_PROCESS
 _ORIGINAL = icecommit.commit_source_table
 
 
-def recording(catalog, run, entry, files):
+def recording(catalog, run, entry, files, *rest):
     """``commit_source_table`` that also leaves the id of the process it ran in (a file in
     ``$PIDS_DIR``)."""
     with open(os.path.join(os.environ["PIDS_DIR"], f"{os.getpid()}-{entry['lineage']}"), "w"):
         pass
-    return _ORIGINAL(catalog, run, entry, files)
+    return _ORIGINAL(catalog, run, entry, files, *rest)
 
 
 def _plan(out, run_id="r1"):

@@ -1097,16 +1097,23 @@ class SchemaHistory:
         rows = self.store.versions("table", self._key(self._as_id(table_id)))
         return self._table_versions(rows, None)
 
-    def _table_versions(self, rows: list[VersionRow], last_to: int | None) -> list[TableVersion]:
+    def _table_versions(self, rows: list[VersionRow], last_to: int | None,
+                        known: Mapping[tuple[TableId, int], Any] | None = None) -> list[TableVersion]:
         events = {e.seq: e for e in self.store.events(seqs=[r.seq for r in rows])}
-        self._decode.prefetch(r.body for r in rows)
+        ids = [_id_from(r.name) for r in rows]
+        if known:
+            self._decode.prefetch(r.body for r, tid in zip(rows, ids) if (tid, r.version) not in known)
+        else:
+            self._decode.prefetch(r.body for r in rows)
         out = []
         for i, r in enumerate(rows):
             e = events.get(r.seq)
             other = None if r.change == "blocked" else _id_from(r.other)
+            table = known.get((ids[i], r.version)) if known and r.body is not None else None
             out.append(TableVersion(
-                table_id=_id_from(r.name), version=r.version, kind=r.change,  # type: ignore[arg-type]
-                table=self._decode("table", r.name, r.body), fingerprint=r.fingerprint,
+                table_id=ids[i], version=r.version, kind=r.change,  # type: ignore[arg-type]
+                table=table if table is not None else self._decode("table", r.name, r.body),
+                fingerprint=r.fingerprint,
                 valid_from_seq=r.seq, valid_to_seq=rows[i + 1].seq if i + 1 < len(rows) else last_to,
                 position=e.position if e else None, ts=e.ts if e else None, ddl=e.ddl if e else "",
                 previous_id=other if (r.change == "rename" and r.body is not None) else None,
@@ -1120,12 +1127,15 @@ class SchemaHistory:
         return sorted((_id_from(name) for _, name in self.store.keys("table")),  # type: ignore[misc]
                       key=lambda t: (t.database or "", t.schema or "", t.name))
 
-    def all_versions(self) -> Iterator[TableVersion]:
+    def all_versions(self, known: Mapping[tuple[TableId, int], Any] | None = None) -> Iterator[TableVersion]:
         """Every stored version of every table, by table id then version (what a pipeline
-        needs to give each row event the version in force at its seq)."""
+        needs to give each row event the version in force at its seq).  ``known``: models of
+        versions read from this history before, by ``(table_id, version)``, given as they
+        are instead of decoded again (a run's sink reads every version after the run listed
+        them; ``ddlcore.sinks.iceberg``)."""
         for key, _ in self.store.keys("table"):
             rows = self.store.versions("table", key)
-            yield from self._table_versions(rows, None)
+            yield from self._table_versions(rows, None, known)
 
     def table_ids(self, seq: int | None = None) -> list[TableId]:
         """Ids of the tables in force just after ``seq`` (default: the last), sorted."""

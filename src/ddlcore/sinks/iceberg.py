@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Table
 from ..spark.layout import version_dir
-from . import naming
+from ..spark.versions import shape
+from . import icepreload, naming
 from .catalog import CATALOG_FILE, DEFAULT_CATALOG, SQLITE_BUSY_SECONDS, WAREHOUSE_DIR, open_catalog
 from .fields import Lineage, build_fields, column_order, lineages
 from .icetypes import spark_type_specs
@@ -68,6 +69,7 @@ class IcebergSink:
         missing = _missing_pyiceberg()
         if missing:
             raise ValueError(missing)
+        icepreload.start()  # the stage's and the commit's modules, while Spark works
         self.out = str(out).rstrip("/")
         self.catalog = catalog
         self.dialect = dialect
@@ -77,6 +79,7 @@ class IcebergSink:
         self.workers = self.tuning.driver_workers
         self.lineages: list[Lineage] = []
         self.current: dict[str, dict[str, Any]] = {}
+        self._specs: dict[str, list[Any]] = {}  # ``versions.shape`` → ``spark_type_specs`` (``_types``)
 
     def catalog_spec(self, fs: Any) -> dict[str, Any]:
         """How the commit opens the catalog (JSON, in the plan)."""
@@ -89,14 +92,23 @@ class IcebergSink:
         return {"name": DEFAULT_CATALOG, "uri": f"sqlite:///{local}", "warehouse": fs.str(WAREHOUSE_DIR)}
 
     def _types(self, table: Table) -> list[Any]:
-        return spark_type_specs(table, self.dialect, self.spark_options)
+        """``spark_type_specs`` of ``table``, computed once per model shape (``versions.shape``:
+        what ``struct_type`` depends on; the versions of sharded tables share it)."""
+        key = shape(table.to_json())
+        specs = self._specs.get(key)
+        if specs is None:
+            specs = self._specs[key] = spark_type_specs(table, self.dialect, self.spark_options)
+        return specs
 
     def prepare(self, history: Any, versions: list[TableVersion], *, dialect: str) -> list[TableVersion]:
         """Follow every table's lineage and give each version's model the physical column
         names its files are written with (``fields``: a name reused by another field); the
         other versions are returned as they are (``Sink.prepare``)."""
         self.dialect = dialect
-        self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions())]
+        self._specs = {}
+        versions = list(versions)
+        known = {(v.table_id, v.version): v.table for v in versions if v.table is not None}
+        self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions(known=known))]
         physical: dict[tuple[str, int], dict[str, str]] = {}
         for lin in self.lineages:
             physical.update(lin.physical)

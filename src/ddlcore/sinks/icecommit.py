@@ -35,6 +35,7 @@ the Avro and JSON files, ``commit_table``'s reload of the table) and the catalog
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from .fields import Field
 from .icetx import cached
 from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
 
-__all__ = ["commit", "commit_source_table", "data_file", "local_data_file", "file_uri", "IcebergCommitError",
+__all__ = ["commit", "commit_source_table", "commit_source_tables", "TABLES_PER_TRANSACTION", "data_file", "local_data_file", "file_uri", "IcebergCommitError",
            "META_FIELDS", "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
@@ -59,6 +60,10 @@ META_FIELDS = CHANGES.pipeline
 #: the current-state table's pipeline columns (docs/tables.md, "The current-state table")
 CURRENT_FIELDS = CURRENT.pipeline
 BEFORE = CHANGES.nested
+
+
+#: source tables whose new Iceberg tables one catalog transaction registers (``commit_source_tables``)
+TABLES_PER_TRANSACTION = 16
 
 
 class IcebergCommitError(DdlCoreError):
@@ -269,9 +274,10 @@ def _summary(run: dict[str, Any]) -> dict[str, str]:
     return {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
 
 
-def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
+def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str],
+                    pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
     """The changes table's commit (module docstring); ``files``: the URIs of the run's
-    data files of the table."""
+    data files of the table; ``pending``: as ``commit_source_table``'s."""
     target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes, direct=True)
     if target is None:
         return
@@ -286,7 +292,7 @@ def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], fi
                    summary=_summary(run))
             return
         icecreate.create(catalog, tuple(entry["identifier"]), target.schemas, target.location, target.props,
-                         operation=Operation.APPEND, files=data, summary=_summary(run))
+                         operation=Operation.APPEND, files=data, summary=_summary(run), pending=pending)
         return
     tx = target.tx
     if data:
@@ -297,12 +303,13 @@ def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], fi
     tx.commit_transaction()
 
 
-def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) -> None:
+def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any],
+                    pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
     """The current-state table's transaction (``ddlcore.sinks.current``): its schema follows
     the current fields in their order (files carry the field names: a run that changes the
     fields rewrites every file), then one snapshot (``ddlcore.sinks.rowdelta``) adds the run's
     data files and position delete files and removes the files ``remove`` (every file when
-    ``None``); idempotent by ``ddlcore.run``."""
+    ``None``); idempotent by ``ddlcore.run``; ``pending``: as ``commit_source_table``'s."""
     from pyiceberg.io import load_file_io
 
     from .posdeletes import delete_data_file
@@ -324,7 +331,7 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) ->
         from pyiceberg.table.snapshots import Operation
 
         icecreate.create(catalog, tuple(entry["identifier"]), target.schemas, location, target.props,
-                         operation=Operation.OVERWRITE, files=files, summary=_summary(run))
+                         operation=Operation.OVERWRITE, files=files, summary=_summary(run), pending=pending)
         return
     replaces = table is not None and table.current_snapshot() is not None and (remove is None or bool(remove))
     if replaces or files:
@@ -333,18 +340,56 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any]) ->
     tx.commit_transaction()
 
 
-def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str]) -> None:
+def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str],
+                        pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
     """A source table's two commits: its changes table (``files``: its data files' URIs),
-    then its current state.  Raises ``IcebergCommitError`` naming the table for any error."""
-    ident = ".".join(entry["identifier"])
+    then its current state.  ``pending``: a table new to an SQL catalog is not registered but
+    added to it (``icecreate.create``), for the caller's ``icecreate.register_all``.  Raises
+    ``IcebergCommitError`` naming the table for any error."""
+    with _naming(entry, entry["identifier"]):
+        _commit_changes(catalog, run, entry, files, pending)
+    if entry.get("current") is not None:
+        with _naming(entry, entry["current"]["identifier"]):
+            _commit_current(catalog, run, entry["current"], pending)
+
+
+def commit_source_tables(catalog: Any, run: dict[str, Any], tasks: list[tuple[dict[str, Any], list[str]]]) -> None:
+    """``commit_source_table`` for each ``(entry, files)`` of ``tasks`` in order, then the new
+    tables among them registered in one catalog transaction (``icecreate.register_all``; one
+    sync of the catalog instead of one per table).  A crash before that transaction leaves
+    unreferenced files only (the roll-forward creates those tables again).  Raises
+    ``IcebergCommitError`` naming the first table whose commit failed, or one that exists
+    already (each then registered alone, in order, to know which), or the new tables when
+    their registration failed otherwise."""
+    from pyiceberg.exceptions import TableAlreadyExistsError
+
+    pending: list[tuple[tuple[str, ...], str]] = []
+    owners: dict[tuple[str, ...], dict[str, Any]] = {}
+    for entry, files in tasks:
+        commit_source_table(catalog, run, entry, files, pending)
+        owners.update((tuple(e["identifier"]), entry) for e in (entry, entry.get("current")) if e is not None)
     try:
-        _commit_changes(catalog, run, entry, files)
-        if entry.get("current") is not None:
-            ident = ".".join(entry["current"]["identifier"])
-            _commit_current(catalog, run, entry["current"])
-    except Exception as exc:  # noqa: BLE001 - any cause: named with its table, one line
-        raise IcebergCommitError(f"Iceberg commit of table {ident} (source table {entry['source_table']}): "
+        icecreate.register_all(catalog, pending)
+    except TableAlreadyExistsError:
+        for ident, location in pending:
+            with _naming(owners[tuple(ident)], ident):
+                icecreate.register(catalog, ident, location)
+    except Exception as exc:  # noqa: BLE001 - any cause: named with its tables, one line
+        sources = sorted({owners[tuple(ident)]["source_table"] for ident, _ in pending})
+        raise IcebergCommitError(f"Iceberg commit of the new tables {', '.join('.'.join(i) for i, _ in pending)} "
+                                 f"(source tables {', '.join(sources)}), registered together: "
                                  f"{type(exc).__name__}: {exc}") from exc
+
+
+@contextlib.contextmanager
+def _naming(entry: dict[str, Any], identifier: list[str] | tuple[str, ...]):
+    """Any error of the block raised again as ``IcebergCommitError`` naming the Iceberg table
+    ``identifier`` and ``entry``'s source table, on one line."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - any cause: named with its table, one line
+        raise IcebergCommitError(f"Iceberg commit of table {'.'.join(identifier)} (source table "
+                                 f"{entry['source_table']}): {type(exc).__name__}: {exc}") from exc
 
 
 def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[str]:
@@ -430,5 +475,8 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
                                 "lineage": entry["lineage"]})
     rest = [(entry, files) for entry, files in tasks if not entry.get("move_current")]
     marked = _with_absent(catalog, [entry for entry, _ in rest])
-    run_all(commit_source_table, [(run, entry, files) for entry, (_, files) in zip(marked, rest)],
-            catalog=catalog, spec=plan["catalog"], workers=plan.get("workers"))
+    step = TABLES_PER_TRANSACTION
+    chunks = [(run, list(zip(marked[i:i + step], [files for _, files in rest[i:i + step]])))
+              for i in range(0, len(rest), step)]
+    run_all(commit_source_tables, chunks, catalog=catalog, spec=plan["catalog"], workers=plan.get("workers"),
+            tables=len(rest))

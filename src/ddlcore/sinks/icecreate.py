@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["supports", "create", "register"]
+__all__ = ["supports", "create", "register", "register_all"]
 
 
 def supports(catalog: Any) -> bool:
@@ -43,15 +43,17 @@ def supports(catalog: Any) -> bool:
 
 
 def create(catalog: Any, identifier: tuple[str, ...], schemas: list[Any], location: str, properties: dict[str, str],
-           *, operation: Any, files: list[Any], summary: dict[str, str]) -> str:
+           *, operation: Any, files: list[Any], summary: dict[str, str],
+           pending: list[tuple[tuple[str, ...], str]] | None = None) -> str:
     """Create the table ``identifier`` (absent from ``catalog``; its namespace exists) at
     ``location`` with ``properties`` and the ``schemas`` in order (field ids as given, fresh as
     ``assign_fresh_schema_ids`` gives them; schema ids 0, 1, ...; the last one current), and,
     when ``files`` (``DataFile``: data and position delete files) are given, one snapshot of
     ``operation`` (``pyiceberg.table.snapshots.Operation``) adding them, ``summary`` added to
-    its summary.  Returns the metadata file's location.  Raises ``TableAlreadyExistsError``
-    (nothing registered then), ``ValueError`` for a property ``format-version`` other than 2,
-    and the FileIO's errors."""
+    its summary.  Returns the metadata file's location.  ``pending``: the table is not
+    registered but ``(identifier, metadata location)`` appended to it, for ``register_all``
+    (the caller's commit).  Raises ``TableAlreadyExistsError`` (nothing registered then),
+    ``ValueError`` for a property ``format-version`` other than 2, and the FileIO's errors."""
     from pyiceberg.io import load_file_io
     from pyiceberg.serializers import ToOutputFile
     from pyiceberg.table.locations import load_location_provider
@@ -65,7 +67,10 @@ def create(catalog: Any, identifier: tuple[str, ...], schemas: list[Any], locati
     if files:
         metadata = TableMetadataV2(**fields, **_first_snapshot(metadata, provider, io, operation, files, summary))
     ToOutputFile.table_metadata(metadata, io.new_output(metadata_location))
-    register(catalog, identifier, metadata_location)
+    if pending is None:
+        register(catalog, identifier, metadata_location)
+    else:
+        pending.append((identifier, metadata_location))
     return metadata_location
 
 
@@ -98,34 +103,46 @@ def _metadata_fields(schemas: list[Any], location: str, properties: dict[str, st
 
 
 def register(catalog: Any, identifier: tuple[str, ...], metadata_location: str) -> None:
-    """Register the table ``identifier`` with its metadata file at ``metadata_location`` in the
-    SQL catalog ``catalog``, its namespace existing: the row ``SqlCatalog.register_table``
-    inserts, inserted with one SQLAlchemy Core statement (``register_table`` also checks the
-    namespace and loads the table it registered: 3 ms of CPU per table here, the ``INSERT``
-    alone 0.25 ms).  Raises ``TableAlreadyExistsError`` for a table that exists.  Relies on
-    ``SqlCatalog._create_table_row`` and the ``IcebergTables`` model (``pyiceberg`` 0.12,
-    ``iceinternals.SUPPORTED``); another version, or a catalog without them, goes through
-    ``register_table``."""
+    """Register one table: ``register_all(catalog, [(identifier, metadata_location)])``."""
+    register_all(catalog, [(identifier, metadata_location)])
+
+
+def register_all(catalog: Any, tables: list[tuple[tuple[str, ...], str]]) -> None:
+    """Register each table ``(identifier, metadata file location)`` of ``tables`` in the SQL
+    catalog ``catalog``, their namespaces existing, in one database transaction: the rows
+    ``SqlCatalog.register_table`` inserts, with one SQLAlchemy Core ``INSERT`` of them all
+    (``register_table`` also checks the namespace and loads the table it registered: 3 ms of
+    CPU per table here, the ``INSERT`` alone 0.25 ms; one transaction for many tables syncs
+    the catalog's file and takes SQLite's write lock once instead of once per table).  All or
+    none: when one of them exists, none is registered and ``TableAlreadyExistsError`` is
+    raised (naming the table when there is one; ``register`` each to know which).  Relies on ``SqlCatalog._create_table_row`` and the
+    ``IcebergTables`` model (``pyiceberg`` 0.12, ``iceinternals.SUPPORTED``); another version,
+    or a catalog without them, goes through ``register_table``, one table at a time."""
     from pyiceberg.catalog import Catalog
 
     from .iceinternals import supported
 
+    if not tables:
+        return
     row_of = getattr(catalog, "_create_table_row", None)
     if not supported() or row_of is None:
-        catalog.register_table(identifier, metadata_location)
+        for identifier, metadata_location in tables:
+            catalog.register_table(identifier, metadata_location)
         return
     from pyiceberg.catalog.sql import IcebergTables
     from pyiceberg.exceptions import TableAlreadyExistsError
     from sqlalchemy import insert
     from sqlalchemy.exc import IntegrityError
 
-    namespace = Catalog.namespace_to_string(Catalog.namespace_from(identifier))
-    name = Catalog.table_name_from(identifier)
+    rows = [row_of(Catalog.namespace_to_string(Catalog.namespace_from(identifier)),
+                   Catalog.table_name_from(identifier), metadata_location) for identifier, metadata_location in tables]
     try:
         with catalog.engine.begin() as conn:
-            conn.execute(insert(IcebergTables), [row_of(namespace, name, metadata_location)])
+            conn.execute(insert(IcebergTables), rows)
     except IntegrityError as exc:
-        raise TableAlreadyExistsError(f"Table {namespace}.{name} already exists") from exc
+        names = ", ".join(f"{row['table_namespace']}.{row['table_name']}" for row in rows)
+        raise TableAlreadyExistsError(f"Table {names} already exists" if len(rows) == 1 else
+                                      f"One of the tables {names} already exists (none registered)") from exc
 
 
 def _first_snapshot(metadata: Any, provider: Any, io: Any, operation: Any, files: list[Any],

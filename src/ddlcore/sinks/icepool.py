@@ -86,23 +86,20 @@ def _in_worker(fn: Callable[..., Any], spec: dict[str, Any], *args: Any) -> Any:
 
 def _preload() -> None:
     """Import what a worker's commit needs, and build the Avro writers' schema work
-    (``iceavro.prepare``), before forking: once in the driver, not per worker."""
-    import pyarrow.parquet  # noqa: F401
-    import pyiceberg.manifest  # noqa: F401
-    import pyiceberg.table.update.schema  # noqa: F401
-    from pyiceberg.io import load_file_io  # noqa: F401
+    (``iceavro.prepare``), before forking: once in the driver, not per worker
+    (``ddlcore.sinks.icepreload``)."""
+    from .icepreload import load
 
-    from . import iceappend, icesnap  # noqa: F401
-    from .iceavro import prepare
-
-    prepare()
+    load()
 
 
 def run_all(fn: Callable[..., Any], tasks: list[tuple[Any, ...]], *, catalog: Any, spec: dict[str, Any],
-            workers: int | None) -> None:
+            workers: int | None, tables: int | None = None) -> None:
     """``fn(catalog, *task)`` for every task, in processes or threads (module docstring);
-    ``catalog``: the driver's, opened from ``spec``.  Raises the first failed task's error."""
-    n = processes(len(tasks), workers) if tasks and fork_safe(catalog) else 0
+    ``catalog``: the driver's, opened from ``spec``; ``tables``: how many tables the tasks
+    commit (default: one per task).  Raises the first failed task's error."""
+    n = processes(len(tasks) if tables is None else tables, workers) if tasks and fork_safe(catalog) else 0
+    n = min(n, len(tasks)) if len(tasks) >= 2 else 0
     if n:
         from ..spark.forkpool import WorkerPool
 
