@@ -3,7 +3,7 @@ the driver) equals its Spark face (``ddlcore.sinks.read.current_frame``, what
 ``read_table(current=True)`` computes) on random event sequences of one table: adds with and
 without defaults, drops, renames, widenings, a retype to text, deletes, truncates, several
 events per key, and updates leaving a column absent (``$absent``).  Equal rows and the same
-Spark schema (names, types, nullability) in the written file's footer.  Tables over the
+Spark schema (names, types, nullability, field metadata) in the written file's footer.  Tables over the
 driver's limits (``arrowcurrent.within``, ``TooLarge``) are computed by Spark, rebuilt and merged.
 
 Economy: the events of ``test_iceberg_fold``'s generator, one ``ddlcore run`` per example (the
@@ -92,9 +92,10 @@ def test_arrow_face_equals_spark_face(spark, tmp_path_factory, monkeypatch, writ
 
 
 def _plain(struct: dict) -> list[tuple]:
-    """A Spark schema's names, types and nullability (its field metadata is the plan's:
-    ``read_table``'s inferred read drops what the sink's read with the footer's schema keeps)."""
-    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"]) for f in struct["fields"]]
+    """A Spark schema's names, types, nullability and field metadata (the plan's: none for the
+    fields, which ``read._version_frame`` casts; ``_seq``'s from the version files)."""
+    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"], json.dumps(f["metadata"], sort_keys=True))
+            for f in struct["fields"]]
 
 
 def test_tables_without_a_key_and_a_float_key_left_to_spark(spark, tmp_path, monkeypatch):
