@@ -8,9 +8,8 @@ scenario: ``--tables 500 --versions 4 --skew 0.1``).  Then, each with a ``local[
 
 * **limit**: plain Spark reads the same JSON Lines with a hand-written schema, casts the
   raw array elements to the target types (no unsigned fix, no enum/set/charset decoding) and
-  writes Parquet — the cost of reading and writing alone; in ``spark_session``'s session with
-  the JVM's adaptive heap sizing back on (``LIMIT_CONF``: its fastest; ddlcore's sessions
-  keep fixed generation sizes for a driver peak that does not grow with the log);
+  writes Parquet — the cost of reading and writing alone; in ``spark_session``'s session, as
+  ddlcore's (the parallel collector with its adaptive size policy: ``ddlcore.spark.localjvm``);
 * **ddlcore**: ``run_pipeline`` (history, version tagging, conversion — in local mode in the
   driver's worker processes, ``ddlcore.spark.driver`` —, quarantine, commit);
 * **naive UDF** (``--no-udf`` leaves it out): the same job (``run_pipeline``, same history,
@@ -227,11 +226,6 @@ def _udf_write_version(rows, table, sopts, dialect, target, bad_dir, *, after=Tr
     return False
 
 
-#: the limit's session settings besides ``spark_session``'s: the parallel collector's adaptive
-#: size policy back on (2M events, fresh processes: 35.5-42.5 s with it, 47.9-56.9 s without)
-LIMIT_CONF = {"spark.driver.extraJavaOptions": "-XX:+UseAdaptiveSizePolicy"}
-
-
 def limit_job(spark, log: Path, out: Path) -> None:
     """The limit: plain Spark reads ``log`` with a hand-written schema, casts the raw array
     elements to the target types by position and writes Parquet partitioned by table."""
@@ -314,9 +308,7 @@ def job_main(kind: str, log: Path, out: Path, jobs: int) -> int:
 
     from ddlcore.spark.pipeline import spark_session
 
-    # the limit: plain Spark with the JVM's adaptive heap sizing, its fastest (ddlcore's local
-    # sessions keep fixed generation sizes: ``ddlcore.spark.localjvm``)
-    spark = spark_session(None, f"ddlcore benchmark: {kind}", conf=LIMIT_CONF if kind == "limit" else None)
+    spark = spark_session(None, f"ddlcore benchmark: {kind}")
     spark.sparkContext.setLogLevel("ERROR")
     jvm = _jvm_pid(spark)
     live = _LiveHeap(spark)

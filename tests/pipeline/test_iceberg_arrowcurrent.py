@@ -3,7 +3,8 @@ the driver) equals its Spark face (``ddlcore.sinks.read.current_frame``, what
 ``read_table(current=True)`` computes) on random event sequences of one table: adds with and
 without defaults, drops, renames, widenings, a retype to text, deletes, truncates, several
 events per key, and updates leaving a column absent (``$absent``).  Equal rows and the same
-Spark schema (names, types, nullability) in the written file's footer.
+Spark schema (names, types, nullability, field metadata) in the written file's footer.  Tables over the
+driver's limits (``arrowcurrent.within``, ``TooLarge``) are computed by Spark, rebuilt and merged.
 
 Economy: the events of ``test_iceberg_fold``'s generator, one ``ddlcore run`` per example (the
 driver's conversion, the Arrow face in the driver itself: ``driver_workers=1``), one Spark job
@@ -91,9 +92,10 @@ def test_arrow_face_equals_spark_face(spark, tmp_path_factory, monkeypatch, writ
 
 
 def _plain(struct: dict) -> list[tuple]:
-    """A Spark schema's names, types and nullability (its field metadata is the plan's:
-    ``read_table``'s inferred read drops what the sink's read with the footer's schema keeps)."""
-    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"]) for f in struct["fields"]]
+    """A Spark schema's names, types, nullability and field metadata (the plan's: none for the
+    fields, which ``read._version_frame`` casts; ``_seq``'s from the version files)."""
+    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"], json.dumps(f["metadata"], sort_keys=True))
+            for f in struct["fields"]]
 
 
 def test_tables_without_a_key_and_a_float_key_left_to_spark(spark, tmp_path, monkeypatch):
@@ -150,3 +152,59 @@ def test_the_driver_takes_a_lineage_within_its_rows_and_bytes():
     assert not within(None, 100, 1, 101)  # but the bytes a worker holds
     assert within(5, 100, 5, 0) and not within(5, 100, 6, 0)
     assert not within(-1, 100, 0, 0)  # -1: none
+
+
+def test_tables_over_the_drivers_limit_computed_by_spark(spark, tmp_path, monkeypatch):
+    """``driver_max_rows=6`` (``current.current_driver_rows``): the first run rebuilds
+    ``test_iceberg_merge``'s keyed table (80 row events: the worker raises ``TooLarge``) by Spark
+    and its table without a key (4) on the driver; the second run merges into both by Spark:
+    the keyed table's stored rows exceed the limit (decided before the worker), the other's 4
+    stored rows leave room for 2 of the run's 3 (the worker raises ``TooLarge``).  After each
+    run both current-state tables equal the fold of the events."""
+    from ddlcore.sinks import arrowmerge, current
+
+    from .test_iceberg_merge import IDENT, NAME, NOPK_STATE, _fold, _log, _runs
+
+    faces: list[tuple[str, str, str]] = []  # (face, table's directory, outcome)
+
+    def table_of(dest: str) -> str:
+        return "np" if "/shop/np/" in dest else NAME if f"/shop/{IDENT[1]}/" in dest else dest
+
+    def spy(face: str, real, dest_of):
+        def run(job):
+            try:
+                done = real(job)
+            except current.Unsure as exc:
+                faces.append((face, table_of(dest_of(job)), type(exc).__name__))
+                raise
+            faces.append((face, table_of(dest_of(job)), "written"))
+            return done
+        return run
+
+    write_spark = current._write
+
+    def spark_write(fs, frame, dest):
+        faces.append(("spark", table_of(dest), "written"))
+        return write_spark(fs, frame, dest)
+
+    monkeypatch.setattr(current, "write_current", spy("rebuild", current.write_current, lambda j: j.dest))
+    monkeypatch.setattr(arrowmerge, "merge_current", spy("merge", arrowmerge.merge_current, lambda j: j.current.dest))
+    monkeypatch.setattr(current, "_write", spark_write)
+    runs = _runs()[:2]
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    expected = [
+        [("rebuild", NAME, "TooLarge"), ("rebuild", "np", "written"), ("spark", NAME, "written")],
+        [("merge", "np", "TooLarge"), ("spark", NAME, "written"), ("spark", "np", "written")],
+    ]
+    for n, want in enumerate(expected):
+        faces.clear()
+        log.write_text("\n".join(_log(runs[:n + 1])) + "\n")
+        res = pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql",
+                              tuning=Tuning(driver_workers=1, driver_max_rows=6))
+        assert res.quarantined == 0, res.quarantine_reasons
+        assert sorted(faces) == sorted(want), n
+        cat = _catalog(out)
+        keyed = cat.load_table(IDENT).scan().to_arrow().to_pylist()
+        assert sorted((r["id"], r["v"], r["w"], r["_seq"], r["_unknown"]) for r in keyed) == _fold(runs[:n + 1]), n
+        nopk = cat.load_table(("shop", "np")).scan().to_arrow().to_pylist()
+        assert sorted((r["a"], r["b"]) for r in nopk) == NOPK_STATE[n], n

@@ -7,7 +7,7 @@ the first run (stored rows hold the server's value).  The same log is run into t
 merging by each face (``Tuning.merge_on_driver``); after every run both current-state tables
 hold the same rows, the same numbers of rows, position deletes and delete files (the same
 delete and compaction decisions), and the new data files the same Spark schema (names, types,
-nullability) in their footers.  (Spark's write of the merge is made one file, as the Arrow
+nullability, field metadata) in their footers.  (Spark's write of the merge is made one file, as the Arrow
 face writes: the compaction decisions depend on the files' sizes.)
 
 Economy: small tables (a few rows, ``ddlcore.compact-deleted-fraction`` unset: 0.3, so both
@@ -135,12 +135,13 @@ def _rows(table) -> list[tuple]:
     return sorted((tuple(r.items()) for r in table.scan().to_arrow().to_pylist()), key=repr)
 
 
-def _plain(path: str) -> list[tuple]:
-    """A data file's Spark schema (its footer): names, types and nullability."""
+def _footer(path: str) -> list[tuple]:
+    """A data file's Spark schema (its footer): each field's name, type, nullability and metadata."""
     import pyarrow.parquet as pq
 
     struct = json.loads(pq.read_metadata(path.removeprefix("file://")).metadata[ROW_METADATA])
-    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"]) for f in struct["fields"]]
+    return [(f["name"], json.dumps(f["type"], sort_keys=True), f["nullable"], json.dumps(f["metadata"], sort_keys=True))
+            for f in struct["fields"]]
 
 
 def _counts(table) -> tuple:
@@ -189,5 +190,5 @@ def test_arrow_merge_equals_spark_merge(spark, tmp_path_factory, monkeypatch, ke
         assert len(spark_writes) == n and all("/spark/" in d for d in spark_writes), (spark_writes, script)
         assert _rows(tables["arrow"]) == _rows(tables["spark"]), (n, script)
         assert _counts(tables["arrow"]) == _counts(tables["spark"]), (n, script)
-        footers = {face: {json.dumps(_plain(p)) for p in new[face]} for face in faces}
+        footers = {face: {json.dumps(_footer(p)) for p in new[face]} for face in faces}
         assert footers["arrow"] == footers["spark"], (n, script)

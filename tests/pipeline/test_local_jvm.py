@@ -1,6 +1,7 @@
 """``ddlcore.spark.localjvm``: a local session started by ``spark_session`` writes files with
 the modes Hadoop's ``LocalFileSystem`` gives them, without a ``chmod`` process per file, and
-runs the parallel collector without its adaptive size policy; a setting the caller or the Spark configuration makes wins.
+runs the parallel collector with its adaptive size policy (the JVM's default); a setting the
+caller or the Spark configuration makes wins.
 
 Each session runs in a fresh Python process (the filesystem class and the collector are fixed
 when the JVM starts), with a ``chmod`` first on ``PATH`` that logs its calls before running the

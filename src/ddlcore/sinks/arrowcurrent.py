@@ -647,25 +647,16 @@ def image_rows(job: CurrentJob) -> tuple[Any, dict[str, Any] | None, bool]:
     return _rows(versions, job, _plan(job)), (versions[0].spark if versions else None), truncated
 
 
-def _metadata_of(job: CurrentJob, f: Field, spark: dict[str, Any]) -> dict[str, Any]:
-    """The field metadata Spark's plan of ``current_frame`` carries to its output for ``f``:
-    the version column's (its footer's, ``spark``) when one version's files are read, the field
-    has no server-side value and the column's type is the field's (no cast); else none."""
-    if len(job.versions) != 1 or f.since_seq is not None:
-        return {}
-    phys = job.versions[0].columns.get(f.key)
-    if phys is None:
-        return {}
-    return spark[phys]["metadata"] if spark[phys]["type"] == spark_json_type(f.spec) else {}
-
-
 def output_struct_json(job: CurrentJob, spark: dict[str, Any] | None) -> dict[str, Any]:
     """The Spark schema (JSON) Spark's write of ``current_frame`` gives the job's lineage;
     ``spark``: the Spark fields of the first version's first file (its footer; ``None``: the
-    job has no version)."""
-    seq_meta = spark["_seq"]["metadata"] if spark is not None else {}
-    fields = [{"name": f.name, "type": spark_json_type(f.spec), "nullable": True,
-               "metadata": _metadata_of(job, f, spark) if spark is not None else {}} for f in job.fields]
+    job has no version).  Field metadata as Spark's plan carries it (Spark 4.3: an ``Alias`` of
+    a ``Cast`` has none, a ``Union`` takes its first side's, an aggregate's result has none):
+    none for the fields (``read._version_frame`` casts every column to its field's type); the
+    first version's ``_seq`` metadata for a table with a primary key (``_seq`` passes through
+    unchanged), none without one (``read._multiset``'s ``max``)."""
+    seq_meta = spark["_seq"]["metadata"] if spark is not None and job.key else {}
+    fields = [{"name": f.name, "type": spark_json_type(f.spec), "nullable": True, "metadata": {}} for f in job.fields]
     fields.append({"name": "_seq", "type": "long", "nullable": True, "metadata": seq_meta})
     fields.append({"name": "_unknown", "type": {"type": "array", "elementType": "string", "containsNull": True},
                    "nullable": False, "metadata": {}})

@@ -255,10 +255,11 @@ def _struct(job: MergeJob, spark: Any, first: Any, compacted: bool) -> dict[str,
     """The Spark schema of the merge's output: the rebuild's (``output_struct_json``; ``first``:
     the Spark fields of the run's first version file) with the metadata of the stored files'
     columns when previous rows were read (``spark``; Spark's union takes its first side's, the
-    stored rows'), and ``_unknown`` nullable when files were compacted."""
+    stored rows'; ``_seq`` of a table without a primary key keeps none: ``read._multiset``'s
+    ``max``), and ``_unknown`` nullable when files were compacted."""
     struct = output_struct_json(job.current, first)
     for f in struct["fields"]:
-        if spark is not None and f["name"] != "_unknown":
+        if spark is not None and f["name"] != "_unknown" and (f["name"] != "_seq" or job.current.key):
             f["metadata"] = spark.get(f["name"], {}).get("metadata", {})
         if f["name"] == "_unknown":
             f["nullable"] = compacted

@@ -13,7 +13,8 @@ computed once per (schemas, name) and kept.  The files written are byte for byte
 ``ManifestListWriter``'s attributes: for the ``pyiceberg`` versions ``iceinternals.SUPPORTED``
 (the callers check it).
 
-Owns: ``manifest_writer_class``, ``manifest_list_writer``, ``prepare``.  Must not know: tables, snapshots.
+Owns: ``manifest_writer_class``, ``manifest_writer``, ``manifest_list_writer``, ``prepare``.  Must not know:
+tables, snapshots.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["manifest_writer_class", "manifest_list_writer", "prepare"]
+__all__ = ["manifest_writer_class", "manifest_writer", "manifest_list_writer", "prepare"]
 
 _CLASSES: dict[str, type] = {}
 _RESOLVED: dict[tuple[int, int, str], tuple[Any, Any, Any, str]] = {}  # ids → (schemas kept alive, writer, JSON)
@@ -125,6 +126,18 @@ def manifest_writer_class(deletes: bool) -> type:
     ``deletes``, of delete files, with the cached Avro work.  For the ``pyiceberg`` versions
     ``iceinternals.SUPPORTED`` only: callers check it (``rowdelta.check_version``)."""
     return _class("deletes" if deletes else "data")
+
+
+def manifest_writer(content: Any, spec: Any, schema: Any, output: Any, snapshot_id: int, compression: Any) -> Any:
+    """A v2 manifest writer (``pyiceberg.manifest.ManifestWriterV2``) of ``content``
+    (``ManifestContent``: data files, or delete files: ``content`` 1 in the manifest list,
+    ``deletes`` in the Avro metadata, Iceberg spec "Manifests") into ``output`` (an
+    ``OutputFile``), its entries added by ``snapshot_id``; ``compression``: the Avro codec.
+    Same versions as ``manifest_writer_class`` (the callers check them: ``rowdelta.RowDelta``,
+    ``icesnap.write_snapshot``'s)."""
+    from pyiceberg.manifest import ManifestContent
+
+    return manifest_writer_class(content == ManifestContent.DELETES)(spec, schema, output, snapshot_id, compression)
 
 
 def manifest_list_writer(output_file: Any, snapshot_id: int, parent_snapshot_id: int | None, sequence_number: int,

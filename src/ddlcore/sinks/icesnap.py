@@ -34,8 +34,7 @@ def write_snapshot(metadata: Any, schema: Any, provider: Any, io: Any, operation
     from pyiceberg.table.refs import MAIN_BRANCH
     from pyiceberg.table.snapshots import Snapshot, SnapshotSummaryCollector, Summary, update_snapshot_summaries
 
-    from .iceavro import manifest_list_writer
-    from .rowdelta import manifest_writer
+    from .iceavro import manifest_list_writer, manifest_writer
 
     other = {f.content for f in files} - {DataFileContent.DATA, DataFileContent.POSITION_DELETES}
     if other:

@@ -15,9 +15,10 @@ ddlcore's tables.
 
 Guard: the internals used here (``_SnapshotProducer``'s constructor, ``_manifests``,
 ``_added_data_files``, ``_deleted_data_files``, ``new_manifest_output``, ``_parent_snapshot_id``,
-``_compression``; ``ManifestWriterV2``) are those of ``pyiceberg`` ``SUPPORTED``; another
-version raises ``RowDeltaUnsupported`` before anything is written (``check_version``), and
-``tests/sinks/test_rowdelta.py`` checks the manifests this module writes.
+``_compression``; ``ManifestWriterV2``, through ``iceavro.manifest_writer``) are those of
+``pyiceberg`` ``SUPPORTED``; another version raises ``RowDeltaUnsupported`` before anything is
+written (``check_version``), and ``tests/sinks/test_rowdelta.py`` checks the manifests this
+module writes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from .iceinternals import SUPPORTED
 
-__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta", "manifest_writer"]
+__all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta"]
 
 
 class RowDeltaUnsupported(RuntimeError):
@@ -51,6 +52,8 @@ def _producer_class() -> type:
     from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestEntryStatus, ManifestEntry
     from pyiceberg.table.snapshots import Operation
     from pyiceberg.table.update.snapshot import _SnapshotProducer
+
+    from .iceavro import manifest_writer
 
     class _RowDelta(_SnapshotProducer):
         """See the module docstring.  ``add`` a data or position delete file, ``remove`` files
@@ -126,20 +129,6 @@ def _producer_class() -> type:
 
 
 _CLASS: list[type] = []
-
-
-def manifest_writer(content: Any, spec: Any, schema: Any, output: Any, snapshot_id: int, compression: Any) -> Any:
-    """A v2 manifest writer (``pyiceberg.manifest.ManifestWriterV2``) of ``content``
-    (``ManifestContent``: data files, or delete files: ``content`` 1 in the manifest list,
-    ``deletes`` in the Avro metadata, Iceberg spec "Manifests") into ``output`` (an
-    ``OutputFile``), its entries added by ``snapshot_id``; ``compression``: the Avro codec.
-    Its Avro schema work is done once per process (``ddlcore.sinks.iceavro``)."""
-    from pyiceberg.manifest import ManifestContent
-
-    from .iceavro import manifest_writer_class
-
-    check_version()
-    return manifest_writer_class(content == ManifestContent.DELETES)(spec, schema, output, snapshot_id, compression)
 
 
 def RowDelta(transaction: Any, io: Any, snapshot_properties: dict[str, str]) -> Any:  # noqa: N802 - a class
