@@ -264,3 +264,40 @@ def test_an_output_only_hadoop_reaches_is_committed_alike(spark, tmp_path, mount
     for out in (f"{uri}/s", tmp_path / "local"):
         pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
     assert output_of(spark, target / "s") == output_of(spark, tmp_path / "local")
+
+
+def test_the_schema_files_written_beside_the_stage_are_waited_for_and_their_error_stops_the_run(
+        spark, tmp_path, monkeypatch):
+    """The schema files are written in a thread while the sink stages (``schemafiles.start_writing``):
+    a slow writer is waited for before the moves are planned (the run commits them), and a
+    failing one fails the run with its error, commits nothing and leaves no staging directory."""
+    import time
+
+    from ddlcore.spark import schemafiles
+
+    real = schemafiles.write_schemas
+
+    def slow(*args):
+        time.sleep(1.5)
+        return real(*args)
+
+    log = sharded_log(tmp_path)
+    plans: list = []
+    recording(monkeypatch, plans)
+    monkeypatch.setattr(schemafiles, "write_schemas", slow)
+    out = tmp_path / "out"
+    pl.run_pipeline(log.write(), out, spark=spark, dialect="mysql")
+    [moves] = plans
+    assert any(m[1] == "_schemas" for m in moves)
+    assert len(list((out / "_schemas").glob("*.json"))) == 6
+
+    def broken(*args):
+        time.sleep(0.5)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(schemafiles, "write_schemas", broken)
+    failed = tmp_path / "failed"
+    with pytest.raises(OSError, match="disk full"):
+        pl.run_pipeline(log.write(), failed, spark=spark, dialect="mysql")
+    assert len(plans) == 1  # nothing was committed
+    assert not failed.exists() or not (failed / "_state" / "staging").exists()

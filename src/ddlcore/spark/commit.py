@@ -32,7 +32,7 @@ import shutil
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import PipelineError
 
@@ -275,21 +275,27 @@ def merge_run_json(fs: "OutputFS", result: Any) -> dict[str, Any]:
 
 
 def commit(ctx: Any, *, group_dirs: dict[int, str], deletes: list[str], new_malformed: list[str],
-           marks: dict[str, dict[str, Any]], log_info: dict[str, Any], sink: Any = None) -> None:
+           marks: dict[str, dict[str, Any]], log_info: dict[str, Any], sink: Any = None,
+           before_moves: Callable[[], Any] | None = None) -> None:
     """Commit the run of ``ctx`` (a ``RunContext`` whose files are all staged): give the staging
     directory the output's layout (``group_dirs``: version → its directory, for the versions
     written by a job of several, ``assemble``), let the ``sink`` stage what it derives from the
     files, write the commit plan (``pending.json``: the commit point) — the moves, the quarantine
     files to ``deletes``, the state files (``log.json``: ``log_info``; ``inputs.json``: ``marks``,
     what the run consumed of each change-log file; ``malformed.json`` grown by ``new_malformed``),
-    ``_run.json``, the sink's part and the checkpoint — and carry it out.  Raises what
-    ``apply_plan`` raises (the plan stays: the next run rolls it forward)."""
+    ``_run.json``, the sink's part and the checkpoint — and carry it out.  ``before_moves``:
+    called after the sink's stage, before the moves are planned, to wait for what the run
+    still writes into the staging directory meanwhile (the schema files, in a thread:
+    ``schemafiles.start_writing``; it raises what that raised).  Raises what ``apply_plan``
+    raises (the plan stays: the next run rolls it forward)."""
     fs, state, run_id, staging, result = ctx.fs, ctx.state, ctx.run_id, ctx.staging, ctx.result
     run_json = merge_run_json(fs, result)
     assemble(fs, staging, group_dirs)
-    moves = plan_moves(fs, staging, run_id)
-    if sink is not None:
+    if sink is not None:  # (it writes outside the staging directory: the moves do not depend on it)
         sink.stage(ctx.spark, fs, staging, run_id, ctx.last)
+    if before_moves is not None:
+        before_moves()
+    moves = plan_moves(fs, staging, run_id)
     plan_state: dict[str, Any] = {"log.json": log_info, "inputs.json": {"run": run_id, "files": marks}}
     if new_malformed:
         plan_state["malformed.json"] = sorted(state.malformed_keys() | set(new_malformed))

@@ -435,6 +435,7 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
     ctx = RunContext(spark, state, cfg, run_id, last, result, say)
     local_tmp = None
+    schema_files = None  # the schema files being written (``schemafiles.start_writing``)
     restore_settings: Callable[[], None] = lambda: None
     restore_names = sessionconf.session_settings(spark, commit.file_names(run_id))
     try:
@@ -451,9 +452,12 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
             group_dirs, new_malformed, deletes = _spark_stages(ctx, inputs, hp, sopts)
         schemas = schemafiles.schemas_to_write(state.fs, hp.versions, last)
         say(f"writing {len(schemas)} schema file(s)")
-        schemafiles.write_schemas(state.fs, f"{ctx.staging}/_schemas", schemas, sopts, hp.dialect)
+        schema_files = schemafiles.start_writing(state.fs, f"{ctx.staging}/_schemas", schemas, sopts, hp.dialect)
         if local_tmp is not None:  # the history's copy goes with the run's files
             state.fs.copy_from_local(str(hp.path), f"{ctx.staging}/_history.sqlite")
+    except BaseException:
+        schemafiles.settle(schema_files)  # (nothing writes into the staging directory once it is left)
+        raise
     finally:
         gc.collect()  # see ``convertpass._convert_group``: frees this run's expression trees in the JVM
         restore_settings()
@@ -466,8 +470,11 @@ def _run(spark, inputs, out: str, state: OutputState, cfg: RunConfig, *, sopts, 
     result.seconds = time.perf_counter() - t0
     log_info = {"identity": hp.identity, "dialect": hp.dialect, "spark_options": sopts,
                 "format": "parquet" if sink is None else sink.format}
-    commit.commit(ctx, group_dirs=group_dirs, deletes=deletes, new_malformed=new_malformed, marks=marks,
-                  log_info=log_info, sink=sink)
+    try:  # the sink stages its tables while the schema files are written
+        commit.commit(ctx, group_dirs=group_dirs, deletes=deletes, new_malformed=new_malformed, marks=marks,
+                      log_info=log_info, sink=sink, before_moves=schema_files.result)
+    finally:
+        schemafiles.settle(schema_files)
     say("committed")
     return result
 

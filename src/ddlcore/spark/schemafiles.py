@@ -17,10 +17,12 @@ from . import versions as vs
 from .layout import schema_file, version_dir
 
 if TYPE_CHECKING:  # pragma: no cover
+    from concurrent.futures import Future
+
     from ..history import TableVersion
     from .fs import OutputFS
 
-__all__ = ["schemas_to_write", "write_schemas"]
+__all__ = ["schemas_to_write", "write_schemas", "start_writing", "settle"]
 
 
 def schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | None) -> list[TableVersion]:
@@ -37,6 +39,31 @@ def schemas_to_write(fs: "OutputFS", versions: list[TableVersion], last: int | N
     have = set(fs.names("_schemas"))
     return [v for v in todo if v.valid_from_seq > last or (v.valid_to_seq is not None and v.valid_to_seq > last)
             or schema_file(v.table_id.database, v.table_id.schema, v.table_id.name, v.version) not in have]
+
+
+def start_writing(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
+                  dialect: str) -> "Future[None]":
+    """``write_schemas`` in a thread of its own, started now: a run's sink stages its tables
+    meanwhile (``ddlcore.spark.commit.commit`` waits for the future before it plans the moves;
+    its ``result()`` raises what ``write_schemas`` raised).  Whoever starts it waits for it
+    (``settle``) before leaving the run: nothing may write into a staging directory that is
+    being deleted."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddlcore-schema-files")
+    try:
+        return pool.submit(write_schemas, fs, rel, schemas, sopts, dialect)
+    finally:
+        pool.shutdown(wait=False)  # (the thread ends with its one task)
+
+
+def settle(future: "Future[Any] | None") -> None:
+    """Wait for ``future`` (``start_writing``'s, or ``None``) to finish, whatever its outcome
+    (its error is raised where its ``result()`` is asked for)."""
+    if future is not None:
+        from concurrent.futures import wait
+
+        wait([future])
 
 
 def write_schemas(fs: "OutputFS", rel: str, schemas: list[TableVersion], sopts: dict[str, Any],
