@@ -140,7 +140,13 @@ def merge_bench(work: Path, table_rows: int, changed: int) -> tuple[float, float
 
 
 def run_job(fmt: str, log: Path, out: Path) -> dict:
+    """One timed run in a fresh process.  The previous run's output is deleted first and the
+    deletion synced (``os.sync``): on a filesystem mounted with online discard (ext4
+    ``discard``, this machine's) the journal commits that carry a deletion's discards stall
+    every file created meanwhile, and an Iceberg output has about twice the files of a Parquet
+    one, so an unsynced deletion would be charged to the next timed run."""
     shutil.rmtree(out, ignore_errors=True)
+    os.sync()
     done = subprocess.run([sys.executable, __file__, "--job", fmt, "--job-log", str(log), "--job-out", str(out)],
                           stdout=subprocess.PIPE, text=True)
     if done.returncode:

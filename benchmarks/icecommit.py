@@ -57,6 +57,10 @@ class _Out:
     def exists(self, rel: str = "") -> bool:
         return (self.root / rel.lstrip("/")).exists()
 
+    @property
+    def local_root(self) -> str:
+        return str(self.root)
+
     def local(self, rel: str = "") -> str:
         return str(self.root / rel)
 

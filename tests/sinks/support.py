@@ -21,6 +21,10 @@ class LocalFS:
     def exists(self, rel: str = "") -> bool:
         return (self.root / rel.lstrip("/")).exists()  # the sink joins an empty staging dir as "/<dir>"
 
+    @property
+    def local_root(self) -> str:
+        return str(self.root)
+
     def local(self, rel: str = "") -> str:
         return str(self.root / rel)
 

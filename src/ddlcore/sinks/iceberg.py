@@ -151,6 +151,11 @@ class IcebergSink:
         version after ``previous_seq``), its identifiers, fields and staged version dirs."""
         tables = []
         retired = retired_lineages(self.lineages)
+        root = fs.local_root
+
+        def staged(d: str) -> bool:  # (a local output without a gateway call per version)
+            return os.path.isdir(os.path.join(root, staging, d)) if root is not None else fs.exists(f"{staging}/{d}")
+
         for lin in self.lineages:
             dirs = []
             for v in lin.versions:
@@ -159,7 +164,7 @@ class IcebergSink:
                 if previous_seq is not None and v.valid_to_seq is not None and v.valid_to_seq <= previous_seq:
                     continue  # no row of this run can be in a version that ended before it
                 d = version_dir(v.table_id.database, v.table_id.schema, v.table_id.name, v.version)
-                if fs.exists(f"{staging}/{d}"):
+                if staged(d):
                     dirs.append(d)
             changed = previous_seq is None or any(v.valid_from_seq > previous_seq for v in lin.versions)
             current = self.current.get(lin.lineage_id)
