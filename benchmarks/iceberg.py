@@ -112,8 +112,8 @@ def merge_main(work: Path, table_rows: int, changed: int) -> int:
     times = {}
     for name in ("without", "with"):
         IcebergSink.stage = real if name == "with" else (lambda self, *a, **k: None)
-        if name == "with":
-            shutil.rmtree(out)
+        if name == "with":  # (moved aside, not deleted: see ``run_job``)
+            out.rename(work / "out-without")
             saved.rename(out)
         t0 = time.perf_counter()
         result = run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
@@ -140,13 +140,14 @@ def merge_bench(work: Path, table_rows: int, changed: int) -> tuple[float, float
 
 
 def run_job(fmt: str, log: Path, out: Path) -> dict:
-    """One timed run in a fresh process.  The previous run's output is deleted first and the
-    deletion synced (``os.sync``): on a filesystem mounted with online discard (ext4
-    ``discard``, this machine's) the journal commits that carry a deletion's discards stall
-    every file created meanwhile, and an Iceberg output has about twice the files of a Parquet
-    one, so an unsynced deletion would be charged to the next timed run."""
-    shutil.rmtree(out, ignore_errors=True)
-    os.sync()
+    """One timed run in a fresh process, into ``out``, which must not exist: outputs are
+    deleted only when the benchmark ends.  A deletion just before a timed run would be charged
+    to it: ext4's inode allocator skips inodes deleted in the last few seconds
+    (``recently_deleted``, scanning the inode table for each new file: seen with ``perf`` as
+    most of the Iceberg commit's system time after the previous run's output was deleted), and
+    an Iceberg run creates about twice the files of a Parquet run."""
+    if out.exists():
+        raise RuntimeError(f"{out} exists: every timed run writes a new output")
     done = subprocess.run([sys.executable, __file__, "--job", fmt, "--job-log", str(log), "--job-out", str(out)],
                           stdout=subprocess.PIPE, text=True)
     if done.returncode:
@@ -180,9 +181,9 @@ def main() -> int:
             log = work / f"{shape}.jsonl"
             LogWriter(tables, versions, skew).generate(log, args.rows)
             times: dict[str, list[float]] = {"parquet": [], "iceberg": []}
-            for _ in range(args.repeat):
+            for i in range(args.repeat):
                 for fmt in ("parquet", "iceberg"):
-                    got = run_job(fmt, log, work / f"{shape}-{fmt}")
+                    got = run_job(fmt, log, work / f"{shape}-{fmt}-{i}")
                     if got["rows"] != args.rows or (fmt == "iceberg" and got["iceberg_rows"] != args.rows):
                         print(f"ERROR: {shape} --format {fmt}: {got}", file=sys.stderr)
                         return 1
