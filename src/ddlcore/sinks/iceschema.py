@@ -22,6 +22,7 @@ widening in place only (``icetypes.widens``), ids never reused.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -103,15 +104,45 @@ def new_schema(fields: list[Field], order: list[str] | None, layout: Layout) -> 
     """The schema a new table is created with, for ``fields`` in ``order``: ids from 1 in the
     pre-order ``pyiceberg.schema.assign_fresh_schema_ids`` gives (top-level fields, then each
     one's nested fields), which ``create_table`` applies again unchanged; the new dead fields
-    reserved (module docstring)."""
+    reserved (module docstring).  Built once per shape (names, types, docs, layout) in a
+    process: tables of one shape share the ``Schema`` (``pyiceberg``'s models are not changed
+    after they are made)."""
+    alive = _ordered(fields, order)
+    dead = [f for f in fields if not f.alive]
+    source = [(f.name, f.spec, f.doc) for f in alive] + [(tmp_name(f.key), f.spec, f.doc) for f in dead]
+    shape = json.dumps([source, layout.pipeline, layout.nested], separators=(",", ":"), default=str)
+    built = _FRESH.get(shape)
+    if built is None:
+        if len(_FRESH) >= FRESH_CACHE:
+            _FRESH.clear()
+        built = _FRESH[shape] = _fresh(source, len(alive), layout)
+    fresh, struct, inner = built
+    plan = SchemaPlan(fresh)
+    for f in alive + dead:
+        name = f.name if f.alive else tmp_name(f.key)
+        plan.top[f.key] = struct.field_by_name(name)
+        if inner is not None:
+            plan.inner[f.key] = inner.field_by_name(name)
+    if dead:
+        plan.reserve = fresh
+        plan.schema = _without_tmp(fresh, layout, fresh.schema_id)
+    return plan
+
+
+#: new tables' schemas by shape (``new_schema``): the tables of one shape (sharded tables, a
+#: run's many tables of few layouts) share one immutable ``Schema``; at most this many kept
+FRESH_CACHE = 256
+_FRESH: dict[str, tuple[Any, Any, Any]] = {}
+
+
+def _fresh(source: list[tuple[str, Any, str | None]], alive: int, layout: Layout) -> tuple[Any, Any, Any]:
+    """``new_schema``'s schema of the fields ``source`` (``(name, spec, doc)``, the first
+    ``alive`` of them in the current schema), its struct and its nested struct (or ``None``)."""
     from pyiceberg.schema import Schema
     from pyiceberg.types import NestedField
 
     ids = _Ids(0)
-    alive = _ordered(fields, order)
-    dead = [f for f in fields if not f.alive]
-    source = [(f.name, f.spec, f.doc) for f in alive] + [(tmp_name(f.key), f.spec, f.doc) for f in dead]
-    names = source[:len(alive)] + [(n, spec, None) for n, spec in layout.pipeline] + source[len(alive):]
+    names = source[:alive] + [(n, spec, None) for n, spec in layout.pipeline] + source[alive:]
     top_ids = [ids() for _ in names]
     top = []
     for field_id, (name, spec, doc) in zip(top_ids, names):
@@ -124,17 +155,7 @@ def new_schema(fields: list[Field], order: list[str] | None, layout: Layout) -> 
         top.append(NestedField(field_id, name, kind, required=False, doc=doc))
     fresh = Schema(*top)
     struct = fresh.as_struct()
-    inner = struct.field_by_name(layout.nested).field_type if layout.nested else None
-    plan = SchemaPlan(fresh)
-    for f in alive + dead:
-        name = f.name if f.alive else tmp_name(f.key)
-        plan.top[f.key] = struct.field_by_name(name)
-        if inner is not None:
-            plan.inner[f.key] = inner.field_by_name(name)
-    if dead:
-        plan.reserve = fresh
-        plan.schema = _without_tmp(fresh, layout, fresh.schema_id)
-    return plan
+    return fresh, struct, struct.field_by_name(layout.nested).field_type if layout.nested else None
 
 
 def _without_tmp(schema: Any, layout: Layout, schema_id: int) -> Any:
