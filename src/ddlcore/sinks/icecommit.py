@@ -47,8 +47,9 @@ from .fields import Field
 from .icetx import cached
 from .iceschema import CHANGES, CURRENT, Layout, SchemaPlan, mapped, new_schema, next_schema
 
-__all__ = ["commit", "commit_source_table", "commit_source_tables", "TABLES_PER_TRANSACTION", "data_file", "local_data_file", "file_uri", "IcebergCommitError",
-           "META_FIELDS", "CURRENT_FIELDS", "PROPERTY_FIELDS", "PROPERTY_RUN", "PROPERTY_SEQ"]
+__all__ = ["commit", "commit_source_table", "commit_source_tables", "TABLES_PER_TRANSACTION", "data_file",
+           "local_data_file", "file_uri", "IcebergCommitError", "META_FIELDS", "CURRENT_FIELDS", "PROPERTY_FIELDS",
+           "PROPERTY_RUN", "PROPERTY_SEQ"]
 
 PROPERTY_FIELDS = "ddlcore.fields"
 PROPERTY_RUN = "ddlcore.run"

@@ -115,9 +115,10 @@ def register_all(catalog: Any, tables: list[tuple[tuple[str, ...], str]]) -> Non
     CPU per table here, the ``INSERT`` alone 0.25 ms; one transaction for many tables syncs
     the catalog's file and takes SQLite's write lock once instead of once per table).  All or
     none: when one of them exists, none is registered and ``TableAlreadyExistsError`` is
-    raised (naming the table when there is one; ``register`` each to know which).  Relies on ``SqlCatalog._create_table_row`` and the
-    ``IcebergTables`` model (``pyiceberg`` 0.12, ``iceinternals.SUPPORTED``); another version,
-    or a catalog without them, goes through ``register_table``, one table at a time."""
+    raised (naming the table when there is one; ``register`` each to know which).  Relies on
+    ``SqlCatalog._create_table_row`` and the ``IcebergTables`` model (``pyiceberg`` 0.12,
+    ``iceinternals.SUPPORTED``); another version, or a catalog without them, goes through
+    ``register_table``, one table at a time."""
     from pyiceberg.catalog import Catalog
 
     from .iceinternals import supported
