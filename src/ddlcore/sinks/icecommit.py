@@ -26,11 +26,14 @@ Idempotence: the commit sets ``ddlcore.run`` (the run id) and ``ddlcore.last-seq
 roll-forward finds its run there and skips the table (a commit is all or nothing: a crash before
 a new table's ``INSERT`` leaves only unreferenced files, and the table absent).
 
-Cost (``benchmarks/icecommit.py``, 300 tables, one process, this 2-core machine at load 13 to
-17: docs/tables.md, "How it is verified"): about 4 ms of CPU per new table in an SQL catalog
-(10 ms through ``pyiceberg``'s transactions), 8 ms per existing table (11 ms before
-``iceappend``); what is left is ``pyiceberg``'s (pydantic models of the schema and metadata,
-the Avro and JSON files, ``commit_table``'s reload of the table) and the catalog's sync.
+Cost (``benchmarks/icecommit.py``, 300 tables, ``make bench``: docs/tables.md, "How it is
+verified"): about 2.5 ms of CPU per new table in an SQL catalog in one process (7 ms through
+``pyiceberg``'s transactions), 6 ms per existing table; what is left of a new table's is
+mostly creating its three files (manifest, manifest list, metadata) and the tables' directories,
+then ``pyiceberg``'s pydantic models of the metadata; the new tables of
+``TABLES_PER_TRANSACTION`` source tables share one catalog transaction
+(``commit_source_tables``), and tables of one shape share their schema
+(``iceschema.new_schema``).
 """
 
 from __future__ import annotations
