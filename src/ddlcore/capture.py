@@ -29,19 +29,18 @@ length, so the events after the checkpoint are produced again, with the same seq
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import signal
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Protocol
+from typing import Any, Callable, ClassVar, Iterable, Protocol
 
 from .changelog import ChangeEvent, ChangeLogWriter, event_line
 from .errors import CaptureError, DdlCoreError, one_line
+from .gcpause import gc_paused
 from .model import Table, TableId
 
 __all__ = ["Capture", "CaptureError", "CaptureStats", "DirectoryLock", "ChangeLogOutput", "CaptureHistory", "CaptureFilter",
@@ -137,22 +136,6 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Automatic garbage collection off for the block (``gc.disable``), back on after it if it
-    was on.  For a capture holding a whole batch of decoded messages (hundreds of thousands
-    of objects, none in a reference cycle): each collection of the oldest generation walks
-    all of them, which costs a Debezium capture a quarter of its time; reference counting
-    still frees everything as usual, and cyclic garbage made meanwhile is collected later."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def remove_history(path: Path) -> None:

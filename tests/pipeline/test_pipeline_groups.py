@@ -104,6 +104,13 @@ def test_groups_are_keyed_by_everything_but_the_table_name():
     models = [tables.get(n) for n in names]
     # a column named like the partition column: never written by a job of several versions
     assert versions.conversion_groups(list(range(7)), models) == [[0, 1], [2], [3], [4], [5], [6]]
+    # ``shape_key`` (the Iceberg sink's cache of Spark types): equal keys for equal shapes of
+    # other names, and no two shapes share a key
+    keys = [versions.shape_key(m) for m in models[:5]]
+    assert keys[0] == keys[1] and hash(keys[0]) == hash(keys[1])
+    assert len({keys[0], *keys[2:]}) == 4
+    shapes = [versions.shape(m.to_json()) for m in models[:5]]
+    assert all((keys[i] == keys[j]) == (shapes[i] == shapes[j]) for i in range(5) for j in range(5))
 
 
 def test_an_incremental_run_parses_only_new_lines_and_loses_none(spark, tmp_path, monkeypatch):

@@ -26,9 +26,10 @@ import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..gcpause import gc_paused
 from ..model import Table
 from ..spark.layout import version_dir
-from ..spark.versions import shape
+from ..spark.versions import shape_key
 from . import icepreload, naming
 from .catalog import CATALOG_FILE, DEFAULT_CATALOG, SQLITE_BUSY_SECONDS, WAREHOUSE_DIR, open_catalog
 from .fields import Lineage, build_fields, column_order, lineages
@@ -79,7 +80,7 @@ class IcebergSink:
         self.workers = self.tuning.driver_workers
         self.lineages: list[Lineage] = []
         self.current: dict[str, dict[str, Any]] = {}
-        self._specs: dict[str, list[Any]] = {}  # ``versions.shape`` → ``spark_type_specs`` (``_types``)
+        self._specs: dict[tuple[Any, ...], list[Any]] = {}  # ``versions.shape_key`` → ``spark_type_specs`` (``_types``)
 
     def catalog_spec(self, fs: Any) -> dict[str, Any]:
         """How the commit opens the catalog (JSON, in the plan)."""
@@ -92,9 +93,9 @@ class IcebergSink:
         return {"name": DEFAULT_CATALOG, "uri": f"sqlite:///{local}", "warehouse": fs.str(WAREHOUSE_DIR)}
 
     def _types(self, table: Table) -> list[Any]:
-        """``spark_type_specs`` of ``table``, computed once per model shape (``versions.shape``:
+        """``spark_type_specs`` of ``table``, computed once per model shape (``versions.shape_key``:
         what ``struct_type`` depends on; the versions of sharded tables share it)."""
-        key = shape(table.to_json())
+        key = shape_key(table)
         specs = self._specs.get(key)
         if specs is None:
             specs = self._specs[key] = spark_type_specs(table, self.dialect, self.spark_options)
@@ -108,7 +109,8 @@ class IcebergSink:
         self._specs = {}
         versions = list(versions)
         known = {(v.table_id, v.version): v.table for v in versions if v.table is not None}
-        self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions(known=known))]
+        with gc_paused():  # (every table's lineage: many objects, no cycle; ``ddlcore.gcpause``)
+            self.lineages = [build_fields(lin, self._types) for lin in lineages(history.all_versions(known=known))]
         physical: dict[tuple[str, int], dict[str, str]] = {}
         for lin in self.lineages:
             physical.update(lin.physical)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..history import TableVersion
 
 __all__ = ["version_list", "label", "fold_name", "fold_key", "meta_collision", "collisions", "live", "case_collision",
-           "shape",            "conversion_groups", "META_COLUMNS", "META_METADATA"]
+           "shape", "shape_key", "conversion_groups", "META_COLUMNS", "META_METADATA"]
 
 #: the pipeline's own columns in every row file
 META_COLUMNS = ("_op", "_seq", "_position", "_ts", "_tx", "_row", "_absent", "_before", "_before_absent")
@@ -92,6 +92,21 @@ def shape(model: dict[str, Any]) -> str:
     """What a version's conversion and ``struct_type`` depend on: its table model's JSON
     (``Table.to_json()``) but the table's name (``_IDENTITY_FIELDS``), as canonical text."""
     return json.dumps({f: x for f, x in model.items() if f not in _IDENTITY_FIELDS}, sort_keys=True, default=str)
+
+
+def shape_key(table: Any) -> tuple[Any, ...]:
+    """A cheap cache key of a version's ``shape``: the fields of its ``Table`` but its ``id``
+    (the name), as a tuple, hashable because the model's dataclasses are frozen (a few
+    microseconds, against ``shape``'s 0.1 ms of JSON).  Equal keys have equal shapes."""
+    names = _SHAPE_FIELDS.get(type(table))
+    if names is None:
+        import dataclasses
+
+        names = _SHAPE_FIELDS[type(table)] = tuple(f.name for f in dataclasses.fields(table) if f.name != "id")
+    return tuple(getattr(table, n) for n in names)
+
+
+_SHAPE_FIELDS: dict[type, tuple[str, ...]] = {}  # ``shape_key``'s field names per model class
 
 
 def conversion_groups(todo: list[int], models: list[Any]) -> list[list[int]]:
