@@ -8,8 +8,9 @@ each in a fresh process (its own Spark session and JVM; the job timed once its s
 started).  Issue 31 wants the Iceberg run at **least 0.8×** the Parquet run's throughput; the
 difference is the current-state tables (``IcebergSink.stage``: in local mode computed on the
 driver with Arrow in forked processes, docs/tables.md, "Where it is computed") and the
-driver's Iceberg commit (one ``pyiceberg`` transaction per table: schema changes, a fast
-append of the run's files registered from their footers).  Also checks that
+driver's Iceberg commit (each new table created in one step with the run's files registered
+from their footers, ``ddlcore.sinks.icecreate``; the new tables of 16 source tables
+registered in one catalog transaction).  Also checks that
 every Iceberg changes table holds as many rows as its Parquet versions.
 
 The current-state merge (``--merge CHANGED:TABLE,...``, after the shapes): one table of
