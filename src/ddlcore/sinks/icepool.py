@@ -23,8 +23,9 @@ processes commit into one SQLite file: its writes are serialized by SQLite's loc
 writer waits for it up to ``ddlcore.sinks.catalog.SQLITE_BUSY_SECONDS`` (SQLite's busy
 timeout, set on the embedded catalog's connections) instead of failing with "database is
 locked".  Each commit is one short write transaction (``SqlCatalog.commit_table``: one
-``UPDATE`` or ``INSERT``; a new table's ``INSERT``, ``ddlcore.sinks.icecreate.register``; each
-the transaction's first statement), so waiting cannot deadlock.
+``UPDATE`` or ``INSERT``; the new tables of a task's source tables, one ``INSERT`` of their
+rows, ``ddlcore.sinks.icecreate.register_all``; each the transaction's first statement), so
+waiting cannot deadlock.
 
 The work given to a worker is plain data (the plan's entries and file URIs); a worker never
 touches the output through Hadoop (``ddlcore.spark.fs`` is py4j).  Errors: the first task (in
@@ -84,15 +85,6 @@ def _in_worker(fn: Callable[..., Any], spec: dict[str, Any], *args: Any) -> Any:
     return fn(have[1], *args)
 
 
-def _preload() -> None:
-    """Import what a worker's commit needs, and build the Avro writers' schema work
-    (``iceavro.prepare``), before forking: once in the driver, not per worker
-    (``ddlcore.sinks.icepreload``)."""
-    from .icepreload import load
-
-    load()
-
-
 def run_all(fn: Callable[..., Any], tasks: list[tuple[Any, ...]], *, catalog: Any, spec: dict[str, Any],
             workers: int | None, tables: int | None = None) -> None:
     """``fn(catalog, *task)`` for every task, in processes or threads (module docstring);
@@ -102,8 +94,9 @@ def run_all(fn: Callable[..., Any], tasks: list[tuple[Any, ...]], *, catalog: An
     n = min(n, len(tasks)) if len(tasks) >= 2 else 0
     if n:
         from ..spark.forkpool import WorkerPool
+        from .icepreload import load
 
-        _preload()
+        load()  # what a worker's commit needs, imported and prepared once in the driver (``icepreload``)
         catalog.engine.dispose()  # no open connection of the driver's is inherited
         with WorkerPool(n) as submit:
             _wait([submit(_in_worker, fn, spec, *task) for task in tasks])

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .iceinternals import SUPPORTED
+from .iceinternals import SUPPORTED, supported
 
 __all__ = ["RowDelta", "RowDeltaUnsupported", "SUPPORTED", "check_version", "row_delta"]
 
@@ -38,8 +38,6 @@ def check_version() -> None:
     """Raise ``RowDeltaUnsupported`` unless ``pyiceberg.__version__`` starts with one of
     ``SUPPORTED``."""
     import pyiceberg
-
-    from .iceinternals import supported
 
     if not supported():
         raise RowDeltaUnsupported(
