@@ -416,6 +416,27 @@ def test_workers_never_talk_to_the_jvm(spark):
     assert _finalizers() > 0 and not _ignores_sigint()
 
 
+def _collects_inherited() -> bool:
+    """Whether a collection here would walk a list made before this process was forked."""
+    import gc
+
+    return any(gc.get_objects(generation) for generation in range(3)) and gc.get_freeze_count() == 0
+
+
+def test_workers_leave_the_inherited_heap_to_the_driver():
+    """A worker's cyclic garbage collections walk only what it made: the objects it inherits
+    from the driver are frozen (``gc.freeze``: a collection would write to every one of them,
+    copying the driver's pages into the worker), the driver's own are not."""
+    import gc
+
+    held = [{"n": n} for n in range(1000)]  # objects the driver's collector tracks
+    assert _collects_inherited() and held
+    with forkpool.WorkerPool(2) as submit:
+        assert submit(gc.get_freeze_count).result() >= len(held)
+        assert not submit(_collects_inherited).result()
+    assert _collects_inherited()
+
+
 def _reference_values(texts: list) -> list | str:
     """What ``driver.staged_values`` must give: every text through ``raw.from_text``, kept where
     it is its value's text form or a tagged value that decodes; ``"unsure"`` otherwise."""

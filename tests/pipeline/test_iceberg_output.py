@@ -117,10 +117,10 @@ def test_a_commit_stopped_after_the_iceberg_commit_rolls_forward_once(spark, tmp
     _write(log, RUN1)
     real = commit.write_json
 
-    def crash_at_checkpoint(fs, rel, data):
+    def crash_at_checkpoint(fs, rel, data, **kw):
         if rel == "_state/checkpoint.json":
             raise KeyboardInterrupt("killed between the Iceberg commit and the checkpoint")
-        return real(fs, rel, data)
+        return real(fs, rel, data, **kw)
 
     monkeypatch.setattr(commit, "write_json", crash_at_checkpoint)
     with pytest.raises(KeyboardInterrupt):
@@ -460,3 +460,45 @@ def test_a_table_renamed_onto_a_dropped_tables_name_moves_the_dropped_one_aside(
     from ddlcore.sinks.listing import list_tables
     facts = sorted((f.iceberg, f.dropped, f.current_rows) for f in list_tables(out))
     assert facts == [("shop.t__changes", False, 2), ("shop.t__dropped3__changes", True, 0)]
+
+
+def test_data_files_registered_from_the_stages_footers_hold_each_files_true_counts(spark, tmp_path, monkeypatch):
+    """The Arrow face read the staged version files' footers (and wrote the current-state
+    files): the plan carries their record counts and sizes (``file_counts``), the commit opens
+    none of those files again, and every ``DataFile`` of both tables says what its file holds."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    from ddlcore.sinks import icecommit
+
+    opened: list[str] = []
+    real = icecommit.local_data_file
+
+    def spy(uri):
+        opened.append(uri)
+        return real(uri)
+
+    plans: list[dict] = []
+    write = commit.write_json
+
+    def keep_plan(fs, rel, data, **kw):
+        if rel == "_state/pending.json":
+            plans.append(data)
+        return write(fs, rel, data, **kw)
+
+    monkeypatch.setattr(icecommit, "local_data_file", spy)
+    monkeypatch.setattr(commit, "write_json", keep_plan)
+    log, out = tmp_path / "log.jsonl", tmp_path / "out"
+    _write(log, RUN1 + RUN2)
+    pl.run_pipeline(log, out, spark=spark, output_format="iceberg", dialect="mysql")
+    (entry,) = plans[0]["sink"]["tables"]
+    assert len(entry["file_counts"]) == len(entry["dirs"]) == 5 and entry["current"]["file_counts"]  # (one file each)
+    assert opened == []
+    for ident in (("shop", "t2__changes"), ("shop", "t2")):
+        files = [t.file for t in _catalog(out).load_table(ident).scan().plan_files()]
+        assert files, ident
+        for f in files:
+            path = f.file_path.removeprefix("file://")
+            assert (f.record_count, f.file_size_in_bytes) == (pq.read_metadata(path).num_rows,
+                                                              os.path.getsize(path)), f.file_path

@@ -47,7 +47,7 @@ from typing import Any
 from .fields import Field
 from .serverside import conversion_known, default_of
 
-__all__ = ["Unsure", "TooLarge", "VersionFiles", "CurrentJob", "current_table", "write_current",
+__all__ = ["Unsure", "TooLarge", "VersionFiles", "CurrentJob", "current_table", "write_current", "current_files",
            "output_struct_json", "spark_json_type", "within", "LEGACY_KEYS", "spark_fields", "image_rows", "group_key",
            "arrow_type", "write_spark_parquet"]
 
@@ -161,17 +161,26 @@ def spark_fields(meta: dict[bytes, bytes] | None, path: str) -> dict[str, Any]:
     text = meta.get(ROW_METADATA_KEY.encode())
     if text is None:
         raise Unsure(f"{path}: no Spark schema in the footer")
+    return _parsed_fields(text)
+
+
+@lru_cache(maxsize=256)
+def _parsed_fields(text: bytes) -> dict[str, Any]:
+    """``spark_fields`` of a footer's Spark schema ``text`` (the versions of a shape share it;
+    not to be changed: it is cached)."""
     return {f["name"]: f for f in json.loads(text)["fields"]}
 
 
 @dataclass(frozen=True)
 class _Version:
     """One version's rows, read once: ``files``, the ``table`` (the columns the job needs and
-    the pipeline's) and its files' Spark fields (``spark``, the first file's footer)."""
+    the pipeline's), its files' Spark fields (``spark``, the first file's footer) and
+    ``footers``: per file, its path, record count and size in bytes (``current_files``)."""
 
     files: VersionFiles
     table: Any
     spark: dict[str, Any]
+    footers: tuple[tuple[str, int, int], ...] = ()
 
 
 def _needed(v: VersionFiles, job: CurrentJob) -> list[str]:
@@ -191,7 +200,7 @@ def _read(job: CurrentJob) -> list[_Version]:
 
     out, rows, nbytes = [], 0, 0
     for v in job.versions:
-        cols, tables, spark = _needed(v, job), [], None
+        cols, tables, spark, footers = _needed(v, job), [], None, []
         for path in v.files:
             with pq.ParquetFile(path) as pf:
                 meta = pf.metadata
@@ -202,7 +211,8 @@ def _read(job: CurrentJob) -> list[_Version]:
                 fields = spark_fields(meta.metadata, path)
                 spark = fields if spark is None else spark
                 tables.append(pf.read(columns=cols, use_threads=False))
-        out.append(_Version(v, pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark))
+                footers.append((path, meta.num_rows, os.path.getsize(path)))
+        out.append(_Version(v, pa.concat_tables(tables) if len(tables) > 1 else tables[0], spark, tuple(footers)))
     return out
 
 
@@ -668,8 +678,21 @@ def write_current(job: CurrentJob) -> list[str]:
     ``mode("overwrite")``) as one Parquet file named as Spark names its output
     (``part-00000-<uuid>-c000.snappy.parquet``); returns the names written.  Raises
     ``Unsure`` (``TooLarge`` among them; nothing written) and what pyarrow raises."""
+    return current_files(job)["files"]
+
+
+def current_files(job: CurrentJob) -> dict[str, Any]:
+    """``write_current``: ``files``, the names written, and ``file_counts``: the record count
+    and size in bytes of every file read (the job's version files) and written, by local path
+    (``[record_count, file_size_in_bytes]``, as an Iceberg ``DataFile`` has them: the commit
+    registers these files without opening their footers again, ``ddlcore.sinks.icecommit``)."""
     table, versions = _current(job)
-    return write_spark_parquet(table, output_struct_json(job, versions[0].spark if versions else None), job.dest)
+    names = write_spark_parquet(table, output_struct_json(job, versions[0].spark if versions else None), job.dest)
+    counts = {path: [n, size] for v in versions for path, n, size in v.footers}
+    for name in names:  # (``write_spark_parquet`` writes the whole table into one file)
+        path = os.path.join(job.dest, name)
+        counts[path] = [table.num_rows, os.path.getsize(path)]
+    return {"files": names, "file_counts": counts}
 
 
 def write_spark_parquet(table: Any, struct_json: dict[str, Any], dest: str) -> list[str]:

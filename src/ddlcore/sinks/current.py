@@ -41,16 +41,19 @@ from typing import Any, Callable
 
 from ..errors import PipelineError
 from . import naming
-from .arrowcurrent import CurrentJob, Unsure, VersionFiles, write_current
+from .arrowcurrent import CurrentJob, Unsure, VersionFiles, current_files
 from .fields import Lineage
 from .icecommit import data_file, file_uri
 from .posdeletes import positions, write_delete_file
 from .read import changes_frame, current_fields, current_frame, row_images
 
-__all__ = ["stage_current", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS", "DriverFace",
+__all__ = ["stage_current", "STAGED_COUNTS", "COMPACT_FRACTION", "PROPERTY_COMPACT", "BROADCAST_ROWS", "DriverFace",
            "current_driver_rows", "stage_workers"]
 
 PROPERTY_RUN = "ddlcore.run"
+#: a stage entry's key (popped by ``IcebergSink.stage``): the record count and size of the
+#: staged version files the Arrow face read, by output-relative path (``_file_counts``)
+STAGED_COUNTS = "staged_counts"
 #: the table property naming the deleted fraction (deleted rows / rows) of a data file at which
 #: the merge rewrites it instead of adding deletes; ``COMPACT_FRACTION`` when unset
 PROPERTY_COMPACT = "ddlcore.compact-deleted-fraction"
@@ -141,6 +144,20 @@ def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str],
     since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
     return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
                       key, since, os.path.join(face.root, dest), face.limit, face.max_bytes)
+
+
+def _file_counts(entry: dict[str, Any], counts: dict[str, list[int]], uris: dict[str, str], dest: str,
+                 staging: str) -> None:
+    """Record in ``entry`` what the Arrow face knows of the files' footers (``counts``:
+    ``arrowcurrent.current_files``' ``file_counts``, by local path): the files it wrote into
+    the local directory ``dest`` (``uris``: name → URI in ``entry["files"]``) by URI
+    (``file_counts``, for the commit), and the version files it read under the local staging
+    directory ``staging`` by output-relative path (``STAGED_COUNTS``, for ``IcebergSink.plan``:
+    the changes table's entry)."""
+    written = {os.path.join(dest, name): uri for name, uri in uris.items()}
+    entry["file_counts"] = {written[p]: c for p, c in counts.items() if p in written}
+    prefix = staging.rstrip(os.sep) + os.sep
+    entry[STAGED_COUNTS] = {p[len(prefix):]: c for p, c in counts.items() if p.startswith(prefix)}
 
 
 def _on_driver(face: DriverFace, fn: Callable[[Any], Any], job: Any, lin: Lineage) -> dict[str, Any] | None:
@@ -413,12 +430,15 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
     job = _arrow_job(driver, lin, ["", staging], list(last.primary_key), dest) if rebuild and driver is not None else None
     if job is not None and not job.versions:
         return entry  # no version has files: every file removed
-    done = _on_driver(driver, write_current, job, lin) if job is not None else None
+    done = _on_driver(driver, current_files, job, lin) if job is not None else None
     if done is None and not rebuild and driver is not None and driver.merge:
         done = _merge_on_driver(driver, table, lin, staging, run_id, dest)
     if done is not None:
+        counts = done.pop("file_counts", {})
         entry.update(done)
-        entry["files"] = [driver.uri(fs, f"{dest}/{n}") for n in entry["files"]]
+        entry["files"] = [driver.uri(fs, f"{dest}/{n}") for n in done["files"]]
+        _file_counts(entry, counts, dict(zip(done["files"], entry["files"])), os.path.join(driver.root, dest),
+                     os.path.join(driver.root, staging))
         return entry
     io = load_file_io({}, fs.str(warehouse))
     changes = changes_frame(spark, lin, lambda v: _dirs(fs, ["", staging] if rebuild else [staging], v), True,

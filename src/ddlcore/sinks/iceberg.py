@@ -80,6 +80,7 @@ class IcebergSink:
         self.workers = self.tuning.driver_workers
         self.lineages: list[Lineage] = []
         self.current: dict[str, dict[str, Any]] = {}
+        self.staged_counts: dict[str, list[int]] = {}  # output-relative path in staging → [records, bytes]
         self._specs: dict[tuple[Any, ...], list[Any]] = {}  # ``versions.shape_key`` → ``spark_type_specs`` (``_types``)
 
     def catalog_spec(self, fs: Any) -> dict[str, Any]:
@@ -128,7 +129,7 @@ class IcebergSink:
         from concurrent.futures import ThreadPoolExecutor
 
         from ..spark.forkpool import WorkerPool
-        from .current import DriverFace, current_driver_rows, stage_current, stage_workers
+        from .current import STAGED_COUNTS, DriverFace, current_driver_rows, stage_current, stage_workers
 
         catalog = open_catalog(self.catalog_spec(fs))
         limit = current_driver_rows(spark, fs, self.tuning)
@@ -146,14 +147,25 @@ class IcebergSink:
                                              WAREHOUSE_DIR, driver)) for lin in self.lineages]
                 entries = [(lin, f.result()) for lin, f in futures]  # the first error, as raised
         self.current = {lin.lineage_id: e for lin, e in entries if e is not None}
+        # what the Arrow face read of the staged files' footers, for the changes tables' entries (``plan``)
+        self.staged_counts = {}
+        for e in self.current.values():
+            self.staged_counts.update(e.pop(STAGED_COUNTS, None) or {})
 
     def plan(self, fs: Any, staging: str, run_id: str, last_seq: int | None,
              previous_seq: int | None) -> dict[str, Any] | None:
         """The commit's Iceberg part: per lineage touched by this run (rows staged, or a
-        version after ``previous_seq``), its identifiers, fields and staged version dirs."""
+        version after ``previous_seq``), its identifiers, fields and staged version dirs, and
+        ``file_counts``: the record count and size of each staged file whose footer the stage
+        read (output-relative path → ``[record_count, file_size_in_bytes]``: the commit
+        registers it without opening it again)."""
         tables = []
         retired = retired_lineages(self.lineages)
         root = fs.local_root
+        counted: dict[str, dict[str, list[int]]] = {}  # version dir → file name → ``staged_counts``
+        for rel, counts in self.staged_counts.items():
+            d, _, name = rel.rpartition("/")
+            counted.setdefault(d, {})[name] = counts
 
         def staged(d: str) -> bool:  # (a local output without a gateway call per version)
             return os.path.isdir(os.path.join(root, staging, d)) if root is not None else fs.exists(f"{staging}/{d}")
@@ -180,6 +192,8 @@ class IcebergSink:
                 "lineage": lin.lineage_id, "source_table": str(lin.table_id), "dropped": lin.dropped,
                 "fields": [f.to_json() for f in lin.fields.values()], "dirs": dirs, "current": current,
                 "order": [f.name for f in column_order(lin)],
+                # (the footers the stage read: the commit registers these files without reading them)
+                "file_counts": {f"{d}/{name}": c for d in dirs for name, c in counted.get(d, {}).items()},
             }
             if drop is not None:
                 _move_aside(entry, lin, drop)

@@ -9,7 +9,7 @@ mapping in the creating commit, an existing one's next schema set in one schema 
 computed by ``ddlcore.sinks.iceschema`` from the fields the table's last commit declared, table
 property ``ddlcore.fields``: field key → Iceberg ids), the name mapping, and the fast append of
 the files Spark wrote (``DataFile`` from each file's Parquet footer: record count and size; no
-column statistics).  Where the tables' commits run is ``ddlcore.sinks.icepool``.  Must not
+column statistics; the plan's ``file_counts`` where the stage read the footer already).  Where the tables' commits run is ``ddlcore.sinks.icepool``.  Must not
 know: Spark jobs.
 
 Which path each catalog takes: in ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog
@@ -118,12 +118,19 @@ def _data_file(path: str, rows: int, size: int) -> Any:
                               partition=Record(), record_count=rows, file_size_in_bytes=size)
 
 
-def _data_files(uris: list[str], location: str) -> list[Any]:
+def _data_files(uris: list[str] | dict[str, Any], location: str) -> list[Any]:
     """The ``DataFile`` of each Parquet file ``uris`` (local ones read directly, others through
-    the FileIO of the table at ``location``)."""
+    the FileIO of the table at ``location``); a mapping gives a file's record count and size
+    where they are known (``[record_count, file_size_in_bytes]``: the stage read its footer,
+    ``IcebergSink.plan``'s ``file_counts``; ``None``: read here)."""
     io = None
     out = []
+    known = uris if isinstance(uris, dict) else {}
     for uri in uris:
+        counts = known.get(uri)
+        if counts is not None:
+            out.append(_data_file(uri, int(counts[0]), int(counts[1])))
+            continue
         if _local_path(uri) is not None:
             out.append(local_data_file(uri))
             continue
@@ -278,7 +285,7 @@ def _summary(run: dict[str, Any]) -> dict[str, str]:
     return {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
 
 
-def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str],
+def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str] | dict[str, Any],
                     pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
     """The changes table's commit (module docstring); ``files``: the URIs of the run's
     data files of the table; ``pending``: as ``commit_source_table``'s."""
@@ -326,7 +333,8 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any],
         return
     tx, table, location = target.tx, target.table, target.location
     io = load_file_io({}, location)
-    files = [f for f in _data_files([file_uri(p) for p in entry["files"]], location) if f.record_count]
+    counts = entry.get("file_counts") or {}
+    files = [f for f in _data_files({file_uri(p): counts.get(p) for p in entry["files"]}, location) if f.record_count]
     files += [delete_data_file(io, file_uri(path), data) for path, data in entry["deletes"]]
     remove = entry["remove"]
     if tx is None:
@@ -344,10 +352,11 @@ def _commit_current(catalog: Any, run: dict[str, Any], entry: dict[str, Any],
     tx.commit_transaction()
 
 
-def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str],
+def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str] | dict[str, Any],
                         pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
-    """A source table's two commits: its changes table (``files``: its data files' URIs),
-    then its current state.  ``pending``: a table new to an SQL catalog is not registered but
+    """A source table's two commits: its changes table (``files``: its data files' URIs, or
+    each with its ``[record_count, file_size_in_bytes]`` where known: ``_data_files``), then
+    its current state.  ``pending``: a table new to an SQL catalog is not registered but
     added to it (``icecreate.create``), for the caller's ``icecreate.register_all``.  Raises
     ``IcebergCommitError`` naming the table for any error."""
     with _naming(entry, entry["identifier"]):
@@ -357,7 +366,7 @@ def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any]
             _commit_current(catalog, run, entry["current"], pending)
 
 
-def commit_source_tables(catalog: Any, run: dict[str, Any], tasks: list[tuple[dict[str, Any], list[str]]]) -> None:
+def commit_source_tables(catalog: Any, run: dict[str, Any], tasks: list[tuple[dict[str, Any], Any]]) -> None:
     """``commit_source_table`` for each ``(entry, files)`` of ``tasks`` in order, then the new
     tables among them registered in one catalog transaction (``icecreate.register_all``; one
     sync of the catalog instead of one per table).  A crash before that transaction leaves
@@ -416,6 +425,14 @@ def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[
     return out
 
 
+def _counted(uris: list[str], root: str | None, counts: dict[str, list[int]] | None) -> dict[str, Any]:
+    """``uris`` (``_run_files``) each with its ``[record_count, file_size_in_bytes]`` from
+    ``counts`` (a plan entry's ``file_counts``: by output-relative path) where the output is
+    local (``root``), else ``None`` (``_data_files`` reads its footer)."""
+    known = {"file://" + os.path.join(root, rel): c for rel, c in (counts or {}).items()} if root is not None else {}
+    return {uri: known.get(uri) for uri in uris}
+
+
 def check_plan(plan: dict[str, Any], where: str) -> None:
     """Raise ``PipelineError`` (one line naming ``where``, the plan's file, and what to do) when
     this version cannot carry out the Iceberg part ``plan``: a current-state entry of the
@@ -469,7 +486,8 @@ def commit(plan: dict[str, Any], fs: Any) -> None:
         catalog.create_namespace_if_not_exists(ns)
     run = {k: plan.get(k) for k in ("run", "last_seq", "dialect", "location")}
     root = fs.local("")
-    tasks = [(entry, _run_files(fs, root, entry["dirs"], plan["run"])) for entry in plan["tables"]]
+    tasks = [(entry, _counted(_run_files(fs, root, entry["dirs"], plan["run"]), root, entry.get("file_counts")))
+             for entry in plan["tables"]]
     # first, one by one: the dropped tables whose names a rename gives to another table move aside
     for entry, files in tasks:
         if entry.get("move_current"):

@@ -56,8 +56,15 @@ def _worker_init(driver: int) -> None:
     ignore ``SIGINT`` (Ctrl-C reaches the whole process group: PySpark's handler, inherited,
     would cancel the jobs through py4j from here; the driver stops the workers itself); and die
     with the driver (``driver``: its pid), which may be killed mid-run (``prctl``'s
-    ``PR_SET_PDEATHSIG``): a pool's workers would otherwise wait for work forever."""
+    ``PR_SET_PDEATHSIG``): a pool's workers would otherwise wait for work forever.  And
+    every object inherited from the driver leaves the cyclic collector's reach
+    (``gc.freeze``): a collection in the worker would otherwise walk the driver's whole heap
+    (Spark's, py4j's and ``pyiceberg``'s modules, the history) and write to each object's
+    header, copying every page of it from the driver's memory."""
     import ctypes
+    import gc
+
+    gc.freeze()
 
     from py4j import finalizer
 
