@@ -295,5 +295,5 @@ def merge_current(job: MergeJob) -> dict[str, Any]:
         merged = pa.concat_tables([merged.cast(schema), kept.select(columns).cast(schema)])
     for path, data, dead in plan.deletes:
         write_delete_file(io, path, data, dead)
-    files = write_spark_parquet(merged, _struct(job, spark, first, bool(plan.kept)), cj.dest)
+    files = write_spark_parquet(merged, _struct(job, spark, first, bool(plan.kept)), cj.dest, prefix=cj.prefix)
     return {"files": files, "remove": plan.remove, "deletes": [[p, d] for p, d, _ in plan.deletes]}

@@ -128,9 +128,12 @@ def _local_files(root: str, roots: list[str], v: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str) -> CurrentJob | None:
-    """The Arrow face's job for ``lin`` (``None``: ``face`` takes none); whether the worker takes
-    the lineage's files (``arrowcurrent.within``) is decided where it reads their footers."""
+def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str], dest: str,
+               prefix: str) -> CurrentJob | None:
+    """The Arrow face's job for ``lin`` (``None``: ``face`` takes none), writing into the
+    table's data directory ``dest`` (output-relative) a file named after ``prefix`` (the run
+    id: ``CurrentJob.prefix``); whether the worker takes the lineage's files
+    (``arrowcurrent.within``) is decided where it reads their footers."""
     if face.limit is not None and face.limit < 0:
         return None
     versions = []
@@ -143,7 +146,7 @@ def _arrow_job(face: DriverFace, lin: Lineage, roots: list[str], key: list[str],
     drops = [i for i, v in enumerate(lin.versions) if v.table is None]
     since = lin.versions[drops[-1] + 1].valid_from_seq if drops and drops[-1] + 1 < len(lin.versions) else None
     return CurrentJob(versions, fields, {f.replaces: lin.fields[f.replaces] for f in fields if f.replaces},
-                      key, since, os.path.join(face.root, dest), face.limit, face.max_bytes)
+                      key, since, os.path.join(face.root, dest), face.limit, face.max_bytes, prefix)
 
 
 def _file_counts(entry: dict[str, Any], counts: dict[str, list[int]], uris: dict[str, str], dest: str,
@@ -184,7 +187,7 @@ def _merge_on_driver(face: DriverFace, table: Any, lin: Lineage, staging: str, r
 
     tasks = list(table.scan().plan_files())
     last = [v.table for v in lin.versions if v.table is not None][-1]
-    job = _arrow_job(face, lin, [staging], list(last.primary_key), dest)
+    job = _arrow_job(face, lin, [staging], list(last.primary_key), dest, run_id)
     if job is None:
         return None
     rows, nbytes = stored_size(tasks)
@@ -403,7 +406,8 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
                   previous_seq: int | None, warehouse: str, driver: DriverFace | None = None) -> dict[str, Any] | None:
     """Write the new files of ``lin``'s current-state table for this run (staged changes under
     ``staging``; the output's committed ones under ``OUT``): data files into
-    ``<warehouse>/<namespace>/<table>/data/<run_id>/``, delete files beside them, and return the
+    ``<warehouse>/<namespace>/<table>/data/<run_id>/`` (Spark's; the Arrow face's files are
+    ``data/<run_id>-part-...``), delete files beside them, and return the
     commit's entry (``identifier``, ``previous`` names, ``fields``, ``files``: the data files,
     ``deletes``: ``[delete file, data file]``, ``remove``: the files leaving the table, ``None``
     for all), or ``None`` when the run changes nothing in it.  ``driver``: a rebuild (a merge:
@@ -426,18 +430,20 @@ def stage_current(spark: Any, catalog: Any, fs: Any, staging: str, run_id: str, 
              "fields": [{**f.to_json(), "alive": True} for f in fields], "remove": None, "files": [], "deletes": []}
     if lin.dropped:
         return entry  # a dropped table has no rows: every file removed
-    dest = f"{warehouse}/{'/'.join(ident)}/data/{run_id}"
-    job = _arrow_job(driver, lin, ["", staging], list(last.primary_key), dest) if rebuild and driver is not None else None
+    data = f"{warehouse}/{'/'.join(ident)}/data"  # (the Arrow face: files named after the run, in it)
+    dest = f"{data}/{run_id}"  # (Spark's output directory)
+    job = (_arrow_job(driver, lin, ["", staging], list(last.primary_key), data, run_id)
+           if rebuild and driver is not None else None)
     if job is not None and not job.versions:
         return entry  # no version has files: every file removed
     done = _on_driver(driver, current_files, job, lin) if job is not None else None
     if done is None and not rebuild and driver is not None and driver.merge:
-        done = _merge_on_driver(driver, table, lin, staging, run_id, dest)
+        done = _merge_on_driver(driver, table, lin, staging, run_id, data)
     if done is not None:
         counts = done.pop("file_counts", {})
         entry.update(done)
-        entry["files"] = [driver.uri(fs, f"{dest}/{n}") for n in done["files"]]
-        _file_counts(entry, counts, dict(zip(done["files"], entry["files"])), os.path.join(driver.root, dest),
+        entry["files"] = [driver.uri(fs, f"{data}/{n}") for n in done["files"]]
+        _file_counts(entry, counts, dict(zip(done["files"], entry["files"])), os.path.join(driver.root, data),
                      os.path.join(driver.root, staging))
         return entry
     io = load_file_io({}, fs.str(warehouse))
