@@ -197,8 +197,9 @@ def _needed(v: VersionFiles, job: CurrentJob) -> list[str]:
 def _read(job: CurrentJob) -> list[_Version]:
     """Every version's rows, each file opened once (its footer, then its columns in this
     thread, without pre-buffering: the files are small, pyarrow's threads, its coalesced
-    reads and dataset discovery cost more than they read; a quarter less per file here).  Raises ``TooLarge`` as soon as the files' footers exceed the job's limits
-    (``within``), ``Unsure`` for a footer without Spark's schema or with Spark's legacy keys."""
+    reads and dataset discovery cost more than they read; a quarter less per file here).
+    Raises ``TooLarge`` as soon as the files' footers exceed the job's limits (``within``),
+    ``Unsure`` for a footer without Spark's schema or with Spark's legacy keys."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
