@@ -690,7 +690,8 @@ def current_files(job: CurrentJob) -> dict[str, Any]:
     """``write_current``: ``files``, the names written, and ``file_counts``: the record count
     and size in bytes of every file read (the job's version files) and written, by local path
     (``[record_count, file_size_in_bytes]``, as an Iceberg ``DataFile`` has them: the commit
-    registers these files without opening their footers again, ``ddlcore.sinks.icecommit``)."""
+    registers these files without opening their footers again, ``ddlcore.sinks.icecommit``).
+    Raises what ``write_current`` raises."""
     table, versions = _current(job)
     names = write_spark_parquet(table, output_struct_json(job, versions[0].spark if versions else None), job.dest,
                                 prefix=job.prefix)

@@ -9,8 +9,8 @@ mapping in the creating commit, an existing one's next schema set in one schema 
 computed by ``ddlcore.sinks.iceschema`` from the fields the table's last commit declared, table
 property ``ddlcore.fields``: field key → Iceberg ids), the name mapping, and the fast append of
 the files Spark wrote (``DataFile`` from each file's Parquet footer: record count and size; no
-column statistics; the plan's ``file_counts`` where the stage read the footer already).  Where the tables' commits run is ``ddlcore.sinks.icepool``.  Must not
-know: Spark jobs.
+column statistics; the plan's ``file_counts`` where the stage read the footer already).
+Where the tables' commits run is ``ddlcore.sinks.icepool``.  Must not know: Spark jobs.
 
 Which path each catalog takes: in ``pyiceberg``'s ``SqlCatalog`` (the embedded SQLite catalog
 ``OUT/_catalog.sqlite``, or an SQL database the user configured) a table new to the catalog is
@@ -118,16 +118,14 @@ def _data_file(path: str, rows: int, size: int) -> Any:
                               partition=Record(), record_count=rows, file_size_in_bytes=size)
 
 
-def _data_files(uris: list[str] | dict[str, Any], location: str) -> list[Any]:
-    """The ``DataFile`` of each Parquet file ``uris`` (local ones read directly, others through
-    the FileIO of the table at ``location``); a mapping gives a file's record count and size
-    where they are known (``[record_count, file_size_in_bytes]``: the stage read its footer,
-    ``IcebergSink.plan``'s ``file_counts``; ``None``: read here)."""
+def _data_files(uris: dict[str, list[int] | None], location: str) -> list[Any]:
+    """The ``DataFile`` of each Parquet file of ``uris`` (URI → its ``[record_count,
+    file_size_in_bytes]`` where known: the stage read its footer, ``IcebergSink.plan``'s
+    ``file_counts``; ``None``: its footer is read here, a local file directly, others through
+    the FileIO of the table at ``location``)."""
     io = None
     out = []
-    known = uris if isinstance(uris, dict) else {}
-    for uri in uris:
-        counts = known.get(uri)
+    for uri, counts in uris.items():
         if counts is not None:
             out.append(_data_file(uri, int(counts[0]), int(counts[1])))
             continue
@@ -285,10 +283,10 @@ def _summary(run: dict[str, Any]) -> dict[str, str]:
     return {PROPERTY_RUN: run["run"], PROPERTY_SEQ: str(run["last_seq"])}
 
 
-def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: list[str] | dict[str, Any],
+def _commit_changes(catalog: Any, run: dict[str, Any], entry: dict[str, Any], files: dict[str, list[int] | None],
                     pending: list[tuple[tuple[str, ...], str]] | None = None) -> None:
-    """The changes table's commit (module docstring); ``files``: the URIs of the run's
-    data files of the table; ``pending``: as ``commit_source_table``'s."""
+    """The changes table's commit (module docstring); ``files``: the run's data files of the
+    table (``_data_files``' ``uris``); ``pending``: as ``commit_source_table``'s."""
     target = _begin(catalog, run, entry, CHANGES, entry.get("order"), _declare_changes, direct=True)
     if target is None:
         return
@@ -360,7 +358,7 @@ def commit_source_table(catalog: Any, run: dict[str, Any], entry: dict[str, Any]
     added to it (``icecreate.create``), for the caller's ``icecreate.register_all``.  Raises
     ``IcebergCommitError`` naming the table for any error."""
     with _naming(entry, entry["identifier"]):
-        _commit_changes(catalog, run, entry, files, pending)
+        _commit_changes(catalog, run, entry, files if isinstance(files, dict) else dict.fromkeys(files), pending)
     if entry.get("current") is not None:
         with _naming(entry, entry["current"]["identifier"]):
             _commit_current(catalog, run, entry["current"], pending)
@@ -425,7 +423,7 @@ def _run_files(fs: Any, root: str | None, dirs: list[str], run_id: str) -> list[
     return out
 
 
-def _counted(uris: list[str], root: str | None, counts: dict[str, list[int]] | None) -> dict[str, Any]:
+def _counted(uris: list[str], root: str | None, counts: dict[str, list[int]] | None) -> dict[str, list[int] | None]:
     """``uris`` (``_run_files``) each with its ``[record_count, file_size_in_bytes]`` from
     ``counts`` (a plan entry's ``file_counts``: by output-relative path) where the output is
     local (``root``), else ``None`` (``_data_files`` reads its footer)."""
